@@ -1,0 +1,92 @@
+// Package migrations holds Arbiter's schema as embedded SQL and runs it with golang-migrate.
+package migrations
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// scheme
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// open returns a migrator for the database at databaseURL (a postgres:// URL or DSN URL).
+func open(databaseURL string) (*migrate.Migrate, error) {
+	src, err := iofs.New(files, ".")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: read embedded files: %w", err)
+	}
+	u, err := url.Parse(databaseURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, errors.New("migrations: the database URL must start with postgres://")
+	}
+	u.Scheme = "pgx5"
+	m, err := migrate.NewWithSourceInstance("iofs", src, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("migrations: connect: %w", err)
+	}
+	return m, nil
+}
+
+// Up applies every migration not yet applied.
+func Up(databaseURL string) error {
+	m, err := open(databaseURL)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrations: up: %w", err)
+	}
+	return nil
+}
+
+// Down reverts every applied migration.
+func Down(databaseURL string) error {
+	m, err := open(databaseURL)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Down(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrations: down: %w", err)
+	}
+	return nil
+}
+
+// Version reports the applied schema version, whether the last migration failed halfway
+// (dirty), and false when no migration has been applied yet.
+func Version(databaseURL string) (version uint, dirty bool, applied bool, err error) {
+	m, err := open(databaseURL)
+	if err != nil {
+		return 0, false, false, err
+	}
+	defer m.Close()
+	v, d, err := m.Version()
+	if errors.Is(err, migrate.ErrNilVersion) {
+		return 0, false, false, nil
+	}
+	if err != nil {
+		return 0, false, false, fmt.Errorf("migrations: version: %w", err)
+	}
+	return v, d, true, nil
+}
+
+// Latest is the highest migration version embedded in this binary.
+func Latest() uint {
+	entries, _ := files.ReadDir(".")
+	var latest uint
+	for _, e := range entries {
+		var v uint
+		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && strings.HasSuffix(e.Name(), ".up.sql") && v > latest {
+			latest = v
+		}
+	}
+	return latest
+}
