@@ -1,0 +1,411 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Plan runs one scheduling cycle over the snapshot and says what to do. It does not modify
+// the snapshot; the same snapshot always gives the same plan. (A method, because Plan is
+// also the name of its result.)
+func (s *Snapshot) Plan() Plan {
+	var c cycle
+	c.st.c = &c
+	c.load(s)    // phase 1
+	c.nominate() // phase 2
+	c.order()    // phase 3
+	c.admit()    // phase 4
+	c.report()   // phase 5
+	return c.plan
+}
+
+// failure is what blocked a workload's last attempt, with the numbers its message needs.
+type failure struct {
+	reason Reason
+	stage  int8  // how far the attempt got; the furthest pool's failure is reported
+	pool   int32 // -1 when no pool is concerned
+	dept   bool  // the department's quota, not the project's, was the bound
+	amount int64 // what it would use / ask for
+	bound  int64 // the limit, deserved quota or free GPUs it met
+	// head is the strict queue's blocked head (BehindStrictHead)
+	head int32
+}
+
+var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
+
+// note keeps the failure that got furthest; among equals, the first (the earlier pool).
+func (f *failure) note(n failure) {
+	n.stage = reasonStage[n.reason]
+	if f.reason == "" || n.stage > f.stage {
+		*f = n
+	}
+}
+
+// nominate is phase 2: put pending workloads in their projects' queues and set aside those
+// that cannot be tried this cycle.
+func (c *cycle) nominate() {
+	c.markWaitingForEvictions()
+	for wi := range c.wls {
+		ws := &c.wls[wi]
+		if ws.pendingPods == 0 {
+			continue
+		}
+		if ws.project < 0 {
+			ws.outcome, ws.fail = skipped, failure{reason: NoProject, pool: -1}
+			continue
+		}
+		p := &c.projects[ws.project]
+		p.queue = append(p.queue, int32(wi))
+		have := ws.boundPods + ws.pendingPods
+		if ws.suspended {
+			have = ws.pendingPods
+		}
+		if int(have) < ws.gang {
+			ws.outcome = skipped
+			ws.fail = failure{reason: GangIncomplete, pool: -1, amount: int64(ws.gang), bound: int64(have)}
+		}
+	}
+}
+
+// markWaitingForEvictions finds preemptors whose victims still hold their nodes (S19).
+func (c *cycle) markWaitingForEvictions() {
+	var byUID map[string]int32
+	for vi := range c.wls {
+		v := &c.wls[vi]
+		if !v.terminating || v.w.PreemptedBy == "" {
+			continue
+		}
+		if byUID == nil {
+			byUID = make(map[string]int32, len(c.wls))
+			for wi := range c.wls {
+				byUID[c.wls[wi].w.UID] = int32(wi)
+			}
+		}
+		wi, ok := byUID[v.w.PreemptedBy]
+		if !ok {
+			continue
+		}
+		ws := &c.wls[wi]
+		ws.waitEvictions = true
+		for k := v.firstPod; k < v.firstPod+v.pods; k++ {
+			if ps := &c.pods[k]; ps.terminating && !slices.Contains(ws.nominatedNodes, ps.node) {
+				ws.nominatedNodes = append(ws.nominatedNodes, ps.node)
+			}
+		}
+	}
+}
+
+// compareQueue is S10: higher priority first, then earlier queue time, then name.
+func (c *cycle) compareQueue(a, b int32) int {
+	wa, wb := &c.wls[a], &c.wls[b]
+	if wa.prio.Value != wb.prio.Value {
+		return cmp.Compare(wb.prio.Value, wa.prio.Value)
+	}
+	if d := wa.w.QueuedAt.Compare(wb.w.QueuedAt); d != 0 {
+		return d
+	}
+	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
+		return d
+	}
+	return cmp.Compare(wa.w.UID, wb.w.UID)
+}
+
+// order is phase 3.
+func (c *cycle) order() {
+	for j := range c.projects {
+		slices.SortFunc(c.projects[j].queue, c.compareQueue)
+	}
+}
+
+// advance moves a project's head past workloads that are no longer waiting.
+func (c *cycle) advance(j int32) bool {
+	p := &c.projects[j]
+	for p.next < len(p.queue) && c.wls[p.queue[p.next]].outcome != waiting {
+		p.next++
+	}
+	return p.next < len(p.queue)
+}
+
+// admit is phase 4.
+func (c *cycle) admit() {
+	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
+	// what was freed for them is theirs (S19).
+	for j := range c.projects {
+		for _, wi := range c.projects[j].queue {
+			if ws := &c.wls[wi]; ws.w.Nominated && !ws.waitEvictions && ws.outcome == waiting {
+				c.attempt(wi, false)
+			}
+		}
+	}
+
+	c.deptHeap = indexedHeap{
+		pos:  func(d int32) *int32 { return &c.depts[d].heapPos },
+		less: func(a, b int32) bool { return c.lessGroup(&c.depts[a].group, &c.depts[b].group, a, b) },
+	}
+	projPos := func(j int32) *int32 { return &c.projects[j].heapPos }
+	projLess := func(a, b int32) bool { return c.lessGroup(&c.projects[a].group, &c.projects[b].group, a, b) }
+	for d := range c.depts {
+		c.depts[d].projects = indexedHeap{pos: projPos, less: projLess}
+	}
+	for j := range c.projects {
+		if c.advance(int32(j)) {
+			c.depts[c.projects[j].dept].projects.push(int32(j))
+		}
+	}
+	for d := range c.depts {
+		if c.depts[d].projects.len() > 0 {
+			c.deptHeap.push(int32(d))
+		}
+	}
+
+	for c.deptHeap.len() > 0 {
+		d := c.deptHeap.top()
+		dept := &c.depts[d]
+		j := dept.projects.top()
+		p := &c.projects[j]
+		wi := p.queue[p.next]
+		p.next++
+		firstEviction := len(c.plan.Evictions)
+		c.attempt(wi, true)
+		if c.wls[wi].outcome == waiting && p.policy.Queueing == Strict {
+			c.blockBehind(j, wi)
+		}
+		if c.advance(j) {
+			dept.projects.fix(j)
+		} else {
+			dept.projects.remove(j)
+		}
+		if dept.projects.len() > 0 {
+			c.deptHeap.fix(d)
+		} else {
+			c.deptHeap.remove(d)
+		}
+		// victims' projects now use less, which moves them in the fair-share order
+		for _, e := range c.evictedOrder[firstEviction:] {
+			c.refresh(c.wls[e].project)
+		}
+	}
+}
+
+func (c *cycle) lessGroup(a, b *group, ia, ib int32) bool {
+	if d := a.key().compare(b.key()); d != 0 {
+		return d < 0
+	}
+	return ia < ib
+}
+
+func (c *cycle) refresh(j int32) {
+	if j < 0 {
+		return
+	}
+	p := &c.projects[j]
+	dept := &c.depts[p.dept]
+	if p.heapPos >= 0 {
+		dept.projects.fix(j)
+	}
+	if dept.heapPos >= 0 {
+		c.deptHeap.fix(p.dept)
+	}
+}
+
+// blockBehind is strict queueing (S12): nothing behind a blocked head is admitted.
+func (c *cycle) blockBehind(j, head int32) {
+	p := &c.projects[j]
+	for _, wi := range p.queue[p.next:] {
+		if ws := &c.wls[wi]; ws.outcome == waiting {
+			ws.outcome, ws.fail = skipped, failure{reason: BehindStrictHead, pool: -1, head: head}
+		}
+	}
+}
+
+// attempt tries to place a workload's pending pods: a gang (or a suspended workload) as one
+// unit, otherwise pod by pod. With allowEvict it may reclaim and preempt (S18).
+func (c *cycle) attempt(wi int32, allowEvict bool) {
+	ws := &c.wls[wi]
+	pending := c.unitBuf[:0]
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
+			pending = append(pending, k)
+		}
+	}
+	// bigger pods first: they are the hard ones to fit
+	slices.SortStableFunc(pending, func(a, b int32) int { return cmp.Compare(c.pods[b].req.GPUs, c.pods[a].req.GPUs) })
+	c.unitBuf = pending
+	one := ws.suspended || ws.gang > 1
+	reserved := false
+	for i := 0; i < len(pending); {
+		n := 1
+		if one {
+			n = len(pending)
+		}
+		ok, evicted := c.tryUnit(wi, pending[i:i+n], allowEvict)
+		if !ok {
+			return
+		}
+		reserved = reserved || evicted
+		i += n
+	}
+	switch {
+	case reserved:
+		ws.outcome = reservedOutcome
+		ws.fail = failure{reason: WaitingForEvictions, pool: -1}
+	case ws.suspended:
+		ws.outcome = admitted
+		c.plan.Resumes = append(c.plan.Resumes, Resume{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
+			Project: c.projects[ws.project].name, NodePool: c.pools[c.nodes[c.pods[pending[0]].node].pool].pool.Name,
+			GPUs: ws.pendingGPUs})
+	default:
+		ws.outcome = admitted
+	}
+}
+
+// reservedOutcome: placed in the simulation on capacity that evictions free; its pods are
+// bound in a later cycle, once the victims are gone.
+const reservedOutcome uint8 = 3
+
+func (c *cycle) unitGPUs(unit []int32) int64 {
+	var n int64
+	for _, k := range unit {
+		n += c.pods[k].req.GPUs
+	}
+	return n
+}
+
+// tryUnit is S18 for one unit: free capacity, else reclaim, else preemption. It reports
+// whether the unit was placed and whether evictions were needed for it.
+func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bool) {
+	ws := &c.wls[wi]
+	p := &c.projects[ws.project]
+	mark := c.st.mark()
+	f := failure{pool: -1}
+	for _, pool := range p.pools {
+		if c.placeIn(wi, unit, pool, &f) {
+			c.commit(wi, mark)
+			return true, false
+		}
+	}
+	switch {
+	case !allowEvict:
+	case ws.waitEvictions:
+		f = failure{reason: WaitingForEvictions, pool: -1}
+	case c.reclaim(wi, unit), c.preempt(wi, unit):
+		return true, true
+	}
+	if f.reason == "" {
+		f.reason = NoMatchingNodes // the project may use no node pool at all
+	}
+	ws.fail = f
+	return false, false
+}
+
+// placeIn checks the unit against the pool's nodes and the quotas (S13, S14, S21) and, if all
+// is well, places it, leaving the placements in the statement. Otherwise it notes why not.
+func (c *cycle) placeIn(wi int32, unit []int32, pool int32, f *failure) bool {
+	for _, k := range unit {
+		if !c.canEverHost(pool, &c.pods[k]) {
+			f.note(failure{reason: NoMatchingNodes, pool: pool})
+			return false
+		}
+	}
+	gpus := c.unitGPUs(unit)
+	if !c.quotaAllows(wi, pool, gpus, f) {
+		return false
+	}
+	if free := c.pools[pool].freeGPUs; gpus > free {
+		f.note(failure{reason: InsufficientCapacity, pool: pool, amount: gpus, bound: free})
+		return false
+	}
+	mark := c.st.mark()
+	for _, k := range unit {
+		n := c.chooseNode(pool, &c.pods[k])
+		if n < 0 {
+			c.st.rollback(mark)
+			f.note(failure{reason: InsufficientCapacity, pool: pool, amount: gpus, bound: c.pools[pool].freeGPUs})
+			return false
+		}
+		c.st.place(k, n)
+	}
+	return true
+}
+
+// quotaAllows is S13 and S14 for the project and its department.
+func (c *cycle) quotaAllows(wi, pool int32, gpus int64, f *failure) bool {
+	ws := &c.wls[wi]
+	proj := &c.projects[ws.project].shares[pool]
+	dept := &c.depts[ws.dept]
+	dsh := &dept.shares[pool]
+	switch {
+	case proj.limitExceeded(gpus):
+		f.note(failure{reason: OverLimit, pool: pool, amount: proj.alloc + gpus, bound: proj.quota.Limit})
+	case !dept.unbounded && dsh.limitExceeded(gpus):
+		f.note(failure{reason: OverLimit, pool: pool, dept: true, amount: dsh.alloc + gpus, bound: dsh.quota.Limit})
+	case !ws.preemptible && proj.nonPreemptibleExceeded(gpus):
+		f.note(failure{reason: NonPreemptibleOverQuota, pool: pool, amount: proj.allocNP + gpus, bound: proj.quota.Deserved})
+	case !ws.preemptible && !dept.unbounded && dsh.nonPreemptibleExceeded(gpus):
+		f.note(failure{reason: NonPreemptibleOverQuota, pool: pool, dept: true, amount: dsh.allocNP + gpus, bound: dsh.quota.Deserved})
+	default:
+		return true
+	}
+	return false
+}
+
+// fits reports whether the unit could be placed in the pool now, leaving no trace.
+func (c *cycle) fits(wi int32, unit []int32, pool int32) bool {
+	mark := c.st.mark()
+	var f failure
+	ok := c.placeIn(wi, unit, pool, &f)
+	c.st.rollback(mark)
+	return ok
+}
+
+// commit records what an attempt decided: binds (or, for a resumed workload or one waiting
+// for its victims, the nodes set aside) and evictions.
+func (c *cycle) commit(wi int32, mark int) {
+	ws := &c.wls[wi]
+	ops := c.st.commit(mark)
+	evicting := false
+	for i := range ops {
+		if ops[i].kind == opEvict && c.wls[ops[i].id].evicted {
+			evicting = true
+		}
+	}
+	for i := range ops {
+		o := &ops[i]
+		switch o.kind {
+		case opPlace:
+			if evicting {
+				if !slices.Contains(ws.nominatedNodes, o.node) {
+					ws.nominatedNodes = append(ws.nominatedNodes, o.node)
+				}
+				continue
+			}
+			if ws.suspended {
+				continue
+			}
+			pod := c.pods[o.id].pod
+			c.plan.Binds = append(c.plan.Binds, Bind{Workload: ws.w.UID,
+				Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[o.node].node.Name})
+		case opEvict:
+			v := &c.wls[o.id]
+			if !v.evicted || v.evictionRecorded {
+				continue // given back while pruning
+			}
+			v.evictionRecorded = true
+			vp := &c.projects[v.project]
+			mode := vp.policy.PreemptionMode
+			if mode != Suspend || !CanSuspend(v.w.Kind) {
+				mode = Terminate
+			}
+			c.plan.Evictions = append(c.plan.Evictions, Eviction{Workload: v.w.UID, Namespace: v.w.Namespace,
+				Name: v.w.Name, Project: vp.name, Mode: mode, Preemptor: ws.w.UID, Rule: o.rule, GPUs: v.boundGPUs})
+			c.evictedOrder = append(c.evictedOrder, o.id)
+		}
+	}
+}
+
+// minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime (S16).
+func (c *cycle) minRuntimeLeft(v *wlState) bool {
+	secs := c.projects[v.project].policy.MinRuntimeSeconds
+	return secs > 0 && c.snap.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second
+}

@@ -1,0 +1,492 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+)
+
+// share is a project's or department's quota and use of one node pool during a cycle.
+type share struct {
+	quota   Quota
+	alloc   int64 // GPUs bound or set aside, terminating pods excluded
+	allocNP int64 // the non-preemptible part of alloc
+	// running is the GPUs of workloads running at the snapshot and not evicted: what
+	// borrowing is measured on (S17).
+	running int64
+}
+
+func (s *share) limitExceeded(gpus int64) bool {
+	return s.quota.Limit >= 0 && s.alloc+gpus > s.quota.Limit
+}
+
+func (s *share) nonPreemptibleExceeded(gpus int64) bool {
+	return s.allocNP+gpus > s.quota.Deserved
+}
+
+// fairKey orders projects (or departments) for S11: those below their deserved quota first,
+// the most starved first; then by over-quota use per weight; weight 0 last.
+type fairKey struct {
+	class    int8
+	num, den int64
+}
+
+func makeFairKey(alloc, deserved, weight int64) fairKey {
+	switch {
+	case deserved > 0 && alloc < deserved:
+		return fairKey{0, alloc, deserved}
+	case weight > 0:
+		return fairKey{1, alloc - deserved, weight}
+	default:
+		return fairKey{2, alloc - deserved, 1}
+	}
+}
+
+func (a fairKey) compare(b fairKey) int {
+	if a.class != b.class {
+		return cmp.Compare(a.class, b.class)
+	}
+	return cmp.Compare(a.num*b.den, b.num*a.den)
+}
+
+// group is what projects and departments share: quotas per pool and the sums S11 orders by.
+type group struct {
+	name        string
+	shares      []share // by pool index
+	deservedSum int64
+	weightSum   int64
+	allocSum    int64
+	heapPos     int32
+}
+
+func (g *group) key() fairKey { return makeFairKey(g.allocSum, g.deservedSum, g.weightSum) }
+
+type projectState struct {
+	group
+	dept   int32
+	policy Policy
+	pools  []int32 // node pools to try, in order
+	queue  []int32 // pending workloads, S10 order
+	next   int     // queue[next] is the head
+	// ranked[pool] lists the workloads running at the snapshot with pods in that pool, in
+	// the S15 ranking: non-preemptible first, then by priority, then by start time.
+	ranked [][]int32
+}
+
+type deptState struct {
+	group
+	unbounded bool // the stand-in department of projects that name none
+	projects  indexedHeap
+}
+
+// workload outcome during a cycle
+const (
+	waiting  uint8 = iota // still in its queue
+	admitted              // every pod placed (or resumed)
+	skipped               // not tried this cycle (reason already known)
+)
+
+type wlState struct {
+	w              *Workload
+	project, dept  int32 // -1 without a project
+	prio           Priority
+	preemptible    bool
+	gang           int
+	firstPod, pods int32 // range into cycle.pods
+	boundPods      int32 // bound at the snapshot, not terminating
+	pendingPods    int32
+	boundGPUs      int64
+	pendingGPUs    int64
+	pool           int32 // pool of its first bound pod, -1 if none
+	running        bool  // has bound pods at the snapshot
+	terminating    bool  // has pods still terminating
+	suspended      bool
+	evicted        bool
+	waitEvictions  bool // an earlier eviction for it is still terminating (S19)
+	// evictionRecorded is set once its eviction is in the plan
+	evictionRecorded bool
+	outcome          uint8
+	fail             failure
+	nominatedNodes   []int32
+}
+
+type podState struct {
+	pod         *Pod
+	wl          int32
+	node        int32 // bound at the snapshot or placed in this cycle; -1 otherwise
+	req         Resources
+	bound       bool // bound at the snapshot
+	terminating bool
+	constrained bool
+}
+
+// cycle is one run of Plan: the snapshot indexed by integers, and the state being simulated.
+type cycle struct {
+	snap     *Snapshot
+	catalog  *Catalog
+	pools    []poolState
+	nodes    []nodeState
+	depts    []deptState
+	projects []projectState
+	wls      []wlState
+	pods     []podState
+	st       statement
+	deptHeap indexedHeap
+	plan     Plan
+	// projectIndex finds projects by name while loading.
+	projectIndex map[string]int32
+	// scratch slices reused across attempts
+	unitBuf, victimBuf, candBuf []int32
+	// evictedOrder lists victims in the order of plan.Evictions
+	evictedOrder []int32
+}
+
+func sortedIndex[T any](xs []T, name func(*T) string) []int32 {
+	idx := make([]int32, len(xs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(name(&xs[a]), name(&xs[b])) })
+	return idx
+}
+
+// load is phase 1: index the snapshot and resolve every workload.
+func (c *cycle) load(s *Snapshot) {
+	c.snap = s
+	c.catalog = NewCatalog(s.Priorities, s.Categories, s.WorkloadTypes)
+	poolIdx := c.loadPools(s)
+	nodeIdx := c.loadNodes(s)
+	c.loadOrg(s, poolIdx)
+	c.loadWorkloads(s, nodeIdx)
+	c.buildBuckets()
+}
+
+func (c *cycle) loadPools(s *Snapshot) map[string]int32 {
+	order := sortedIndex(s.NodePools, func(p *NodePool) string { return p.Name })
+	c.pools = make([]poolState, len(order))
+	idx := make(map[string]int32, len(order))
+	for i, o := range order {
+		p := &s.NodePools[o]
+		c.pools[i] = poolState{pool: p, spread: p.Placement == Spread}
+		idx[p.Name] = int32(i)
+	}
+	return idx
+}
+
+// poolOf gives the pool whose label the node carries (first by name), else the catch-all pool.
+func (c *cycle) poolOf(n *Node) int32 {
+	catchAll := int32(-1)
+	for i := range c.pools {
+		p := c.pools[i].pool
+		if p.LabelKey == "" {
+			if catchAll < 0 {
+				catchAll = int32(i)
+			}
+			continue
+		}
+		if v, ok := n.Labels[p.LabelKey]; ok && v == p.LabelValue {
+			return int32(i)
+		}
+	}
+	return catchAll
+}
+
+func (c *cycle) loadNodes(s *Snapshot) map[string]int32 {
+	order := sortedIndex(s.Nodes, func(n *Node) string { return n.Name })
+	c.nodes = make([]nodeState, len(order))
+	idx := make(map[string]int32, len(order))
+	for i, o := range order {
+		n := &s.Nodes[o]
+		ns := &c.nodes[i]
+		*ns = nodeState{node: n, pool: c.poolOf(n), usable: n.Ready && !n.Unschedulable, untainted: true,
+			free: n.Allocatable.sub(n.Occupied)}
+		for _, t := range n.Taints {
+			if blocking(t) {
+				ns.untainted = false
+			}
+		}
+		if ns.pool >= 0 {
+			p := &c.pools[ns.pool]
+			ns.pos = int32(len(p.nodes))
+			p.nodes = append(p.nodes, int32(i))
+		}
+		idx[n.Name] = int32(i)
+	}
+	return idx
+}
+
+func normalQuota(q Quota, ok bool) Quota {
+	if !ok {
+		return DefaultQuota()
+	}
+	if q.Limit >= 0 && q.Limit < q.Deserved {
+		q.Limit = q.Deserved
+	}
+	return q
+}
+
+func (c *cycle) newGroup(name string, quotas map[string]Quota, pools []int32, slab []share) group {
+	g := group{name: name, shares: slab, heapPos: -1}
+	for i := range c.pools {
+		q, ok := quotas[c.pools[i].pool.Name]
+		g.shares[i].quota = normalQuota(q, ok)
+	}
+	for _, p := range pools {
+		g.deservedSum += g.shares[p].quota.Deserved
+		g.weightSum += g.shares[p].quota.OverQuotaWeight
+	}
+	return g
+}
+
+func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
+	nPools := len(c.pools)
+	allPools := make([]int32, nPools)
+	for i := range allPools {
+		allPools[i] = int32(i)
+	}
+	deptOrder := sortedIndex(s.Departments, func(d *Department) string { return d.Name })
+	// the last department stands in for projects that name none
+	c.depts = make([]deptState, len(deptOrder)+1)
+	slab := make([]share, (len(c.depts)+len(s.Projects))*nPools)
+	deptIdx := make(map[string]int32, len(deptOrder))
+	for i, o := range deptOrder {
+		d := &s.Departments[o]
+		c.depts[i].group = c.newGroup(d.Name, d.Quotas, allPools, slab[i*nPools:(i+1)*nPools])
+		deptIdx[d.Name] = int32(i)
+	}
+	none := int32(len(deptOrder))
+	c.depts[none] = deptState{group: group{shares: slab[int(none)*nPools : int(none+1)*nPools], heapPos: -1}, unbounded: true}
+	for i := range c.depts[none].shares {
+		c.depts[none].shares[i].quota = Quota{Limit: NoLimit}
+	}
+	slab = slab[len(c.depts)*nPools:]
+
+	projOrder := sortedIndex(s.Projects, func(p *Project) string { return p.Name })
+	c.projects = make([]projectState, len(projOrder))
+	for i, o := range projOrder {
+		p := &s.Projects[o]
+		ps := &c.projects[i]
+		ps.pools = allPools
+		if len(p.NodePools) > 0 {
+			ps.pools = make([]int32, 0, len(p.NodePools))
+			for _, name := range p.NodePools {
+				if pi, ok := poolIdx[name]; ok {
+					ps.pools = append(ps.pools, pi)
+				}
+			}
+		}
+		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
+		ps.policy = p.Policy
+		ps.ranked = make([][]int32, nPools)
+		d, ok := deptIdx[p.Department]
+		if !ok {
+			d = none
+		}
+		ps.dept = d
+		if d == none {
+			// the stand-in department is as large as its projects, so it never binds them
+			nd := &c.depts[none]
+			for pi := range ps.shares {
+				nd.shares[pi].quota.Deserved += ps.shares[pi].quota.Deserved
+			}
+			nd.deservedSum += ps.deservedSum
+			nd.weightSum += ps.weightSum
+		}
+	}
+	c.projectIndex = make(map[string]int32, len(projOrder))
+	for i := range c.projects {
+		c.projectIndex[c.projects[i].name] = int32(i)
+	}
+}
+
+func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
+	total := 0
+	for i := range s.Workloads {
+		total += len(s.Workloads[i].Pods)
+	}
+	c.wls = make([]wlState, 0, len(s.Workloads))
+	c.pods = make([]podState, 0, total)
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.Phase == PhaseCompleted || w.Phase == PhaseFailed {
+			continue
+		}
+		wi := int32(len(c.wls))
+		ws := wlState{w: w, project: -1, dept: -1, pool: -1, suspended: w.Phase == PhaseSuspended}
+		var policy Policy
+		if j, ok := c.projectIndex[w.Project]; ok {
+			ws.project, ws.dept, policy = j, c.projects[j].dept, c.projects[j].policy
+		}
+		r := c.catalog.Resolve(w, policy)
+		ws.prio, ws.preemptible = r.Priority, r.Preemptibility == Preemptible
+		c.plan.Warnings = append(c.plan.Warnings, r.Warnings...)
+		gang, warnings := ResolveGangSize(w)
+		ws.gang = gang
+		c.plan.Warnings = append(c.plan.Warnings, warnings...)
+		ws.firstPod = int32(len(c.pods))
+		c.wls = append(c.wls, ws)
+		for k := range w.Pods {
+			c.loadPod(wi, &w.Pods[k], nodeIdx)
+		}
+		c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
+	}
+	for wi := range c.wls {
+		if c.wls[wi].running {
+			c.rankRunning(int32(wi))
+		}
+	}
+	for j := range c.projects {
+		for _, list := range c.projects[j].ranked {
+			slices.SortFunc(list, c.compareRank)
+		}
+	}
+}
+
+func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
+	ws := &c.wls[wi]
+	ps := podState{pod: pod, wl: wi, node: -1, req: pod.Requests, constrained: constrained(pod)}
+	ps.req.Pods = 1 // every pod takes one slot whatever it says
+	switch {
+	case ws.suspended:
+		ws.pendingPods++
+		ws.pendingGPUs += ps.req.GPUs
+	case pod.NodeName != "":
+		n, ok := nodeIdx[pod.NodeName]
+		if !ok {
+			return // bound to a node that is gone: it holds nothing we schedule
+		}
+		ps.node, ps.bound, ps.terminating = n, true, pod.Terminating
+		c.nodes[n].free = c.nodes[n].free.sub(ps.req)
+		if ps.terminating {
+			ws.terminating = true
+			break
+		}
+		ws.running = true
+		ws.boundPods++
+		ws.boundGPUs += ps.req.GPUs
+		pool := c.nodes[n].pool
+		if ws.pool < 0 {
+			ws.pool = pool
+		}
+		c.account(wi, pool, ps.req.GPUs)
+		c.addRunning(wi, pool, ps.req.GPUs)
+	case !pod.Terminating:
+		ws.pendingPods++
+		ws.pendingGPUs += ps.req.GPUs
+	}
+	c.pods = append(c.pods, ps)
+}
+
+// account adds GPUs (negative to take them away) to the workload's project and department in a pool.
+func (c *cycle) account(wi, pool int32, gpus int64) {
+	ws := &c.wls[wi]
+	if pool < 0 || ws.project < 0 {
+		return
+	}
+	for _, g := range [2]*group{&c.projects[ws.project].group, &c.depts[ws.dept].group} {
+		sh := &g.shares[pool]
+		sh.alloc += gpus
+		if !ws.preemptible {
+			sh.allocNP += gpus
+		}
+		g.allocSum += gpus
+	}
+}
+
+// addRunning changes the running base of borrowing (S17).
+func (c *cycle) addRunning(wi, pool int32, gpus int64) {
+	ws := &c.wls[wi]
+	if pool < 0 || ws.project < 0 {
+		return
+	}
+	c.projects[ws.project].shares[pool].running += gpus
+	c.depts[ws.dept].shares[pool].running += gpus
+}
+
+// rankRunning lists a running workload under each pool it has pods in.
+func (c *cycle) rankRunning(wi int32) {
+	ws := &c.wls[wi]
+	if ws.project < 0 {
+		return
+	}
+	ranked := c.projects[ws.project].ranked
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		ps := &c.pods[k]
+		if !ps.bound || ps.terminating {
+			continue
+		}
+		pool := c.nodes[ps.node].pool
+		if pool < 0 {
+			continue
+		}
+		if l := ranked[pool]; len(l) == 0 || l[len(l)-1] != wi {
+			ranked[pool] = append(l, wi)
+		}
+	}
+}
+
+// compareRank is the ranking of a project's running work (section 8 of the contract):
+// non-preemptible first, then higher priority, then earlier start.
+func (c *cycle) compareRank(a, b int32) int {
+	wa, wb := &c.wls[a], &c.wls[b]
+	if wa.preemptible != wb.preemptible {
+		if !wa.preemptible {
+			return -1
+		}
+		return 1
+	}
+	if wa.prio.Value != wb.prio.Value {
+		return cmp.Compare(wb.prio.Value, wa.prio.Value)
+	}
+	if wa.running != wb.running {
+		if wa.running {
+			return -1 // what starts in this cycle starts last
+		}
+		return 1
+	}
+	if d := wa.w.StartedAt.Compare(wb.w.StartedAt); d != 0 {
+		return d
+	}
+	return cmp.Compare(wa.w.UID, wb.w.UID)
+}
+
+// gpusIn is the GPUs a workload's bound pods hold in a pool.
+func (c *cycle) gpusIn(wi, pool int32) int64 {
+	ws := &c.wls[wi]
+	var n int64
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		ps := &c.pods[k]
+		if ps.bound && !ps.terminating && c.nodes[ps.node].pool == pool {
+			n += ps.req.GPUs
+		}
+	}
+	return n
+}
+
+func (c *cycle) buildBuckets() {
+	for pi := range c.pools {
+		p := &c.pools[pi]
+		var maxGPUs int64
+		for _, n := range p.nodes {
+			if ns := &c.nodes[n]; ns.usable {
+				maxGPUs = max(maxGPUs, ns.node.Allocatable.GPUs)
+			}
+		}
+		words := (len(p.nodes) + 63) / 64
+		slab := make([]uint64, int(maxGPUs+1)*words)
+		p.buckets = make([][]uint64, maxGPUs+1)
+		for g := range p.buckets {
+			p.buckets[g] = slab[g*words : (g+1)*words]
+		}
+		for _, n := range p.nodes {
+			ns := &c.nodes[n]
+			if !ns.usable {
+				continue
+			}
+			p.setBit(p.bucketOf(ns.free.GPUs), int(ns.pos))
+			p.freeGPUs += max(ns.free.GPUs, 0)
+			if ns.untainted && !slices.Contains(p.shapes, ns.node.Allocatable) {
+				p.shapes = append(p.shapes, ns.node.Allocatable)
+			}
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+)
+
+// reclaim is S17: a unit that fits inside its project's deserved quota takes back GPUs that
+// other projects borrow, from the project furthest above its fair share first, its
+// lowest-ranked borrowed workload first. It commits and reports true when the unit is placed.
+func (c *cycle) reclaim(wi int32, unit []int32) bool {
+	ws := &c.wls[wi]
+	gpus := c.unitGPUs(unit)
+	if gpus == 0 {
+		return false // only GPUs are guaranteed
+	}
+	proj := &c.projects[ws.project]
+	dept := &c.depts[ws.dept]
+	for _, pool := range proj.pools {
+		sh := &proj.shares[pool]
+		if sh.alloc+gpus > sh.quota.Deserved || (!ws.preemptible && sh.nonPreemptibleExceeded(gpus)) {
+			continue
+		}
+		dsh := &dept.shares[pool]
+		// only a department inside its own deserved quota may take from other departments
+		deptInQuota := dept.unbounded || dsh.alloc+gpus <= dsh.quota.Deserved
+		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
+			continue
+		}
+		mark := c.st.mark()
+		victims := c.victimBuf[:0]
+		placed := false
+		for !placed {
+			v := c.nextReclaimVictim(ws.project, pool, deptInQuota)
+			if v < 0 {
+				break
+			}
+			c.st.evict(v, wi, RuleReclaim)
+			victims = append(victims, v)
+			placed = c.fits(wi, unit, pool)
+		}
+		c.victimBuf = victims
+		if !placed {
+			c.st.rollback(mark)
+			continue
+		}
+		c.evictMinimal(wi, unit, pool, victims, mark, RuleReclaim)
+		return true
+	}
+	return false
+}
+
+// mayReclaimFrom reports whether project k's borrowed work in the pool may be reclaimed for
+// a workload of project j: k borrows, and across departments k's department borrows too.
+func (c *cycle) mayReclaimFrom(k, j, pool int32, deptInQuota bool) bool {
+	if k == j {
+		return false
+	}
+	sh := &c.projects[k].shares[pool]
+	if sh.running <= sh.quota.Deserved {
+		return false
+	}
+	dk, dj := c.projects[k].dept, c.projects[j].dept
+	if dk == dj {
+		return true
+	}
+	dsh := &c.depts[dk].shares[pool]
+	return deptInQuota && dsh.running > dsh.quota.Deserved
+}
+
+// reclaimCouldFit is a cheap necessary condition: free GPUs plus everything reclaimable projects run.
+func (c *cycle) reclaimCouldFit(j, pool int32, deptInQuota bool, gpus int64) bool {
+	avail := c.pools[pool].freeGPUs
+	for k := range c.projects {
+		if avail >= gpus {
+			return true
+		}
+		if c.mayReclaimFrom(int32(k), j, pool, deptInQuota) {
+			avail += c.projects[k].shares[pool].running
+		}
+	}
+	return avail >= gpus
+}
+
+// borrowedTail is project k's lowest-ranked borrowed workload in the pool that may be
+// evicted, or -1. Walking the ranking from its end, a workload is borrowed while the GPUs up
+// to and including it exceed the deserved quota (section 8 of the contract).
+func (c *cycle) borrowedTail(k, pool int32) int32 {
+	sh := &c.projects[k].shares[pool]
+	cum := sh.running
+	ranked := c.projects[k].ranked[pool]
+	for i := len(ranked) - 1; i >= 0 && cum > sh.quota.Deserved; i-- {
+		v := &c.wls[ranked[i]]
+		if v.evicted {
+			continue // already taken off running
+		}
+		if !v.preemptible {
+			return -1 // non-preemptible work ranks first: nothing earlier may go
+		}
+		if !v.terminating {
+			return ranked[i]
+		}
+		cum -= c.gpusIn(ranked[i], pool)
+	}
+	return -1
+}
+
+func (c *cycle) nextReclaimVictim(j, pool int32, deptInQuota bool) int32 {
+	best, bestProject := int32(-1), int32(-1)
+	var bestKey fairKey
+	for k := range c.projects {
+		k := int32(k)
+		if !c.mayReclaimFrom(k, j, pool, deptInQuota) {
+			continue
+		}
+		v := c.borrowedTail(k, pool)
+		if v < 0 {
+			continue
+		}
+		sh := &c.projects[k].shares[pool]
+		key := makeFairKey(sh.running, sh.quota.Deserved, sh.quota.OverQuotaWeight)
+		if bestProject < 0 || key.compare(bestKey) > 0 {
+			best, bestProject, bestKey = v, k, key
+		}
+	}
+	return best
+}
+
+// preempt is S16: a unit may evict its own project's preemptible running work of strictly
+// lower priority, lowest priority first, then by the project's preemption order, sparing
+// work younger than the minimum runtime.
+func (c *cycle) preempt(wi int32, unit []int32) bool {
+	ws := &c.wls[wi]
+	gpus := c.unitGPUs(unit)
+	proj := &c.projects[ws.project]
+	dept := &c.depts[ws.dept]
+	for _, pool := range proj.pools {
+		if !ws.preemptible && (proj.shares[pool].nonPreemptibleExceeded(gpus) ||
+			(!dept.unbounded && dept.shares[pool].nonPreemptibleExceeded(gpus))) {
+			continue // evicting preemptible work frees no non-preemptible quota
+		}
+		cands := c.candBuf[:0]
+		freed := c.pools[pool].freeGPUs
+		for _, v := range proj.ranked[pool] {
+			vs := &c.wls[v]
+			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio.Value >= ws.prio.Value || c.minRuntimeLeft(vs) {
+				continue
+			}
+			cands = append(cands, v)
+			freed += c.gpusIn(v, pool)
+		}
+		c.candBuf = cands
+		if len(cands) == 0 || freed < gpus {
+			continue
+		}
+		newest := proj.policy.PreemptionOrder == NewestFirst
+		slices.SortFunc(cands, func(a, b int32) int {
+			wa, wb := &c.wls[a], &c.wls[b]
+			if wa.prio.Value != wb.prio.Value {
+				return cmp.Compare(wa.prio.Value, wb.prio.Value)
+			}
+			d := wa.w.StartedAt.Compare(wb.w.StartedAt)
+			if newest {
+				d = -d
+			}
+			if d != 0 {
+				return d
+			}
+			return cmp.Compare(wa.w.UID, wb.w.UID)
+		})
+		mark := c.st.mark()
+		victims := c.victimBuf[:0]
+		placed := false
+		for _, v := range cands {
+			c.st.evict(v, wi, RulePreemption)
+			victims = append(victims, v)
+			if placed = c.fits(wi, unit, pool); placed {
+				break
+			}
+		}
+		c.victimBuf = victims
+		if !placed {
+			c.st.rollback(mark)
+			continue
+		}
+		c.evictMinimal(wi, unit, pool, victims, mark, RulePreemption)
+		return true
+	}
+	return false
+}
+
+// evictMinimal prunes a victim set after which the unit fits: victims are given back, the
+// highest-ranked first, whenever the unit still fits without them. Then it places the unit
+// and commits.
+func (c *cycle) evictMinimal(wi int32, unit []int32, pool int32, victims []int32, mark int, r Rule) {
+	for i := len(victims) - 1; i >= 0; i-- {
+		c.st.restore(victims[i])
+		if !c.fits(wi, unit, pool) {
+			c.st.evict(victims[i], wi, r)
+		}
+	}
+	var f failure
+	if !c.placeIn(wi, unit, pool, &f) {
+		panic("scheduler: a unit that fitted after eviction no longer fits")
+	}
+	c.commit(wi, mark)
+}

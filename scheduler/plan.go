@@ -1,0 +1,108 @@
+package scheduler
+
+// Reason is why a workload is still pending (S23).
+type Reason string
+
+const (
+	GangIncomplete          Reason = "GangIncomplete"
+	NoProject               Reason = "NoProject"
+	OverLimit               Reason = "OverLimit"
+	NonPreemptibleOverQuota Reason = "NonPreemptibleOverQuota"
+	InsufficientCapacity    Reason = "InsufficientCapacity"
+	NoMatchingNodes         Reason = "NoMatchingNodes"
+	WaitingForEvictions     Reason = "WaitingForEvictions"
+	BehindStrictHead        Reason = "BehindStrictHead"
+)
+
+// Rule names the rule under which a workload is evicted.
+type Rule string
+
+const (
+	RulePreemption Rule = "S16" // inside a project, for higher priority work
+	RuleReclaim    Rule = "S17" // between projects, for in-quota work
+)
+
+// Bind places one pending pod on a node.
+type Bind struct {
+	Workload string // UID of the top owner
+	Pod      PodRef
+	Node     string
+}
+
+// Eviction removes a running workload to make room for Preemptor (S16, S17, S20).
+type Eviction struct {
+	Workload  string // UID
+	Namespace string
+	Name      string
+	Project   string
+	Mode      PreemptionMode
+	Preemptor string // UID of the workload the room is for
+	Rule      Rule
+	GPUs      int64 // GPUs freed
+}
+
+// Resume lets a suspended workload run again: its controller recreates the pods, which are
+// bound in a later cycle. The GPUs are set aside for it in this cycle.
+type Resume struct {
+	Workload  string // UID
+	Namespace string
+	Name      string
+	Project   string
+	NodePool  string
+	GPUs      int64
+}
+
+// PendingWorkload is a workload that waits, and why (S23).
+type PendingWorkload struct {
+	Workload       string // UID
+	Namespace      string
+	Name           string
+	Project        string // empty for NoProject
+	Priority       Priority
+	Preemptibility Preemptibility
+	Reason         Reason
+	Message        string // a sentence saying what to do
+	QueuePosition  int    // 1 for the next in its project's queue; 0 without a project
+	RequestedGPUs  int64  // GPUs of its pods still to be placed
+	// NominatedNodes are where its pods will go once the evictions made for it are done.
+	NominatedNodes []string
+}
+
+// RunningWorkload is a workload holding GPUs after the plan is carried out.
+type RunningWorkload struct {
+	Workload       string // UID
+	Namespace      string
+	Name           string
+	Project        string
+	Priority       Priority
+	Preemptibility Preemptibility
+	NodePool       string
+	GPUs           int64 // GPUs of its bound pods
+	Borrowed       bool  // beyond its project's deserved quota, so reclaimable (S17)
+}
+
+// QueueStatus is a project's or department's use of one node pool after the plan.
+type QueueStatus struct {
+	Name                    string
+	NodePool                string
+	Deserved                int64
+	Limit                   int64
+	Allocated               int64
+	AllocatedNonPreemptible int64
+	Borrowed                int64 // allocated beyond deserved
+	Requested               int64 // GPUs its pending workloads ask for (counted in its first pool)
+	PendingWorkloads        int
+	RunningWorkloads        int
+}
+
+// Plan is the outcome of one scheduling cycle.
+type Plan struct {
+	Binds       []Bind
+	Evictions   []Eviction
+	Resumes     []Resume
+	Pending     []PendingWorkload // by project, then queue position
+	Running     []RunningWorkload // by project, then UID
+	Warnings    []Warning         // by workload UID
+	Projects    []QueueStatus     // by project, then node pool
+	Departments []QueueStatus     // by department, then node pool
+}

@@ -1,0 +1,302 @@
+package scheduler
+
+import (
+	"strconv"
+)
+
+// Labels and annotations the resolution reads (S5, S7, S8).
+const (
+	LabelPriority        = "priorityClassName"
+	LabelPreemptibility  = "kai.scheduler/preemptibility"
+	AnnotationMinMembers = "arbiter.dev/min-members"
+)
+
+// ClusterDefaultPriority is the priority of a workload nothing else gives one (S7 step 7).
+const ClusterDefaultPriority = "low"
+
+// fallbackPriority stands in for ClusterDefaultPriority if the dictionary lacks it.
+var fallbackPriority = Priority{Name: ClusterDefaultPriority, Value: 40}
+
+// preemptibleBelow is the priority value under which a workload is preemptible when nothing
+// else says (S8 step 5).
+const preemptibleBelow = 100
+
+// WarningCode names a problem found while resolving a workload; each becomes a Warning event.
+type WarningCode string
+
+const (
+	InvalidPriority          WarningCode = "InvalidPriority"
+	PriorityChangeNotAllowed WarningCode = "PriorityChangeNotAllowed"
+	PriorityClamped          WarningCode = "PriorityClamped"
+	InvalidPreemptibility    WarningCode = "InvalidPreemptibility"
+	InvalidMinMembers        WarningCode = "InvalidMinMembers"
+)
+
+// Warning is something the user should fix about a workload's labels or the project policy.
+type Warning struct {
+	Workload string // UID
+	Code     WarningCode
+	Message  string
+}
+
+// Resolution is a workload's effective priority and preemptibility.
+type Resolution struct {
+	Priority       Priority
+	Preemptibility Preemptibility
+	Warnings       []Warning
+}
+
+// Catalog is the priority dictionary, categories and workload types, indexed for resolution.
+// The API builds one to show and dry-run what the scheduler would decide.
+type Catalog struct {
+	priorities map[string]Priority
+	categories map[string]Category
+	types      map[string][]WorkloadType
+}
+
+// NewCatalog indexes the dictionary, categories and types.
+func NewCatalog(priorities []Priority, categories []Category, types []WorkloadType) *Catalog {
+	c := &Catalog{
+		priorities: make(map[string]Priority, len(priorities)),
+		categories: make(map[string]Category, len(categories)),
+		types:      make(map[string][]WorkloadType, len(types)),
+	}
+	for _, p := range priorities {
+		c.priorities[p.Name] = p
+	}
+	for _, cat := range categories {
+		c.categories[cat.Name] = cat
+	}
+	for _, t := range types {
+		c.types[t.Name] = append(c.types[t.Name], t)
+	}
+	return c
+}
+
+// Priority looks a name up in the dictionary.
+func (c *Catalog) Priority(name string) (Priority, bool) {
+	p, ok := c.priorities[name]
+	return p, ok
+}
+
+func (c *Catalog) clusterDefault() Priority {
+	if p, ok := c.priorities[ClusterDefaultPriority]; ok {
+		return p
+	}
+	return fallbackPriority
+}
+
+// typeAndCategory finds the workload's type (preferring the one of its API group when several
+// share a name) and that type's category.
+func (c *Catalog) typeAndCategory(w *Workload) (*WorkloadType, *Category) {
+	candidates := c.types[w.Type]
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	t := &candidates[0]
+	for i := range candidates {
+		if candidates[i].Group == w.Group {
+			t = &candidates[i]
+			break
+		}
+	}
+	cat, ok := c.categories[t.Category]
+	if !ok {
+		return t, nil
+	}
+	return t, &cat
+}
+
+// Resolve gives the workload's priority (S7) and preemptibility (S8) under its project's policy.
+func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
+	var r Resolution
+	t, cat := c.typeAndCategory(w)
+	r.Priority = c.resolvePriority(w, policy, t, cat, &r.Warnings)
+	r.Preemptibility = c.resolvePreemptibility(w, t, cat, r.Priority, &r.Warnings)
+	return r
+}
+
+// ResolvePriority is Resolve for callers that only need the priority.
+func (c *Catalog) ResolvePriority(w *Workload, policy Policy) (Priority, []Warning) {
+	var warnings []Warning
+	t, cat := c.typeAndCategory(w)
+	p := c.resolvePriority(w, policy, t, cat, &warnings)
+	return p, warnings
+}
+
+func firstPodLabel(w *Workload, key string) (string, bool) {
+	if len(w.Pods) == 0 {
+		return "", false
+	}
+	v, ok := w.Pods[0].Labels[key]
+	return v, ok
+}
+
+func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {
+	*warnings = append(*warnings, Warning{Workload: w.UID, Code: code, Message: msg})
+}
+
+func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) Priority {
+	p, found := c.userPriority(w, policy, warnings)
+	if !found {
+		p, found = c.defaultPriority(policy, t, cat)
+	}
+	if !found {
+		p = c.clusterDefault()
+	}
+	return c.clamp(w, p, policy, warnings)
+}
+
+// userPriority is S7 steps 1-3: what the user asked for on the workload.
+func (c *Catalog) userPriority(w *Workload, policy Policy, warnings *[]Warning) (Priority, bool) {
+	type source struct {
+		value, where string
+		ok           bool
+		isLabel      bool
+	}
+	owner, ownerOK := w.Labels[LabelPriority]
+	pod, podOK := firstPodLabel(w, LabelPriority)
+	spec := ""
+	if len(w.Pods) > 0 {
+		spec = w.Pods[0].PriorityClassName
+	}
+	sources := [3]source{
+		{owner, "the workload's label " + LabelPriority, ownerOK, true},
+		{pod, "the pod's label " + LabelPriority, podOK, true},
+		{spec, "the pod's spec.priorityClassName", spec != "", false},
+	}
+	for _, s := range sources {
+		if !s.ok {
+			continue
+		}
+		p, known := c.priorities[s.value]
+		if !known {
+			if s.isLabel {
+				warn(warnings, w, InvalidPriority, "Priority "+strconv.Quote(s.value)+" in "+s.where+
+					" is not in the priority dictionary; it is ignored. Use one of the dictionary's names.")
+			}
+			continue
+		}
+		if policy.ForbidPriorityChange {
+			warn(warnings, w, PriorityChangeNotAllowed, "The project does not allow changing priority; "+
+				s.where+" ("+s.value+") is ignored.")
+			return Priority{}, false
+		}
+		return p, true
+	}
+	return Priority{}, false
+}
+
+// defaultPriority is S7 steps 4-6.
+func (c *Catalog) defaultPriority(policy Policy, t *WorkloadType, cat *Category) (Priority, bool) {
+	if p, ok := c.priorities[policy.DefaultPriority]; ok {
+		return p, true
+	}
+	if t != nil {
+		if p, ok := c.priorities[t.Priority]; ok {
+			return p, true
+		}
+	}
+	if cat != nil {
+		if p, ok := c.priorities[cat.DefaultPriority]; ok {
+			return p, true
+		}
+	}
+	return Priority{}, false
+}
+
+func (c *Catalog) clamp(w *Workload, p Priority, policy Policy, warnings *[]Warning) Priority {
+	if lo, ok := c.priorities[policy.MinPriority]; ok && p.Value < lo.Value {
+		warn(warnings, w, PriorityClamped, "Priority "+p.Name+" is below the project's minimum; "+lo.Name+" applies.")
+		return lo
+	}
+	if hi, ok := c.priorities[policy.MaxPriority]; ok && p.Value > hi.Value {
+		warn(warnings, w, PriorityClamped, "Priority "+p.Name+" is above the project's maximum; "+hi.Name+" applies.")
+		return hi
+	}
+	return p
+}
+
+func validPreemptibility(v string) bool {
+	return v == string(Preemptible) || v == string(NonPreemptible)
+}
+
+func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
+	owner, ownerOK := w.Labels[LabelPreemptibility]
+	pod, podOK := firstPodLabel(w, LabelPreemptibility)
+	for _, s := range [2]struct {
+		v, where string
+		ok       bool
+	}{{owner, "the workload's", ownerOK}, {pod, "the pod's", podOK}} {
+		if !s.ok {
+			continue
+		}
+		if validPreemptibility(s.v) {
+			return Preemptibility(s.v)
+		}
+		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+
+			LabelPreemptibility+" is neither preemptible nor non-preemptible; it is ignored.")
+	}
+	if t != nil && validPreemptibility(string(t.Preemptibility)) {
+		return t.Preemptibility
+	}
+	if cat != nil && validPreemptibility(string(cat.DefaultPreemptibility)) {
+		return cat.DefaultPreemptibility
+	}
+	if p.Value < preemptibleBelow {
+		return Preemptible
+	}
+	return NonPreemptible
+}
+
+// Kinds whose gang size S5 computes from their spec, by API group.
+var (
+	kubeflowKinds = map[string]bool{"PyTorchJob": true, "TFJob": true, "MPIJob": true, "JAXJob": true, "XGBoostJob": true}
+	rayKinds      = map[string]bool{"RayCluster": true, "RayJob": true}
+	// suspendKinds have a suspend switch (S20).
+	suspendKinds = map[string]bool{"Job": true, "PyTorchJob": true, "TFJob": true, "MPIJob": true,
+		"JAXJob": true, "XGBoostJob": true, "RayCluster": true, "RayJob": true}
+	distributedTypes = map[string]bool{"Distributed training": true, "Distributed inference": true}
+)
+
+// CanSuspend reports whether a kind has a suspend switch, so that preemptionMode suspend
+// applies to it (S20); other kinds are terminated.
+func CanSuspend(kind string) bool { return suspendKinds[kind] }
+
+func sum32(xs []int32) int {
+	n := 0
+	for _, x := range xs {
+		n += int(x)
+	}
+	return n
+}
+
+// ResolveGangSize is S5: how many of the workload's pods must be placed together. It returns
+// at least 1, and a warning when the annotation is present but not a positive number.
+func ResolveGangSize(w *Workload) (int, []Warning) {
+	var warnings []Warning
+	if v, ok := w.Annotations[AnnotationMinMembers]; ok {
+		n, err := strconv.Atoi(v)
+		if err == nil && n > 0 {
+			return n, nil
+		}
+		warn(&warnings, w, InvalidMinMembers, "Annotation "+AnnotationMinMembers+"="+strconv.Quote(v)+
+			" is not a positive number; it is ignored.")
+	}
+	n := 1
+	switch {
+	case w.Kind == "Job" && w.Group == "batch":
+		n = 1
+		if w.Gang.Parallelism != nil {
+			n = int(*w.Gang.Parallelism)
+		}
+		if w.Gang.Completions != nil {
+			n = min(n, int(*w.Gang.Completions)-int(w.Gang.Succeeded))
+		}
+	case kubeflowKinds[w.Kind], rayKinds[w.Kind], distributedTypes[w.Type]:
+		n = sum32(w.Gang.Replicas)
+	case w.Kind == "LeaderWorkerSet":
+		n = int(w.Gang.GroupSize)
+	}
+	return max(n, 1), warnings
+}

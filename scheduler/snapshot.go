@@ -1,0 +1,282 @@
+// Package scheduler is Arbiter's decision core. It takes an immutable Snapshot of the cluster
+// and of the organisation (node pools, departments, projects, the priority dictionary,
+// workload types, workloads and their pods) and returns a Plan: which pods to bind where,
+// which workloads to evict or resume, and why every other workload waits.
+//
+// The package is pure: it does no I/O, reads no clock and keeps no state between calls, so the
+// same snapshot always yields the same plan. The rules it implements are named after the
+// scheduling contract (docs/scheduling.md and the specification's S1-S24).
+//
+// A cycle runs in numbered phases, in the manner of Kueue's scheduler:
+//
+//  1. snapshot: index the input by integers and resolve each workload (priority, preemptibility, gang);
+//  2. nominate: set aside what cannot be tried at all (no project, incomplete gang, victims still terminating);
+//  3. order: sort each project's queue (S10);
+//  4. admit: take queue heads in hierarchical fair-share order (S11) and try free capacity,
+//     reclaim and preemption in turn (S18), each attempt inside a statement that is committed
+//     or rolled back (S19);
+//  5. requeue: give every workload left waiting its reason and queue position (S23) and summarise.
+package scheduler
+
+import "time"
+
+// Resources is an amount of the four things Arbiter checks for fit on a node.
+type Resources struct {
+	MilliCPU int64 // cpu in thousandths of a core
+	Memory   int64 // bytes
+	GPUs     int64 // whole nvidia.com/gpu devices
+	Pods     int64 // pod slots
+}
+
+func (r Resources) add(o Resources) Resources {
+	return Resources{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory, r.GPUs + o.GPUs, r.Pods + o.Pods}
+}
+
+func (r Resources) sub(o Resources) Resources {
+	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.GPUs - o.GPUs, r.Pods - o.Pods}
+}
+
+// covers reports whether r is at least o in every dimension.
+func (r Resources) covers(o Resources) bool {
+	return r.MilliCPU >= o.MilliCPU && r.Memory >= o.Memory && r.GPUs >= o.GPUs && r.Pods >= o.Pods
+}
+
+// Preemptibility says whether a running workload may be interrupted (S8).
+type Preemptibility string
+
+const (
+	Preemptible    Preemptibility = "preemptible"
+	NonPreemptible Preemptibility = "non-preemptible"
+)
+
+// Phase is a workload's lifecycle phase (S24).
+type Phase string
+
+const (
+	PhasePending   Phase = "Pending"
+	PhaseRunning   Phase = "Running"
+	PhaseSuspended Phase = "Suspended"
+	PhasePreempted Phase = "Preempted"
+	PhaseCompleted Phase = "Completed"
+	PhaseFailed    Phase = "Failed"
+)
+
+// Placement is a node pool's strategy for choosing among nodes that fit (S21).
+type Placement string
+
+const (
+	Binpack Placement = "binpack" // the fullest node that fits first (the default)
+	Spread  Placement = "spread"  // the emptiest node first
+)
+
+// PreemptionOrder chooses among victims of equal priority (S16).
+type PreemptionOrder string
+
+const (
+	OldestFirst PreemptionOrder = "oldest" // the default, as in Backend.AI
+	NewestFirst PreemptionOrder = "newest"
+)
+
+// PreemptionMode is how a project's workloads are evicted (S20).
+type PreemptionMode string
+
+const (
+	Terminate PreemptionMode = "terminate" // the default
+	Suspend   PreemptionMode = "suspend"
+)
+
+// Queueing says whether a project's queue may be passed by workloads behind a blocked head (S12).
+type Queueing string
+
+const (
+	BestEffort Queueing = "best-effort" // the default
+	Strict     Queueing = "strict"
+)
+
+// NoLimit is the Quota.Limit that means "no limit".
+const NoLimit int64 = -1
+
+// DefaultOverQuotaWeight is the over-quota weight of a quota nobody has set.
+const DefaultOverQuotaWeight int64 = 2
+
+// Quota is a project's or department's share of one node pool's GPUs.
+type Quota struct {
+	Deserved        int64 // guaranteed GPUs, ≥ 0
+	Limit           int64 // NoLimit, or ≥ Deserved
+	OverQuotaWeight int64 // share of the surplus, ≥ 0
+}
+
+// DefaultQuota is what applies in a node pool for which a project or department has no quota:
+// nothing guaranteed, no limit, the default weight (so its preemptible work may borrow).
+func DefaultQuota() Quota {
+	return Quota{Deserved: 0, Limit: NoLimit, OverQuotaWeight: DefaultOverQuotaWeight}
+}
+
+// Policy is a project's scheduling policy. Its zero value is the default policy.
+type Policy struct {
+	// DefaultPriority names a dictionary entry, or is empty (null).
+	DefaultPriority string
+	// ForbidPriorityChange is the API's allowPriorityChange negated, so that the zero Policy
+	// allows changes as the default policy does.
+	ForbidPriorityChange bool
+	// MinPriority and MaxPriority name dictionary entries bounding resolved priorities, or are empty.
+	MinPriority, MaxPriority string
+	PreemptionOrder          PreemptionOrder // empty means OldestFirst
+	PreemptionMode           PreemptionMode  // empty means Terminate
+	MinRuntimeSeconds        int64
+	Queueing                 Queueing // empty means BestEffort
+}
+
+// NodePool is a set of nodes selected by one label; the pool with an empty LabelKey takes every
+// node no other pool selects.
+type NodePool struct {
+	Name       string
+	LabelKey   string
+	LabelValue string
+	Placement  Placement // empty means Binpack
+}
+
+// Taint is a node taint. Effects NoSchedule and NoExecute keep pods without a matching toleration away.
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// Toleration is a pod toleration. Operator is "Exists" or "Equal" (the default); an empty
+// Effect tolerates every effect; an empty Key with Exists tolerates every taint.
+type Toleration struct {
+	Key, Operator, Value, Effect string
+}
+
+// NodeSelectorRequirement is one expression of a required node affinity term. Operator is one
+// of In, NotIn, Exists, DoesNotExist, Gt, Lt, as in Kubernetes.
+type NodeSelectorRequirement struct {
+	Key      string
+	Operator string
+	Values   []string
+}
+
+// NodeSelectorTerm holds requirements that must all match; a pod's terms are alternatives.
+type NodeSelectorTerm struct {
+	MatchExpressions []NodeSelectorRequirement
+}
+
+// Node is a Kubernetes node as the scheduler sees it.
+type Node struct {
+	Name          string
+	Labels        map[string]string
+	Taints        []Taint
+	Ready         bool
+	Unschedulable bool
+	Capacity      Resources
+	Allocatable   Resources
+	// Occupied is what pods that are not Arbiter's request on this node (S3): counted as used.
+	Occupied Resources
+}
+
+// Department groups projects; its quota bounds what its projects together get (S11).
+type Department struct {
+	Name   string
+	Quotas map[string]Quota // by node pool name; a missing pool has DefaultQuota
+}
+
+// Project is the unit of quota and queueing.
+type Project struct {
+	Name       string
+	Department string           // empty or unknown: the project is bounded by no department
+	Quotas     map[string]Quota // by node pool name; a missing pool has DefaultQuota
+	Policy     Policy
+	// NodePools lists the pools the project's workloads try, in order (S21); empty means
+	// every pool, by name.
+	NodePools []string
+}
+
+// Priority is an entry of the priority dictionary.
+type Priority struct {
+	Name  string
+	Value int32
+}
+
+// Category groups workload types and gives their defaults.
+type Category struct {
+	Name                  string
+	DefaultPriority       string
+	DefaultPreemptibility Preemptibility
+}
+
+// WorkloadType maps a kind (or native type) to a category and optional overrides (S2).
+type WorkloadType struct {
+	Name           string
+	Group          string
+	Category       string         // empty: no category (the cluster default applies)
+	Priority       string         // empty: the category's default
+	Preemptibility Preemptibility // empty: the category's default
+}
+
+// GangSpec carries the fields of a top owner from which its gang size is computed (S5).
+type GangSpec struct {
+	// Job: spec.parallelism, spec.completions and status.succeeded.
+	Parallelism, Completions *int32
+	Succeeded                int32
+	// Kubeflow jobs: every replicaSpecs[*].replicas; Ray: 1 for the head then each worker
+	// group's minReplicas; native distributed types: the replica count.
+	Replicas []int32
+	// LeaderWorkerSet: the group size.
+	GroupSize int32
+}
+
+// Pod is one of a workload's pods, bound or not. For a suspended workload the pods are those
+// its spec will create (no UID, no node).
+type Pod struct {
+	UID, Namespace, Name string
+	Labels               map[string]string
+	PriorityClassName    string // spec.priorityClassName
+	Requests             Resources
+	NodeSelector         map[string]string
+	RequiredAffinity     []NodeSelectorTerm // required node affinity; empty means none
+	Tolerations          []Toleration
+	NodeName             string // the node it is bound to; empty while pending
+	Terminating          bool   // deleted but still holding its node's resources
+}
+
+// PodRef names a pod.
+type PodRef struct {
+	UID, Namespace, Name string
+}
+
+// Workload is a top owner and its pods (S4).
+type Workload struct {
+	UID       string // the top owner's UID
+	Namespace string
+	Name      string
+	Kind      string
+	Group     string
+	Type      string // workload type name (S4); unknown types get the cluster default
+	Project   string // resolved by S6; empty means no project
+	// Labels and Annotations of the top owner.
+	Labels      map[string]string
+	Annotations map[string]string
+	Gang        GangSpec
+	Phase       Phase
+	QueuedAt    time.Time // the top owner's creation time, kept across preemption (S10)
+	StartedAt   time.Time // when it last started running
+	Pods        []Pod
+	// PreemptedBy is the UID of the workload for which this one is being evicted, while its
+	// pods terminate (S19).
+	PreemptedBy string
+	// Nominated is set when an earlier cycle evicted on this workload's behalf and the
+	// victims are gone: it is tried first so that the freed capacity is its own (S19).
+	Nominated bool
+}
+
+// Snapshot is everything one scheduling cycle decides from. The scheduler never modifies it.
+type Snapshot struct {
+	Now           time.Time
+	Priorities    []Priority
+	Categories    []Category
+	WorkloadTypes []WorkloadType
+	NodePools     []NodePool
+	Nodes         []Node
+	Departments   []Department
+	Projects      []Project
+	Workloads     []Workload
+}
