@@ -53,8 +53,8 @@ import (
 // Options configure Start.
 type Options struct {
 	// Dir is the PostgreSQL data directory of a persistent instance, created if missing.
-	// For a Throwaway instance it is the parent of the temporary data directory ("" means
-	// os.TempDir()).
+	// For a Throwaway instance it is the parent of the temporary data directory; "" means
+	// /dev/shm when that is a tmpfs with at least 1 GiB free, else os.TempDir().
 	Dir string
 	// Throwaway instances live in a new temporary directory removed by Stop, and are killed
 	// by the kernel if this process dies (Pdeathsig).
@@ -148,7 +148,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 func prepareDataDir(opts Options) (string, error) {
 	if opts.Throwaway {
-		dir, err := os.MkdirTemp(opts.Dir, "arbiter-pg-")
+		parent := opts.Dir
+		if parent == "" {
+			parent = throwawayParent()
+		}
+		dir, err := os.MkdirTemp(parent, "arbiter-pg-")
 		if err != nil {
 			return "", fmt.Errorf("pglocal: create temporary data directory: %w", err)
 		}
@@ -161,11 +165,38 @@ func prepareDataDir(opts Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pglocal: %w", err)
 	}
-	// postgres insists on 0700 (or 0750) for the data directory itself.
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Parents this creates (./.arbiter of ./.arbiter/pg) must be traversable by the postgres
+	// user when root runs this; postgres insists on 0700 for the data directory itself.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("pglocal: create data directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("pglocal: create data directory: %w", err)
 	}
 	return dir, nil
+}
+
+// shmDir is where throwaway data directories go when it is a roomy tmpfs.
+var shmDir = "/dev/shm"
+
+const (
+	tmpfsMagic    = 0x01021994 // statfs f_type of tmpfs
+	minShmFreeFor = 1 << 30    // bytes free on shmDir needed to use it: instance, template and clones
+)
+
+// throwawayParent picks the parent of a throwaway data directory. Memory beats disk there:
+// cloning a test database (CREATE DATABASE ... STRATEGY FILE_COPY, which checkpoints) took
+// about 17 ms on tmpfs against 45-250 ms on the virtio disk of a busy CI machine, even with
+// fsync off. Small /dev/shm mounts (64 MiB in a default Docker container) are left alone.
+func throwawayParent() string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(shmDir, &st); err != nil || st.Type != tmpfsMagic || st.Bavail*uint64(st.Bsize) < minShmFreeFor {
+		return os.TempDir()
+	}
+	if fi, err := os.Stat(shmDir); err != nil || fi.Mode().Perm()&0o003 != 0o003 {
+		return os.TempDir() // not writable and traversable by everyone, e.g. the postgres user
+	}
+	return shmDir
 }
 
 func start(ctx context.Context, dataDir string, opts Options) (*Server, error) {

@@ -23,7 +23,7 @@ func testLogger(t *testing.T) *slog.Logger {
 // root: t.TempDir() is 0700 and owned by root, which is exactly what pglocal refuses.
 func traversableTempDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pglocal-test-")
+	dir, err := os.MkdirTemp(throwawayParent(), "pglocal-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,8 @@ func TestThrowaway(t *testing.T) {
 
 func TestPersistentKeepsDataAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(traversableTempDir(t), "pg")
+	// Missing parents too, as for serve's default ./.arbiter/pg on a first run.
+	dir := filepath.Join(traversableTempDir(t), ".arbiter", "pg")
 
 	first := startForTest(t, Options{Dir: dir, Database: "keep"})
 	if _, err := connect(t, first.URL("")).Exec(t.Context(), "create table kept(v text); insert into kept values ('still here')"); err != nil {
