@@ -2,10 +2,90 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/devcluster"
 )
 
-// runDevcluster is replaced by the devcluster work (issue 4).
+const devclusterUsage = `Usage:
+  arbiter devcluster up [--nodes SPEC] [--dir DIR] [--kube-scheduler]
+                                  start a local control plane with fake GPU nodes and leave it running
+  arbiter devcluster down [--dir DIR]
+                                  stop the processes "up" started in DIR
+  arbiter devcluster env [--dir DIR]
+                                  print "export KUBECONFIG=..." for DIR's cluster
+  arbiter devcluster build        build the control plane binaries into the cache if missing
+
+SPEC is a comma-separated list of POOL=NODESxGPUS, e.g. a100=4x8,h100=2x8 (see docs/devcluster.md).
+`
+
+const defaultDevclusterDir = "./.arbiter/devcluster"
+
 func runDevcluster(ctx context.Context, args []string) error {
-	return errors.New("devcluster: not built yet")
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, devclusterUsage)
+		return fmt.Errorf("devcluster: no subcommand given")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("devcluster "+sub, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), devclusterUsage) }
+	dir := fs.String("dir", defaultDevclusterDir, "directory holding the cluster's state, keys, kubeconfig and logs")
+	switch sub {
+	case "up":
+		nodes := fs.String("nodes", devcluster.DefaultNodes, "node pools of fake GPU nodes, POOL=NODESxGPUS,...")
+		kubeScheduler := fs.Bool("kube-scheduler", false, "also run kube-scheduler (a benchmark baseline; Arbiter is the scheduler)")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		start := time.Now()
+		c, err := devcluster.Start(ctx, devcluster.Options{
+			Dir:           *dir,
+			Nodes:         *nodes,
+			KubeScheduler: *kubeScheduler,
+			Progress:      os.Stderr,
+			Detach:        true,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "devcluster: ready in %s; kubeconfig %s\n", time.Since(start).Round(100*time.Millisecond), c.Kubeconfig())
+		fmt.Fprintf(os.Stderr, "devcluster: stop it with: arbiter devcluster down --dir %s\n", *dir)
+		fmt.Printf("export KUBECONFIG=%s\n", c.Kubeconfig())
+		return nil
+	case "down":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return devcluster.StopDir(*dir)
+	case "env":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		kc, err := devcluster.KubeconfigPath(*dir)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("export KUBECONFIG=%s\n", kc)
+		return nil
+	case "build":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		start := time.Now()
+		b, err := devcluster.EnsureBinaries(ctx, os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "devcluster: binaries %s in %s (%s)\n", b.Version, b.Dir, time.Since(start).Round(time.Millisecond))
+		return nil
+	case "-h", "--help", "help":
+		fmt.Print(devclusterUsage)
+		return nil
+	default:
+		fmt.Fprint(os.Stderr, devclusterUsage)
+		return fmt.Errorf("devcluster: unknown subcommand %q", sub)
+	}
 }
