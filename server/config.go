@@ -1,0 +1,112 @@
+// Package server is Arbiter's composition root: configuration, wiring, start and orderly
+// shutdown of everything the process runs.
+package server
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is what `arbiter serve` reads from flags, each with an ARBITER_* environment twin
+// (architecture.md "Configuration and defaults").
+type Config struct {
+	Addr             string
+	DataDir          string
+	DatabaseURL      string
+	Kubeconfig       string
+	SchedulerName    string
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	OIDCRedirectURL  string
+	Demo             bool
+	LeaderElect      bool
+	LogLevel         string
+	LogFormat        string
+}
+
+// ParseConfig reads the flags in args, falling back to the environment for each flag the
+// command line leaves out (flag --data-dir ↔ ARBITER_DATA_DIR).
+func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address the console and API listen on")
+	fs.StringVar(&c.DataDir, "data-dir", "./.arbiter", "private Postgres data and local control plane state")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL URL; empty starts a private PostgreSQL in the data dir")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig path; empty uses $KUBECONFIG, else in-cluster config, else a local control plane")
+	fs.StringVar(&c.SchedulerName, "scheduler-name", "arbiter", "pods opt in with spec.schedulerName equal to this")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL; empty means local login")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "OIDC client id")
+	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "OIDC client secret (prefer the environment)")
+	fs.StringVar(&c.OIDCRedirectURL, "oidc-redirect-url", "", "OIDC redirect URL")
+	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
+	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || envErr != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(EnvName(f.Name)); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	if c.Kubeconfig == "" {
+		c.Kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	if !set["leader-elect"] && os.Getenv(EnvName("leader-elect")) == "" && InCluster() {
+		c.LeaderElect = true
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return c, err
+	}
+	c.DataDir = abs
+	return c, nil
+}
+
+// EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.
+func EnvName(flagName string) string {
+	return "ARBITER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// InCluster reports whether the process runs in a Kubernetes pod.
+func InCluster() bool {
+	return os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv("KUBERNETES_SERVICE_PORT") != ""
+}
+
+// NewLogger builds the process logger from the config.
+func NewLogger(c Config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The kinds of failure callers act on; web maps each to one HTTP status in one place.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrConflict    = errors.New("conflict")
+	ErrInvalid     = errors.New("invalid")
+	ErrUnavailable = errors.New("database unavailable")
+)
+
+// Error carries a sentence a person can act on, and the kind it is.
+type Error struct {
+	Kind    error
+	Message string
+	cause   error
+}
+
+func (e *Error) Error() string {
+	if e.cause != nil {
+		return e.Message + ": " + e.cause.Error()
+	}
+	return e.Message
+}
+
+// Is lets errors.Is match the kind (ErrNotFound, ...) as well as the cause chain.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+func (e *Error) Unwrap() error        { return e.cause }
+
+// NotFound, Conflict and Invalid build typed errors with a message for people.
+func NotFound(format string, args ...any) error {
+	return &Error{Kind: ErrNotFound, Message: fmt.Sprintf(format, args...)}
+}
+func Conflict(format string, args ...any) error {
+	return &Error{Kind: ErrConflict, Message: fmt.Sprintf(format, args...)}
+}
+func Invalid(format string, args ...any) error {
+	return &Error{Kind: ErrInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+func unavailable(cause error) error {
+	return &Error{Kind: ErrUnavailable, Message: "the database is unavailable; try again shortly", cause: cause}
+}
+
+// classify turns driver errors into typed ones: connection failures become ErrUnavailable,
+// constraint violations ErrConflict/ErrInvalid. Typed errors pass through unchanged.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var typed *Error
+	if errors.As(err, &typed) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return &Error{Kind: ErrConflict, Message: "an object with that name already exists", cause: err}
+		case "23503": // foreign_key_violation
+			return &Error{Kind: ErrInvalid, Message: "the change refers to an object that does not exist", cause: err}
+		case "23514", "22P02", "22003": // check_violation, invalid_text_representation, numeric out of range
+			return &Error{Kind: ErrInvalid, Message: "a value is out of its allowed range", cause: err}
+		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
+			return unavailable(err)
+		}
+		return err
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || errors.Is(err, context.DeadlineExceeded) {
+		return unavailable(err)
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+// Package store is the only package that talks to PostgreSQL. One file per aggregate; every
+// change runs in one transaction (InTx) together with its audit row and a NOTIFY that tells
+// every replica's scheduler to reload its configuration.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ConfigChannel is the LISTEN/NOTIFY channel on which configuration changes are announced;
+// the payload names the aggregate that changed (e.g. "workload_types").
+const ConfigChannel = "arbiter_config"
+
+// Store gives typed access to Arbiter's tables.
+type Store struct {
+	pool *pgxpool.Pool
+	// onChange, when set, hears every committed configuration change in this process
+	// (LISTEN/NOTIFY carries the same news to other replicas).
+	onChange func(aggregate string)
+}
+
+// New wraps a pgx pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// OnConfigChange registers the in-process hook called after a configuration change commits.
+func (s *Store) OnConfigChange(fn func(aggregate string)) { s.onChange = fn }
+
+// Pool exposes the pool for health checks and tests.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// InTx runs fn in one transaction: committed if fn returns nil, rolled back otherwise,
+// so nothing is ever half-written.
+func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, s.pool, fn)
+	return classify(err)
+}
+
+// changeConfig runs fn and the audit row in one transaction, notifies listeners of the
+// aggregate's change on commit, and calls the in-process hook.
+func (s *Store) changeConfig(ctx context.Context, aggregate string, entry AuditEntry, fn func(tx pgx.Tx, entry *AuditEntry) error) error {
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		if err := fn(tx, &entry); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, entry); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", ConfigChannel, aggregate)
+		return err
+	})
+	if err == nil && s.onChange != nil {
+		s.onChange(aggregate)
+	}
+	return err
+}
+
+// seedNamespace is the UUID v5 namespace of seeded rows: UUIDv5(URL, "https://arbiter.dev/seed").
+var seedNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://arbiter.dev/seed"))
+
+// SeedID is the stable id of a seeded row, e.g. SeedID("priority", "high") or
+// SeedID("workload-type", "batch/Job").
+func SeedID(kind, name string) uuid.UUID {
+	return uuid.NewSHA1(seedNamespace, []byte(kind+"/"+name))
+}
+
+// scanOne collects exactly one row into T by column name, mapping "no rows" to a NotFound
+// error that says what was missing.
+func scanOne[T any](rows pgx.Rows, err error, what string) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, classify(err)
+	}
+	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[T])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return zero, NotFound("%s was not found", what)
+	}
+	if err != nil {
+		return zero, classify(err)
+	}
+	return v, nil
+}
+
+// scanAll collects every row into T by column name.
+func scanAll[T any](rows pgx.Rows, err error) ([]T, error) {
+	if err != nil {
+		return nil, classify(err)
+	}
+	v, err := pgx.CollectRows(rows, pgx.RowToStructByName[T])
+	if err != nil {
+		return nil, classify(err)
+	}
+	return v, nil
+}
+
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}

@@ -1,0 +1,145 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+// maxBody is the largest request body accepted (api.md: 413 over 1 MiB).
+const maxBody = 1 << 20
+
+// decodeJSON reads a JSON object into dst: Content-Type must be JSON (415), the body must
+// parse (400), name only fields of dst (400 naming the unknown one and the accepted ones),
+// give each the right type (400 naming it), and hold one value.
+func decodeJSON(c echo.Context, dst any, accepted ...string) error {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return &httpError{status: http.StatusUnsupportedMediaType, message: "send the body as JSON with the header Content-Type: application/json"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
+		return badRequest("the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("the request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return describeJSONError(err, accepted)
+	}
+	if dec.More() {
+		return badRequest("the request body holds more than one JSON value; send exactly one object")
+	}
+	return nil
+}
+
+func describeJSONError(err error, accepted []string) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var field *fieldError
+	switch {
+	case errors.As(err, &field):
+		return badRequest("%s", field.Error())
+	case errors.As(err, &syntax):
+		return badRequest("the request body is not valid JSON (at byte %d)", syntax.Offset)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return badRequest("the request body must be a JSON object")
+		}
+		return badRequest("field %q must be %s, not a JSON %s", typ.Field, describeGoType(typ.Type.String()), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		sorted := slices.Clone(accepted)
+		slices.Sort(sorted)
+		return badRequest("unknown field %s; this request accepts: %s", name, strings.Join(sorted, ", "))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("the request body is cut short; send a complete JSON object")
+	}
+	return badRequest("the request body is not valid JSON")
+}
+
+func describeGoType(t string) string {
+	switch {
+	case strings.Contains(t, "string"), strings.Contains(t, "UUID"):
+		return "a string"
+	case strings.Contains(t, "int"), strings.Contains(t, "float"):
+		return "a number"
+	case strings.Contains(t, "bool"):
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// fieldError is a value of the right JSON type that is still wrong (a malformed UUID).
+type fieldError struct{ msg string }
+
+func (e *fieldError) Error() string { return e.msg }
+
+// optional is a request field that may be absent (Set false), null (Set, Null) or a value.
+type optional[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
+}
+
+// storeOptionalID turns an optional id field into the store's form, validating the UUID.
+func storeOptionalID(field string, o optional[string]) (store.Optional[uuid.UUID], error) {
+	if !o.Set {
+		return store.Optional[uuid.UUID]{}, nil
+	}
+	if o.Null {
+		return store.Optional[uuid.UUID]{Set: true}, nil
+	}
+	id, err := uuid.Parse(o.Value)
+	if err != nil {
+		return store.Optional[uuid.UUID]{}, badRequest("%s %q is not a valid id; ids are UUIDs such as 6723b9d7-73d1-5e4c-a494-d8fdeddc541c", field, o.Value)
+	}
+	return store.Optional[uuid.UUID]{Set: true, Value: &id}, nil
+}
+
+func storeOptionalString(o optional[string]) store.Optional[string] {
+	if !o.Set {
+		return store.Optional[string]{}
+	}
+	if o.Null {
+		return store.Optional[string]{Set: true}
+	}
+	v := o.Value
+	return store.Optional[string]{Set: true, Value: &v}
+}
+
+// pathID parses a UUID path parameter; a malformed one is a 400 that says so.
+func pathID(c echo.Context, name string) (uuid.UUID, error) {
+	raw := c.Param(name)
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return uuid.Nil, badRequest("%q is not a valid id; ids are UUIDs such as 6723b9d7-73d1-5e4c-a494-d8fdeddc541c", raw)
+	}
+	return id, nil
+}

@@ -1,0 +1,160 @@
+// Package web serves the console's pages and the REST API with Echo. Handlers depend on
+// small interfaces, render into a buffer before writing, and map every error in one place.
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/static"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// PriorityClassStatus reports whether a dictionary entry's PriorityClass matches in the
+// cluster: "Synced", "Drifted" or "Unknown" (before the scheduler has looked).
+type PriorityClassStatus interface {
+	PriorityClassStatus(name string) string
+}
+
+type unknownPriorityClasses struct{}
+
+func (unknownPriorityClasses) PriorityClassStatus(string) string { return "Unknown" }
+
+// Deps are what the web layer needs from the rest of Arbiter.
+type Deps struct {
+	Properties  WorkloadPropertiesStore
+	Audit       AuditStore
+	Ready       func(ctx context.Context) error // nil error when the database answers
+	PriorityCls PriorityClassStatus
+	Log         *slog.Logger
+}
+
+// Server holds the Echo instance and the dependencies of its handlers.
+type Server struct {
+	*echo.Echo
+	props  WorkloadPropertiesStore
+	audit  AuditStore
+	ready  func(ctx context.Context) error
+	pcs    PriorityClassStatus
+	log    *slog.Logger
+}
+
+// New builds the router with every route, middleware and the error handler.
+func New(d Deps) *Server {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log}
+	if s.pcs == nil {
+		s.pcs = unknownPriorityClasses{}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: echo.HeaderXRequestID}))
+	e.Use(s.logRequests)
+	e.Use(middleware.Recover())
+	e.Use(securityHeaders)
+	e.Use(middleware.BodyLimit("1M"))
+	e.Use(identify)
+	e.Use(s.auditFailures)
+
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/readyz", s.readyz)
+	e.StaticFS("/static", static.Files)
+
+	api := e.Group("/api/v1")
+	api.GET("/openapi.json", serveOpenAPI)
+	s.routeWorkloadProperties(api)
+
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })
+	s.routeWorkloadPropertyPages(e)
+	return s
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	if s.ready != nil {
+		if err := s.ready(c.Request().Context()); err != nil {
+			return &httpError{status: http.StatusServiceUnavailable, message: "not ready: the database does not answer"}
+		}
+	}
+	return c.String(http.StatusOK, "ready")
+}
+
+// identify puts the caller's identity in the request context. Login (issue 7) replaces this
+// one middleware; until then the console binds to loopback and the caller is the operator.
+func identify(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.SetRequest(r.WithContext(auth.WithIdentity(r.Context(), auth.LocalOperator)))
+		return next(c)
+	}
+}
+
+func identity(c echo.Context) auth.Identity {
+	id, _ := auth.FromContext(c.Request().Context())
+	return id
+}
+
+// requireAdmin refuses callers that are not system admins.
+func requireAdmin(c echo.Context, what string) error {
+	if identity(c).Role != "admin" {
+		return forbidden("only an admin may %s", what)
+	}
+	return nil
+}
+
+// securityHeaders sets a strict Content-Security-Policy (no inline script or style) and the
+// other headers of security.md on every answer.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		return next(c)
+	}
+}
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		s.log.Debug("request", "request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "duration", time.Since(start))
+		return nil
+	}
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}
+
+// render writes a templ component only once it has rendered whole, so a failure becomes an
+// error page rather than half a page with a 200.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// page fills the layout's fields for a request.
+func (s *Server) page(c echo.Context, title, nav string) views.Page {
+	id := identity(c)
+	return views.Page{Title: title, Nav: nav, User: id.DisplayName, Role: id.Role}
+}
+
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }

@@ -1,0 +1,248 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+// WorkloadPropertiesStore is what the workload-properties routes need from the store.
+type WorkloadPropertiesStore interface {
+	Priorities(ctx context.Context, q listquery.Query) ([]store.Priority, error)
+	Priority(ctx context.Context, id uuid.UUID) (store.Priority, error)
+	Categories(ctx context.Context, q listquery.Query) ([]store.Category, error)
+	Category(ctx context.Context, id uuid.UUID) (store.Category, error)
+	UpdateCategory(ctx context.Context, id uuid.UUID, u store.CategoryUpdate, by store.Actor) (store.Category, error)
+	WorkloadTypes(ctx context.Context, q listquery.Query, externalOnly bool) ([]store.WorkloadType, error)
+	WorkloadType(ctx context.Context, id uuid.UUID) (store.WorkloadType, error)
+	UpdateWorkloadType(ctx context.Context, id uuid.UUID, u store.WorkloadTypeUpdate, by store.Actor) (store.WorkloadType, error)
+}
+
+func (s *Server) routeWorkloadProperties(api *echo.Group) {
+	api.GET("/workload-priorities", s.listPriorities)
+	api.GET("/workload-priorities/:id", s.getPriority)
+	api.GET("/workload-categories", s.listCategories)
+	api.GET("/workload-categories/:id", s.getCategory)
+	api.PUT("/workload-categories/:id", s.putCategory)
+	api.GET("/workload-types", s.listWorkloadTypes)
+	api.GET("/workload-types/:workloadTypeId", s.getWorkloadType)
+	api.PUT("/workload-types/:workloadTypeId", s.putWorkloadType)
+}
+
+func (s *Server) listPriorities(c echo.Context) error {
+	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
+	if err != nil {
+		return err
+	}
+	ps, err := s.props.Priorities(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"priorities": s.priorityViews(ps)})
+}
+
+func (s *Server) getPriority(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.props.Priority(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.priorityView(p))
+}
+
+func (s *Server) listCategories(c echo.Context) error {
+	q, err := listquery.Parse(c.QueryParams(), store.CategorySpec)
+	if err != nil {
+		return err
+	}
+	cs, err := s.props.Categories(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"categories": mapSlice(cs, categoryView)})
+}
+
+func (s *Server) getCategory(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	cat, err := s.props.Category(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, categoryView(cat))
+}
+
+type categoryRequest struct {
+	DefaultPriorityID     optional[string] `json:"defaultPriorityId"`
+	DefaultPreemptibility optional[string] `json:"defaultPreemptibility"`
+}
+
+func (s *Server) putCategory(c echo.Context) error {
+	id, err := pathID(c, "id")
+	target(c, "update", "workload-category", c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "change a workload category"); err != nil {
+		return err
+	}
+	var req categoryRequest
+	if err := decodeJSON(c, &req, "defaultPriorityId", "defaultPreemptibility"); err != nil {
+		return err
+	}
+	var u store.CategoryUpdate
+	if req.DefaultPriorityID.Null || req.DefaultPreemptibility.Null {
+		return badRequest("a category always has a default priority and preemptibility; null is not allowed here")
+	}
+	prio, err := storeOptionalID("defaultPriorityId", req.DefaultPriorityID)
+	if err != nil {
+		return err
+	}
+	u.DefaultPriorityID = prio.Value
+	u.DefaultPreemptibility = storeOptionalString(req.DefaultPreemptibility).Value
+	cat, err := s.props.UpdateCategory(c.Request().Context(), id, u, actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, categoryView(cat))
+}
+
+func (s *Server) listWorkloadTypes(c echo.Context) error {
+	q, err := listquery.Parse(c.QueryParams(), store.WorkloadTypeSpec)
+	if err != nil {
+		return err
+	}
+	externalOnly, err := boolParam(c, "externalTypesOnly")
+	if err != nil {
+		return err
+	}
+	ts, err := s.props.WorkloadTypes(c.Request().Context(), q, externalOnly)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"types": mapSlice(ts, workloadTypeView)})
+}
+
+func (s *Server) getWorkloadType(c echo.Context) error {
+	id, err := pathID(c, "workloadTypeId")
+	if err != nil {
+		return err
+	}
+	t, err := s.props.WorkloadType(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, workloadTypeView(t))
+}
+
+type workloadTypeRequest struct {
+	CategoryID     optional[string] `json:"categoryId"`
+	PriorityID     optional[string] `json:"priorityId"`
+	Preemptibility optional[string] `json:"preemptibility"`
+}
+
+func (s *Server) putWorkloadType(c echo.Context) error {
+	id, err := pathID(c, "workloadTypeId")
+	target(c, "update", "workload-type", c.Param("workloadTypeId"))
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "change a workload type's defaults"); err != nil {
+		return err
+	}
+	var req workloadTypeRequest
+	if err := decodeJSON(c, &req, "categoryId", "priorityId", "preemptibility"); err != nil {
+		return err
+	}
+	u, err := workloadTypeUpdate(req)
+	if err != nil {
+		return err
+	}
+	t, err := s.props.UpdateWorkloadType(c.Request().Context(), id, u, actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, workloadTypeView(t))
+}
+
+func workloadTypeUpdate(req workloadTypeRequest) (store.WorkloadTypeUpdate, error) {
+	var u store.WorkloadTypeUpdate
+	var err error
+	if u.CategoryID, err = storeOptionalID("categoryId", req.CategoryID); err != nil {
+		return u, err
+	}
+	if u.PriorityID, err = storeOptionalID("priorityId", req.PriorityID); err != nil {
+		return u, err
+	}
+	u.Preemptibility = storeOptionalString(req.Preemptibility)
+	return u, nil
+}
+
+func boolParam(c echo.Context, name string) (bool, error) {
+	raw := c.QueryParam(name)
+	if raw == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		return false, badRequest("%s=%q must be true or false", name, raw)
+	}
+	return b, nil
+}
+
+// View-model conversions: the same models feed the JSON API and the pages.
+
+func (s *Server) priorityView(p store.Priority) views.Priority {
+	return views.Priority{
+		ID: p.ID.String(), Name: p.Name, Value: p.Value, Source: p.Source,
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), ClusterStatus: s.pcs.PriorityClassStatus(p.Name),
+	}
+}
+
+func (s *Server) priorityViews(ps []store.Priority) []views.Priority { return mapSlice(ps, s.priorityView) }
+
+func categoryView(c store.Category) views.Category {
+	return views.Category{
+		ID: c.ID.String(), Name: c.Name, Description: c.Description, DefaultPriorityID: c.DefaultPriorityID.String(),
+		DefaultPriorityName: c.DefaultPriorityName, DefaultPreemptibility: c.DefaultPreemptibility,
+		CreatedAt: c.CreatedAt.UTC(), CreatedBy: c.CreatedBy, UpdatedAt: c.UpdatedAt.UTC(), UpdatedBy: c.UpdatedBy,
+	}
+}
+
+func workloadTypeView(t store.WorkloadType) views.WorkloadType {
+	return views.WorkloadType{
+		ID: t.ID.String(), Name: t.Name, Group: t.Group, External: t.External,
+		CategoryID: idString(t.CategoryID), CategoryName: t.CategoryName,
+		PriorityID: idString(t.PriorityID), PriorityName: t.PriorityName, Preemptibility: t.Preemptibility,
+		EffectivePriorityName: t.EffectivePriorityName, EffectivePreemptibility: t.EffectivePreemptibility,
+		GangPolicy: t.GangPolicy, CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy,
+		UpdatedAt: t.UpdatedAt.UTC(), UpdatedBy: t.UpdatedBy,
+	}
+}
+
+func idString(id *uuid.UUID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
+func mapSlice[T, V any](in []T, f func(T) V) []V {
+	out := make([]V, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
