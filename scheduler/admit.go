@@ -241,6 +241,10 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 		}
 		ok, evicted := c.tryUnit(wi, pending[i:i+n], allowEvict)
 		if !ok {
+			if reserved {
+				// what is set aside waits for its victims; the rest is tried again then
+				ws.fail = failure{reason: WaitingForEvictions, pool: -1}
+			}
 			return
 		}
 		reserved = reserved || evicted
@@ -375,6 +379,7 @@ func (c *cycle) commit(wi int32, mark int) {
 		switch o.kind {
 		case opPlace:
 			if evicting {
+				c.pods[o.id].reserved = true
 				if !slices.Contains(ws.nominatedNodes, o.node) {
 					ws.nominatedNodes = append(ws.nominatedNodes, o.node)
 				}

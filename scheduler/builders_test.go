@@ -303,6 +303,7 @@ func pend(name, project string, reason Reason, pos int) PendingWorkload {
 func pendOn(name, project string, pos int, nodes ...string) PendingWorkload {
 	p := pend(name, project, WaitingForEvictions, pos)
 	p.NominatedNodes = nodes
+	p.NominatedGPUs = 1
 	return p
 }
 
@@ -335,7 +336,7 @@ func checkPlan(t *testing.T, got, want Plan) {
 		}
 	}
 	if !detailed {
-		opts = append(opts, cmpopts.IgnoreFields(PendingWorkload{}, "Message", "Priority", "Preemptibility", "RequestedGPUs"))
+		opts = append(opts, cmpopts.IgnoreFields(PendingWorkload{}, "Message", "Priority", "Preemptibility", "RequestedGPUs", "NominatedGPUs"))
 	}
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("plan mismatch (-want +got):\n%s", diff)

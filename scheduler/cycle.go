@@ -115,6 +115,7 @@ type podState struct {
 	node        int32 // bound at the snapshot or placed in this cycle; -1 otherwise
 	req         Resources
 	bound       bool // bound at the snapshot
+	reserved    bool // placed on capacity that evictions free: bound in a later cycle
 	terminating bool
 	constrained bool
 }

@@ -203,5 +203,51 @@ func (c *cycle) evictMinimal(wi int32, unit []int32, pool int32, victims []int32
 	if !c.placeIn(wi, unit, pool, &f) {
 		panic("scheduler: a unit that fitted after eviction no longer fits")
 	}
+	c.holdForPreemptor(unit, victims)
 	c.commit(wi, mark)
+}
+
+// holdForPreemptor keeps what the victims free beyond the preemptor's needs from other
+// workloads in this cycle: the victims' pods still hold it until they terminate, so binding
+// anything there now would double-book it (S19, S22). Only the preemptor, which waits for
+// the evictions, is placed on freed capacity.
+func (c *cycle) holdForPreemptor(unit, victims []int32) {
+	type delta struct {
+		node int32
+		res  Resources
+	}
+	var buf [8]delta
+	deltas := buf[:0]
+	addTo := func(node int32, r Resources, plus bool) {
+		i := slices.IndexFunc(deltas, func(d delta) bool { return d.node == node })
+		if i < 0 {
+			deltas = append(deltas, delta{node: node})
+			i = len(deltas) - 1
+		}
+		if plus {
+			deltas[i].res = deltas[i].res.add(r)
+		} else {
+			deltas[i].res = deltas[i].res.sub(r)
+		}
+	}
+	for _, v := range victims {
+		ws := &c.wls[v]
+		if !ws.evicted {
+			continue
+		}
+		for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+			if ps := &c.pods[k]; ps.bound && !ps.terminating {
+				addTo(ps.node, ps.req, true)
+			}
+		}
+	}
+	for _, k := range unit {
+		addTo(c.pods[k].node, c.pods[k].req, false)
+	}
+	for _, d := range deltas {
+		excess := Resources{max(d.res.MilliCPU, 0), max(d.res.Memory, 0), max(d.res.GPUs, 0), max(d.res.Pods, 0)}
+		if excess != (Resources{}) {
+			c.adjustNode(d.node, excess, false)
+		}
+	}
 }

@@ -64,8 +64,10 @@ type PendingWorkload struct {
 	Message        string // a sentence saying what to do
 	QueuePosition  int    // 1 for the next in its project's queue; 0 without a project
 	RequestedGPUs  int64  // GPUs of its pods still to be placed
-	// NominatedNodes are where its pods will go once the evictions made for it are done.
+	// NominatedNodes are where its pods will go once the evictions made for it are done,
+	// and NominatedGPUs how many GPUs are set aside for it there in this plan.
 	NominatedNodes []string
+	NominatedGPUs  int64
 }
 
 // RunningWorkload is a workload holding GPUs after the plan is carried out.

@@ -21,6 +21,8 @@ func (c *cycle) report() {
 			c.plan.Pending = append(c.plan.Pending, c.pendingEntry(int32(wi), 0))
 		}
 	}
+	// without a project there is no queue: by UID, so that the order of the input does not matter
+	slices.SortFunc(c.plan.Pending, func(a, b PendingWorkload) int { return cmp.Compare(a.Workload, b.Workload) })
 	for j := range c.projects {
 		p := &c.projects[j]
 		pos := 0
@@ -86,7 +88,7 @@ func (c *cycle) held(ws *wlState) (pool int32, gpus int64, any bool) {
 	}
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
 		ps := &c.pods[k]
-		if ps.node < 0 || ps.terminating || (!ps.bound && ws.outcome == reservedOutcome) {
+		if ps.node < 0 || ps.terminating || ps.reserved {
 			continue
 		}
 		if pool < 0 {
@@ -166,8 +168,11 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		e.Project = c.projects[ws.project].name
 	}
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ws.outcome == reservedOutcome) {
+		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ps.reserved) {
 			e.RequestedGPUs += ps.req.GPUs
+			if ps.reserved {
+				e.NominatedGPUs += ps.req.GPUs
+			}
 		}
 	}
 	if ws.waitEvictions && ws.outcome == waiting {

@@ -443,7 +443,7 @@ func TestS23_Reasons(t *testing.T) {
 			Plan{
 				Evictions: []Eviction{evict("v", "p", "w", RulePreemption, 1)},
 				Pending: []PendingWorkload{{Workload: "uid-w", Namespace: "ns", Name: "w", Project: "p", Priority: Priority{"high", 125},
-					Preemptibility: Preemptible, Reason: WaitingForEvictions, QueuePosition: 1, RequestedGPUs: 1, NominatedNodes: []string{"n1"},
+					Preemptibility: Preemptible, Reason: WaitingForEvictions, QueuePosition: 1, RequestedGPUs: 1, NominatedNodes: []string{"n1"}, NominatedGPUs: 1,
 					Message: "Waiting for preempted workloads to release their GPUs on n1; it starts when they are gone."}}}},
 	})
 }
