@@ -34,8 +34,15 @@ func decodeJSON(c echo.Context, dst any, accepted ...string) error {
 		}
 		return badRequest("the request body could not be read")
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return badRequest("the request body is empty; send a JSON object")
+	}
+	if trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return badRequest("the request body must be a JSON object")
+		}
+		return badRequest("the request body is not valid JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
