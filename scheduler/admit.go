@@ -102,8 +102,8 @@ func (c *cycle) compareQueue(a, b int32) int {
 	if wa.prio.Value != wb.prio.Value {
 		return cmp.Compare(wb.prio.Value, wa.prio.Value)
 	}
-	if d := wa.w.QueuedAt.Compare(wb.w.QueuedAt); d != 0 {
-		return d
+	if wa.queued != wb.queued {
+		return cmp.Compare(wa.queued, wb.queued)
 	}
 	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
 		return d

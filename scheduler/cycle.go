@@ -97,6 +97,7 @@ type wlState struct {
 	boundGPUs      int64
 	pendingGPUs    int64
 	pool           int32 // pool of its first bound pod, -1 if none
+	queued, start  int64 // QueuedAt and StartedAt in Unix nanoseconds: kept here for sorting
 	running        bool  // has bound pods at the snapshot
 	terminating    bool  // has pods still terminating
 	suspended      bool
@@ -312,7 +313,8 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			continue
 		}
 		wi := int32(len(c.wls))
-		ws := wlState{w: w, project: -1, dept: -1, pool: -1, suspended: w.Phase == PhaseSuspended}
+		ws := wlState{w: w, project: -1, dept: -1, pool: -1, suspended: w.Phase == PhaseSuspended,
+			queued: w.QueuedAt.UnixNano(), start: w.StartedAt.UnixNano()}
 		var policy Policy
 		if j, ok := c.projectIndex[w.Project]; ok {
 			ws.project, ws.dept, policy = j, c.projects[j].dept, c.projects[j].policy
@@ -444,8 +446,8 @@ func (c *cycle) compareRank(a, b int32) int {
 		}
 		return 1
 	}
-	if d := wa.w.StartedAt.Compare(wb.w.StartedAt); d != 0 {
-		return d
+	if wa.start != wb.start {
+		return cmp.Compare(wa.start, wb.start)
 	}
 	return cmp.Compare(wa.w.UID, wb.w.UID)
 }

@@ -159,12 +159,11 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 			if wa.prio.Value != wb.prio.Value {
 				return cmp.Compare(wa.prio.Value, wb.prio.Value)
 			}
-			d := wa.w.StartedAt.Compare(wb.w.StartedAt)
-			if newest {
-				d = -d
-			}
-			if d != 0 {
-				return d
+			if wa.start != wb.start {
+				if newest {
+					return cmp.Compare(wb.start, wa.start)
+				}
+				return cmp.Compare(wa.start, wb.start)
 			}
 			return cmp.Compare(wa.w.UID, wb.w.UID)
 		})

@@ -288,4 +288,3 @@ func (g *generator) place(w *Workload, proj *Project) {
 		}
 	}
 }
-

@@ -103,7 +103,7 @@ type Plan struct {
 	Evictions   []Eviction
 	Resumes     []Resume
 	Pending     []PendingWorkload // by project, then queue position
-	Running     []RunningWorkload // by project, then UID
+	Running     []RunningWorkload // by project, node pool, then rank (section 8 of the contract)
 	Warnings    []Warning         // by workload UID
 	Projects    []QueueStatus     // by project, then node pool
 	Departments []QueueStatus     // by department, then node pool

@@ -100,8 +100,8 @@ func (c *cycle) held(ws *wlState) (pool int32, gpus int64, any bool) {
 	return pool, gpus, any
 }
 
-// reportRunning lists running workloads, marking as borrowed those that end beyond their
-// project's deserved quota in the ranking of section 8.
+// reportRunning lists running workloads by project, node pool and the ranking of section 8,
+// marking as borrowed those that end beyond their project's deserved quota.
 func (c *cycle) reportRunning(count func(j, pool int32)) {
 	type held struct {
 		wi   int32
@@ -118,12 +118,12 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 		if d := cmp.Compare(c.wls[a.wi].project, c.wls[b.wi].project); d != 0 {
 			return d
 		}
-		if d := cmp.Compare(a.pool, b.pool); d != 0 {
-			return d
+		if a.pool != b.pool {
+			return cmp.Compare(a.pool, b.pool)
 		}
 		return c.compareRank(a.wi, b.wi)
 	})
-	c.plan.Running = make([]RunningWorkload, 0, len(list))
+	c.plan.Running = make([]RunningWorkload, len(list))
 	var cum int64
 	for i, h := range list {
 		ws := &c.wls[h.wi]
@@ -131,7 +131,8 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			cum = 0
 		}
 		cum += h.gpus
-		r := RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
+		r := &c.plan.Running[i]
+		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
 			Priority: ws.prio, Preemptibility: preemptibility(ws.preemptible), GPUs: h.gpus}
 		if h.pool >= 0 {
 			r.NodePool = c.pools[h.pool].pool.Name
@@ -143,14 +144,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 				count(ws.project, h.pool)
 			}
 		}
-		c.plan.Running = append(c.plan.Running, r)
 	}
-	slices.SortFunc(c.plan.Running, func(a, b RunningWorkload) int {
-		if d := cmp.Compare(a.Project, b.Project); d != 0 {
-			return d
-		}
-		return cmp.Compare(a.Workload, b.Workload)
-	})
 }
 
 func preemptibility(preemptible bool) Preemptibility {

@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"strconv"
+	"testing"
+)
+
+// Benchmarks of testing.md: one full cycle at the reference size, a reclaim cycle, and how
+// the cost grows with the number of workloads.
+
+func referenceConfig(running, pending int) genConfig {
+	return genConfig{pools: 1, nodes: 1000, gpusPerNode: 8, depts: 20, projects: 200,
+		running: running, pending: pending, maxGang: 1, maxGPUs: 1}
+}
+
+func benchmarkPlan(b *testing.B, s *Snapshot) {
+	b.ReportAllocs()
+	var p Plan
+	for b.Loop() {
+		p = s.Plan()
+	}
+	b.ReportMetric(float64(len(p.Binds)), "binds")
+	b.ReportMetric(float64(len(p.Evictions)), "evictions")
+}
+
+// 1,000 nodes x 8 GPUs, 20 departments, 200 projects, 5,000 running and 10,000 pending.
+func BenchmarkCycle(b *testing.B) {
+	benchmarkPlan(b, genSnapshot(1, referenceConfig(5000, 10000)))
+}
+
+// One in-quota workload must reclaim from 50 borrowing projects that fill the cluster.
+func BenchmarkReclaim(b *testing.B) {
+	benchmarkPlan(b, reclaimSnapshot())
+}
+
+func reclaimSnapshot() *Snapshot {
+	s := &Snapshot{Now: minute(600), Priorities: seededPriorities(), Categories: seededCategories(),
+		WorkloadTypes: seededTypes(), NodePools: []NodePool{{Name: "default"}}}
+	r := Resources{MilliCPU: 64000, Memory: 512 * gi, GPUs: 8, Pods: 110}
+	for i := range 1000 {
+		s.Nodes = append(s.Nodes, Node{Name: "node-" + strconv.Itoa(i), Ready: true, Capacity: r, Allocatable: r})
+	}
+	for d := range 20 {
+		s.Departments = append(s.Departments, Department{Name: "dept-" + strconv.Itoa(d),
+			Quotas: map[string]Quota{"default": {Deserved: 400, Limit: NoLimit, OverQuotaWeight: 2}}})
+	}
+	for p := range 200 {
+		deserved := int64(40) // 50 borrowers get 0 deserved and run beyond it
+		if p < 50 {
+			deserved = 0
+		}
+		s.Projects = append(s.Projects, Project{Name: "proj-" + strconv.Itoa(p), Department: "dept-" + strconv.Itoa(p%20),
+			Quotas: map[string]Quota{"default": {Deserved: deserved, Limit: NoLimit, OverQuotaWeight: 2}}})
+	}
+	// 5,000 running workloads of the 50 borrowers fill all 8,000 GPUs
+	node, used := 0, int64(0)
+	for i := range 5000 {
+		gpus := int64(1)
+		if i < 3000 {
+			gpus = 2
+		}
+		if used+gpus > 8 {
+			node, used = node+1, 0
+		}
+		used += gpus
+		name := "r" + strconv.Itoa(i)
+		s.Workloads = append(s.Workloads, Workload{UID: "uid-" + name, Namespace: "ns", Name: name, Kind: "Pod",
+			Type: "Standard training", Project: "proj-" + strconv.Itoa(i%50), Phase: PhaseRunning,
+			QueuedAt: minute(i % 500), StartedAt: minute(i % 500),
+			Pods: []Pod{{UID: "uid-" + name + "-0", Namespace: "ns", Name: name + "-0", NodeName: "node-" + strconv.Itoa(node),
+				Requests: Resources{MilliCPU: 1000, Memory: gi, GPUs: gpus}}}})
+	}
+	// the in-quota workload: an 8-pod gang of 2 GPUs each in a project that uses nothing
+	w := Workload{UID: "uid-owner", Namespace: "ns", Name: "owner", Kind: "PyTorchJob", Type: "Standard training",
+		Project: "proj-199", Phase: PhasePending, QueuedAt: minute(1), Gang: GangSpec{Replicas: []int32{1, 7}}}
+	for k := range 8 {
+		w.Pods = append(w.Pods, Pod{UID: "uid-owner-" + strconv.Itoa(k), Namespace: "ns", Name: "owner-" + strconv.Itoa(k),
+			Requests: Resources{MilliCPU: 1000, Memory: gi, GPUs: 2}})
+	}
+	s.Workloads = append(s.Workloads, w)
+	return s
+}
+
+// Growth with the number of workloads on the same 1,000 nodes: a third running, the rest pending.
+func BenchmarkCycleGrowth(b *testing.B) {
+	for _, w := range []int{1000, 10000, 50000} {
+		b.Run(strconv.Itoa(w/1000)+"k", func(b *testing.B) {
+			benchmarkPlan(b, genSnapshot(1, referenceConfig(w/3, w-w/3)))
+		})
+	}
+}
