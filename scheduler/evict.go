@@ -27,25 +27,10 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
 			continue
 		}
-		mark := c.st.mark()
-		victims := c.victimBuf[:0]
-		placed := false
-		for !placed {
-			v := c.nextReclaimVictim(ws.project, pool, deptInQuota)
-			if v < 0 {
-				break
-			}
-			c.st.evict(v, wi, RuleReclaim)
-			victims = append(victims, v)
-			placed = c.fits(wi, unit, pool)
+		next := func() int32 { return c.nextReclaimVictim(ws.project, pool, deptInQuota) }
+		if c.evictUntilFits(wi, unit, pool, next, RuleReclaim) {
+			return true
 		}
-		c.victimBuf = victims
-		if !placed {
-			c.st.rollback(mark)
-			continue
-		}
-		c.evictMinimal(wi, unit, pool, victims, mark, RuleReclaim)
-		return true
 	}
 	return false
 }
@@ -167,25 +152,44 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 			}
 			return cmp.Compare(wa.w.UID, wb.w.UID)
 		})
-		mark := c.st.mark()
-		victims := c.victimBuf[:0]
-		placed := false
-		for _, v := range cands {
-			c.st.evict(v, wi, RulePreemption)
-			victims = append(victims, v)
-			if placed = c.fits(wi, unit, pool); placed {
-				break
+		i := 0
+		next := func() int32 {
+			if i == len(cands) {
+				return -1
 			}
+			i++
+			return cands[i-1]
 		}
-		c.victimBuf = victims
-		if !placed {
-			c.st.rollback(mark)
-			continue
+		if c.evictUntilFits(wi, unit, pool, next, RulePreemption) {
+			return true
 		}
-		c.evictMinimal(wi, unit, pool, victims, mark, RulePreemption)
-		return true
 	}
 	return false
+}
+
+// evictUntilFits evicts victims in the order next gives them until the unit fits in the
+// pool (the shortest such prefix), then prunes and commits; if the unit never fits, nothing
+// is evicted (S19).
+func (c *cycle) evictUntilFits(wi int32, unit []int32, pool int32, next func() int32, r Rule) bool {
+	mark := c.st.mark()
+	victims := c.victimBuf[:0]
+	placed := false
+	for !placed {
+		v := next()
+		if v < 0 {
+			break
+		}
+		c.st.evict(v, wi, r)
+		victims = append(victims, v)
+		placed = c.fits(wi, unit, pool)
+	}
+	c.victimBuf = victims
+	if !placed {
+		c.st.rollback(mark)
+		return false
+	}
+	c.evictMinimal(wi, unit, pool, victims, mark, r)
+	return true
 }
 
 // evictMinimal prunes a victim set after which the unit fits: victims are given back, the
