@@ -46,7 +46,7 @@ func newBrowser(t *testing.T) context.Context {
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return

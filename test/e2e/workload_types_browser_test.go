@@ -61,7 +61,7 @@ func TestBrowserFiltersWithoutReload(t *testing.T) {
 		chromedp.Navigate(a.URL+"/workload-types"),
 		chromedp.WaitVisible(`input[name="search"]`),
 		chromedp.SendKeys(`input[name="search"]`, "ray"),
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#types-table form[role=row]').length === 3`),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#types-table form[role=row]').length === 3 && document.querySelector('#types-results .count').textContent === '3 workload types'`),
 	)
 	if err != nil {
 		t.Fatalf("searching for ray did not leave the 3 Ray types: %v", err)

@@ -1,0 +1,45 @@
+# Arbiter — the two commands a newcomer needs are `make run` and `make test` (see README.md).
+GO       ?= go
+BIN      := bin/arbiter
+PKGS     := ./...
+# Tests share two cores with PostgreSQL, a control plane and Chromium: keep parallelism modest.
+TESTFLAGS ?= -p 2 -timeout 60m
+
+.PHONY: all build run test test-unit generate lint k8s bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/arbiter
+
+## run: start the whole product on embedded defaults (private Postgres, local control plane, demo data)
+run: build k8s
+	./$(BIN) serve --demo
+
+## k8s: build the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+## kwok) into the cache if missing; minutes the first time, instant afterwards
+k8s: build
+	./$(BIN) devcluster build
+
+## test: lint, then every test: unit, real PostgreSQL, local control plane, Chromium
+test: lint k8s
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## generate: regenerate templ components
+generate:
+	$(GO) tool templ generate
+
+## lint: gofmt, go vet, and templ generate must leave no diff
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) tool templ generate >/dev/null
+	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then echo "templ generate changed generated files; run make generate and commit:"; git status --porcelain -- '*_templ.go'; exit 1; fi
+
+## bench: scheduler core and API benchmarks (figures, not pass/fail)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./bench/
+
+clean:
+	rm -rf bin artifacts
