@@ -452,6 +452,8 @@ func (c *Cluster) Dir() string { return c.dir }
 
 // PIDs returns the process ids of the cluster's components by name.
 func (c *Cluster) PIDs() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	m := map[string]int{}
 	for _, p := range c.st.Processes {
 		m[p.Name] = p.PID
@@ -497,9 +499,11 @@ func (c *Cluster) stop(grace time.Duration) error {
 	}
 	c.mu.Lock()
 	c.procs = nil
-	c.st.Processes = nil
 	c.mu.Unlock()
-	os.Remove(filepath.Join(c.dir, "state.json"))
+	// Remove the record unless another Start has replaced it meanwhile.
+	if cur, _ := readState(c.dir); cur != nil && cur.OwnerPID == c.st.OwnerPID && cur.StartedAt.Equal(c.st.StartedAt) {
+		os.Remove(filepath.Join(c.dir, "state.json"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -640,6 +644,9 @@ func terminate(pid int, grace time.Duration, done <-chan struct{}) error {
 			}
 		}
 		return !pidAlive(pid)
+	}
+	if gone() {
+		return nil
 	}
 	syscall.Kill(-pid, syscall.SIGTERM)
 	syscall.Kill(pid, syscall.SIGTERM)

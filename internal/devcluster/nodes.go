@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,19 +152,35 @@ func (p Pool) Node(i int) *corev1.Node {
 // (the API server keeps a node's status on create); kwok makes them Ready. Existing nodes are
 // left as they are.
 func AddNodes(ctx context.Context, client kubernetes.Interface, pools []Pool) error {
+	var nodes []*corev1.Node
 	for _, p := range pools {
 		for i := 0; i < p.Nodes; i++ {
-			n := p.Node(i)
-			_, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("devcluster: creating node %s: %w", n.Name, err)
-			}
+			nodes = append(nodes, p.Node(i))
 		}
 	}
-	return nil
+	// A few requests at a time: hundreds of nodes (benchmarks) take seconds, not minutes.
+	work := make(chan *corev1.Node)
+	errs := make(chan error, len(nodes))
+	var wg sync.WaitGroup
+	for range min(16, len(nodes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range work {
+				_, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+				if err != nil && !apierrors.IsAlreadyExists(err) {
+					errs <- fmt.Errorf("devcluster: creating node %s: %w", n.Name, err)
+				}
+			}
+		}()
+	}
+	for _, n := range nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs // the first error, or nil
 }
 
 // SyncNodes makes the devcluster-created nodes exactly those of pools: it adds the missing ones
@@ -220,3 +237,5 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, pools []Po
 	}
 	return nil
 }
+
+func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

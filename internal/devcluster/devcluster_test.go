@@ -1,0 +1,398 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// One cluster for the test binary; tests isolate themselves by namespace.
+var testCluster *Cluster
+
+const testNodes = "a100=2x8,cpu=1x0"
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "devcluster-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	start := time.Now()
+	c, err := Start(ctx, Options{Dir: dir, Nodes: testNodes, Progress: os.Stderr, Timeout: 3 * time.Minute})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the devcluster:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "devcluster: test cluster ready in %s\n", time.Since(start).Round(10*time.Millisecond))
+	testCluster = c
+	code := m.Run()
+	pids := c.PIDs()
+	if err := c.Stop(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the devcluster:", err)
+		code = 1
+	}
+	for name, pid := range pids {
+		if pidAlive(pid) {
+			fmt.Fprintf(os.Stderr, "devcluster: %s (pid %d) still running after Stop\n", name, pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+			code = 1
+		}
+	}
+	return code
+}
+
+func testNamespace(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}
+	created, err := client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.CoreV1().Namespaces().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
+	})
+	return created.Name
+}
+
+func TestParseNodeSpec(t *testing.T) {
+	pools, err := ParseNodeSpec("a100=4x8, h100=2x8,cpu=3x0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pool{{"a100", 4, 8}, {"h100", 2, 8}, {"cpu", 3, 0}}
+	if fmt.Sprint(pools) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", pools, want)
+	}
+	if pools, err := ParseNodeSpec(""); err != nil || len(pools) != 0 {
+		t.Fatalf("empty spec: %v %v", pools, err)
+	}
+	for _, bad := range []string{"a100", "a100=4", "a100=x8", "A100=1x8", "a100=0x8", "a100=1x8,a100=2x8", "a100=1x65", "-a=1x1"} {
+		if _, err := ParseNodeSpec(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestNodesReadyWithGPUs(t *testing.T) {
+	client := testCluster.Client()
+	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: LabelNodePool + "=a100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 {
+		t.Fatalf("%d a100 nodes, want 2", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		gpu := n.Status.Allocatable[ResourceGPU]
+		if gpu.Value() != 8 {
+			t.Errorf("%s: allocatable nvidia.com/gpu %s, want 8", n.Name, gpu.String())
+		}
+		if cpu := n.Status.Capacity[corev1.ResourceCPU]; cpu.Value() != 64 {
+			t.Errorf("%s: cpu %s, want 64", n.Name, cpu.String())
+		}
+		if n.Labels[LabelGPUProduct] != "NVIDIA-A100-SXM4-80GB" {
+			t.Errorf("%s: labels %v", n.Name, n.Labels)
+		}
+		ready := false
+		for _, c := range n.Status.Conditions {
+			ready = ready || c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		}
+		if !ready {
+			t.Errorf("%s not Ready: %v", n.Name, n.Status.Conditions)
+		}
+	}
+	cpuNode, err := client.CoreV1().Nodes().Get(context.Background(), "kwok-cpu-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cpuNode.Status.Capacity[ResourceGPU]; ok {
+		t.Errorf("cpu node has GPUs: %v", cpuNode.Status.Capacity)
+	}
+}
+
+func podsOf(t *testing.T, client kubernetes.Interface, ns, selector string) []corev1.Pod {
+	t.Helper()
+	list, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func bind(t *testing.T, client kubernetes.Interface, pod *corev1.Pod, node string) {
+	t.Helper()
+	err := client.CoreV1().Pods(pod.Namespace).Bind(context.Background(), &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("binding %s to %s: %v", pod.Name, node, err)
+	}
+}
+
+func waitPhase(t *testing.T, client kubernetes.Interface, ns, name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pod = p
+		return p.Status.Phase == phase, nil
+	})
+	if err != nil {
+		got := "no pod"
+		if pod != nil {
+			got = string(pod.Status.Phase)
+		}
+		t.Fatalf("pod %s/%s not %s within %s (phase %s)", ns, name, phase, timeout, got)
+	}
+	return pod
+}
+
+// A Job whose pods opt in to schedulerName arbiter: nothing schedules them (kube-scheduler
+// does not run), the test binds them, kwok runs them for their annotated duration and
+// completes them, and the Job completes.
+func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
+	t.Parallel()
+	client := testCluster.Client()
+	ns := testNamespace(t, client)
+	ctx := context.Background()
+	const runSeconds = 4
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "train"},
+		Spec: batchv1.JobSpec{
+			Parallelism:  ptr(int32(2)),
+			Completions:  ptr(int32(2)),
+			BackoffLimit: ptr(int32(0)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRunSeconds: fmt.Sprint(runSeconds)}},
+				Spec: corev1.PodSpec{
+					SchedulerName: "arbiter",
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name:  "train",
+						Image: "example.com/train:latest",
+						Resources: corev1.ResourceRequirements{
+							Limits: corev1.ResourceList{ResourceGPU: *resourceQuantity(4)},
+						},
+					}},
+				},
+			},
+		},
+	}
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods = podsOf(t, client, ns, "job-name=train")
+		return len(pods) == 2, nil
+	}); err != nil {
+		t.Fatalf("the Job's pods were not created: %d pods", len(pods))
+	}
+	// Nobody else schedules them.
+	time.Sleep(time.Second)
+	for _, p := range podsOf(t, client, ns, "job-name=train") {
+		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
+			t.Fatalf("pod %s was scheduled by someone else: node %q phase %s", p.Name, p.Spec.NodeName, p.Status.Phase)
+		}
+	}
+	for i := range pods {
+		bind(t, client, &pods[i], fmt.Sprintf("kwok-a100-%d", i))
+	}
+	for _, p := range pods {
+		running := waitPhase(t, client, ns, p.Name, corev1.PodRunning, 15*time.Second)
+		if running.Status.StartTime == nil {
+			t.Fatalf("pod %s Running without a start time", p.Name)
+		}
+		// Still running well before its duration has elapsed.
+		if d := time.Since(running.Status.StartTime.Time); d < time.Duration(runSeconds-2)*time.Second {
+			time.Sleep(500 * time.Millisecond)
+			again, _ := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+			if again.Status.Phase != corev1.PodRunning {
+				t.Fatalf("pod %s is %s %s after it started, want Running for %ds", p.Name, again.Status.Phase, d, runSeconds)
+			}
+		}
+	}
+	for _, p := range pods {
+		done := waitPhase(t, client, ns, p.Name, corev1.PodSucceeded, 30*time.Second)
+		cs := done.Status.ContainerStatuses
+		if len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 0 {
+			t.Fatalf("pod %s: container statuses %+v", p.Name, cs)
+		}
+		ran := cs[0].State.Terminated.FinishedAt.Sub(done.Status.StartTime.Time)
+		if ran < (runSeconds-1)*time.Second || ran > (runSeconds+5)*time.Second {
+			t.Errorf("pod %s ran %s, want about %ds", p.Name, ran, runSeconds)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		j, err := client.BatchV1().Jobs(ns).Get(ctx, "train", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatal("the Job did not complete")
+	}
+}
+
+// A pod annotated to fail fails after its duration; a pod without a duration keeps running;
+// a pod for the default scheduler stays unscheduled (kube-scheduler is not running).
+func TestPodFailsOrRunsForever(t *testing.T) {
+	t.Parallel()
+	client := testCluster.Client()
+	ns := testNamespace(t, client)
+	ctx := context.Background()
+	mk := func(name string, ann map[string]string, scheduler string) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+			Spec: corev1.PodSpec{
+				SchedulerName: scheduler,
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "example.com/c"}},
+			},
+		}
+		created, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created
+	}
+	failing := mk("failing", map[string]string{AnnotationRunSeconds: "1", AnnotationExit: "failed"}, "arbiter")
+	forever := mk("forever", nil, "arbiter")
+	unscheduled := mk("unscheduled", nil, "")
+	bind(t, client, failing, "kwok-cpu-0")
+	bind(t, client, forever, "kwok-cpu-0")
+	failed := waitPhase(t, client, ns, "failing", corev1.PodFailed, 20*time.Second)
+	if cs := failed.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 1 {
+		t.Fatalf("failed pod: container statuses %+v", cs)
+	}
+	waitPhase(t, client, ns, "forever", corev1.PodRunning, 10*time.Second)
+	time.Sleep(2 * time.Second)
+	if p, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("pod without a duration: %v %v", p.Status.Phase, err)
+	}
+	if p, err := client.CoreV1().Pods(ns).Get(ctx, unscheduled.Name, metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("a default-scheduler pod was scheduled (node %q): kube-scheduler must not run by default (%v)", p.Spec.NodeName, err)
+	}
+	// Deleting a running pod removes it at once.
+	if err := client.CoreV1().Pods(ns).Delete(ctx, "forever", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{})
+		return err != nil, nil
+	}); err != nil {
+		t.Fatal("deleted pod still there")
+	}
+}
+
+// Starting again in the directory of a healthy running cluster returns it as it is.
+func TestStartAgainReusesRunningCluster(t *testing.T) {
+	c, err := Start(context.Background(), Options{Dir: testCluster.Dir(), Nodes: testNodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.PIDs()) != fmt.Sprint(testCluster.PIDs()) {
+		t.Fatalf("PIDs %v, want the running cluster's %v", c.PIDs(), testCluster.PIDs())
+	}
+	if err := c.Stop(context.Background()); err != nil { // does not stop a reused cluster
+		t.Fatal(err)
+	}
+	for name, pid := range testCluster.PIDs() {
+		if !pidAlive(pid) {
+			t.Fatalf("%s stopped by Stop of a reused cluster", name)
+		}
+	}
+}
+
+// A second cluster in its own directory: a component that dies is reported with its log; a
+// start in a directory with leftovers of a broken cluster replaces them; Stop leaves nothing.
+func TestBrokenClusterIsReportedAndReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second cluster")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := Start(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := c.PIDs()
+	if err := syscall.Kill(first[Kwok], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.Failed():
+		if !strings.Contains(err.Error(), "kwok exited") || !strings.Contains(err.Error(), filepath.Join(dir, "logs", "kwok.log")) {
+			t.Errorf("failure report: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the death of kwok was not reported")
+	}
+	// Start again in the same directory, as a new owner would after a crash: the leftovers are
+	// stopped and a new cluster runs.
+	c2, err := Start(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range first {
+		if pidAlive(pid) {
+			t.Errorf("%s (pid %d) of the broken cluster still running", name, pid)
+		}
+	}
+	second := c2.PIDs()
+	if len(second) != 4 {
+		t.Errorf("components %v, want etcd, kube-apiserver, kube-controller-manager, kwok", second)
+	}
+	if _, err := c2.Client().CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(ctx) // the first owner stopping late must not touch the second cluster's processes
+	for name, pid := range second {
+		if !pidAlive(pid) {
+			t.Fatalf("%s of the new cluster stopped by the old owner", name)
+		}
+	}
+	if err := c2.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range second {
+		if pidAlive(pid) {
+			t.Errorf("%s (pid %d) still running after Stop", name, pid)
+		}
+	}
+	if exists(filepath.Join(dir, "state.json")) {
+		t.Error("state.json left after Stop")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
