@@ -1,0 +1,315 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// DefaultNodePoolName is the seeded pool that holds every node no other pool selects.
+const DefaultNodePoolName = "default"
+
+// DefaultNodePoolID is the default pool's stable id.
+var DefaultNodePoolID = SeedID("node-pool", DefaultNodePoolName)
+
+// Placement values of a node pool (scheduling.md S21).
+const (
+	Binpack = "binpack"
+	Spread  = "spread"
+)
+
+// NodePoolLabelKey is the label by which Arbiter's development nodes name their pool; the
+// console proposes it for new pools.
+const NodePoolLabelKey = "arbiter.dev/node-pool"
+
+// NodePool is a set of nodes selected by one label (the default pool: by none).
+type NodePool struct {
+	ID         uuid.UUID `db:"id"`
+	Name       string    `db:"name"`
+	LabelKey   string    `db:"label_key"`
+	LabelValue string    `db:"label_value"`
+	Placement  string    `db:"placement"`
+	CreatedAt  time.Time `db:"created_at"`
+	CreatedBy  string    `db:"created_by"`
+	UpdatedAt  time.Time `db:"updated_at"`
+	UpdatedBy  string    `db:"updated_by"`
+}
+
+// IsDefault reports whether this is the seeded default pool.
+func (p NodePool) IsDefault() bool { return p.ID == DefaultNodePoolID }
+
+// NodePoolSpec is the list spec of node pools.
+var NodePoolSpec = listquery.Spec{
+	Fields: map[string]listquery.Field{
+		"name":       {Kind: listquery.String, Column: "np.name", Sortable: true},
+		"labelKey":   {Kind: listquery.String, Column: "np.label_key", Sortable: true},
+		"labelValue": {Kind: listquery.String, Column: "np.label_value", Sortable: true},
+		"placement":  {Kind: listquery.String, Column: "np.placement", Sortable: true},
+		"createdAt":  {Kind: listquery.Time, Column: "np.created_at", Sortable: true},
+	},
+	DefaultSort:  "name",
+	TieBreak:     "np.id",
+	SearchColumn: "np.name",
+}
+
+// NodePools lists the node pools.
+func (s *Store) NodePools(ctx context.Context, q listquery.Query) ([]NodePool, error) {
+	return nodePoolList(ctx, s.pool, q)
+}
+
+func nodePoolList(ctx context.Context, db querier, q listquery.Query) ([]NodePool, error) {
+	var args listquery.Args
+	rows, err := db.Query(ctx, `SELECT np.* FROM node_pools np WHERE `+q.Where(NodePoolSpec, &args)+` ORDER BY `+q.OrderBy(NodePoolSpec), args...)
+	return scanAll[NodePool](rows, err)
+}
+
+// NodePool returns one node pool.
+func (s *Store) NodePool(ctx context.Context, id uuid.UUID) (NodePool, error) {
+	return nodePool(ctx, s.pool, id)
+}
+
+func nodePool(ctx context.Context, db querier, id uuid.UUID) (NodePool, error) {
+	rows, err := db.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.id = $1`, id)
+	return scanOne[NodePool](rows, err, "node pool "+id.String())
+}
+
+// NodePoolUpdate holds the editable fields of a node pool. On create, Name is required, an
+// absent LabelKey is an error for every pool but default, an absent LabelValue is the pool's
+// name and an absent Placement is binpack. A nil Placement value means binpack.
+type NodePoolUpdate struct {
+	Name       Optional[string]
+	LabelKey   Optional[string]
+	LabelValue Optional[string]
+	Placement  Optional[string]
+}
+
+// CreateNodePool adds a node pool.
+func (s *Store) CreateNodePool(ctx context.Context, u NodePoolUpdate, by Actor) (NodePool, error) {
+	var created NodePool
+	if !u.Name.Set || u.Name.Value == nil {
+		return created, Invalid("a node pool needs a name")
+	}
+	if !u.LabelValue.Set {
+		u.LabelValue = Optional[string]{Set: true, Value: u.Name.Value}
+	}
+	if !u.LabelKey.Set {
+		u.LabelKey = Optional[string]{Set: true, Value: new(string)} // refused below, with the reason
+	}
+	id := uuid.New()
+	err := s.changeConfig(ctx, "node_pools", by.entry("create", "node-pool", id.String(), *u.Name.Value), func(tx pgx.Tx, audit *AuditEntry) error {
+		// The row starts with a placeholder name and selector unique to it; the update that
+		// follows validates and sets the real ones, as for any later change.
+		if _, err := tx.Exec(ctx, `INSERT INTO node_pools (id, name, label_key, label_value, created_by, updated_by) VALUES ($1, $2, $2, $2, $3, $3)`,
+			id, "pool-"+id.String(), by.Subject); err != nil {
+			return err
+		}
+		var err error
+		created, err = applyNodePoolUpdate(ctx, tx, id, u, by, audit)
+		return err
+	})
+	return created, err
+}
+
+// UpdateNodePool changes a node pool. The default pool keeps its name and its empty selector.
+func (s *Store) UpdateNodePool(ctx context.Context, id uuid.UUID, u NodePoolUpdate, by Actor) (NodePool, error) {
+	var updated NodePool
+	err := s.changeConfig(ctx, "node_pools", by.entry("update", "node-pool", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
+		var err error
+		updated, err = applyNodePoolUpdate(ctx, tx, id, u, by, audit)
+		return err
+	})
+	return updated, err
+}
+
+func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoolUpdate, by Actor, audit *AuditEntry) (NodePool, error) {
+	before, err := nodePool(ctx, tx, id)
+	if err != nil {
+		return before, err
+	}
+	after := before
+	if u.Name.Set {
+		if u.Name.Value == nil {
+			return before, Invalid("a node pool's name cannot be null")
+		}
+		after.Name = *u.Name.Value
+	}
+	if u.LabelKey.Set {
+		if u.LabelKey.Value == nil {
+			return before, Invalid("a node pool's labelKey cannot be null")
+		}
+		after.LabelKey = *u.LabelKey.Value
+	}
+	if u.LabelValue.Set {
+		after.LabelValue = ""
+		if u.LabelValue.Value != nil {
+			after.LabelValue = *u.LabelValue.Value
+		}
+	}
+	if u.Placement.Set {
+		after.Placement = Binpack
+		if u.Placement.Value != nil {
+			after.Placement = *u.Placement.Value
+		}
+	}
+	if err := checkNodePool(before, after); err != nil {
+		return before, err
+	}
+	if err := nameFree(ctx, tx, "node_pools", "node pool", after.Name, id); err != nil {
+		return before, err
+	}
+	var other string
+	err = tx.QueryRow(ctx, `SELECT name FROM node_pools WHERE label_key = $1 AND label_value = $2 AND id <> $3`, after.LabelKey, after.LabelValue, id).Scan(&other)
+	if err == nil {
+		return before, Conflict("node pool %s already selects the nodes labelled %s=%s; choose another label", other, after.LabelKey, after.LabelValue)
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return before, err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE node_pools SET name = $2, label_key = $3, label_value = $4, placement = $5, updated_at = now(), updated_by = $6
+		WHERE id = $1`, id, after.Name, after.LabelKey, after.LabelValue, after.Placement, by.Subject); err != nil {
+		return before, err
+	}
+	if after, err = nodePool(ctx, tx, id); err != nil {
+		return before, err
+	}
+	audit.EntityName = after.Name
+	if audit.Action == "update" {
+		recordChange(audit.Changes, "name", before.Name, after.Name)
+		recordChange(audit.Changes, "labelKey", before.LabelKey, after.LabelKey)
+		recordChange(audit.Changes, "labelValue", before.LabelValue, after.LabelValue)
+		recordChange(audit.Changes, "placement", before.Placement, after.Placement)
+	} else {
+		audit.Changes["labelKey"] = Change{To: after.LabelKey}
+		audit.Changes["labelValue"] = Change{To: after.LabelValue}
+		audit.Changes["placement"] = Change{To: after.Placement}
+	}
+	return after, nil
+}
+
+func checkNodePool(before, after NodePool) error {
+	if before.IsDefault() {
+		if after.Name != DefaultNodePoolName {
+			return Invalid("the default node pool cannot be renamed; it holds every node no other pool selects")
+		}
+		if after.LabelKey != "" || after.LabelValue != "" {
+			return Invalid("the default node pool selects no label (it holds every node no other pool selects); create another pool for %s=%s", after.LabelKey, after.LabelValue)
+		}
+	} else {
+		if err := CheckName("node pool", after.Name); err != nil {
+			return err
+		}
+		if err := checkLabelKey(after.LabelKey); err != nil {
+			return err
+		}
+		if err := checkLabelValue(after.LabelValue); err != nil {
+			return err
+		}
+	}
+	if after.Placement != Binpack && after.Placement != Spread {
+		return Invalid("placement %q is not valid; use %q (fill the fullest node first) or %q", after.Placement, Binpack, Spread)
+	}
+	return nil
+}
+
+// DeleteNodePool removes a node pool. The default pool cannot be deleted (ErrInvalid); a
+// pool that quotas refer to cannot either (ErrConflict naming them), so that no guarantee
+// disappears unnoticed. The pool leaves every project's node-pool order.
+func (s *Store) DeleteNodePool(ctx context.Context, id uuid.UUID, by Actor) error {
+	return s.changeConfig(ctx, "node_pools", by.entry("delete", "node-pool", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
+		p, err := nodePool(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		audit.EntityName = p.Name
+		if p.IsDefault() {
+			return Invalid("the default node pool cannot be deleted; it holds every node no other pool selects")
+		}
+		var users []string
+		err = tx.QueryRow(ctx, `
+			SELECT coalesce(array_agg(who ORDER BY who), '{}') FROM (
+			  SELECT 'department ' || d.name AS who FROM department_quotas q JOIN departments d ON d.id = q.department_id WHERE q.node_pool_id = $1
+			  UNION ALL
+			  SELECT 'project ' || p.name FROM project_quotas q JOIN projects p ON p.id = q.project_id WHERE q.node_pool_id = $1) u`, id).Scan(&users)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			return Conflict("node pool %s is in the quotas of %s; remove those quotas first", p.Name, listNames(users))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE projects SET node_pool_ids = array_remove(node_pool_ids, $1) WHERE $1 = ANY(node_pool_ids)`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM node_pools WHERE id = $1`, id)
+		return err
+	})
+}
+
+// dnsLabel is a DNS-1123 label: what Kubernetes accepts as a namespace name.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// CheckName accepts names that are DNS-1123 labels (lower-case letters, digits and '-',
+// starting and ending with a letter or digit, at most 63 characters), so that a name can
+// also name a namespace or a label value.
+func CheckName(what, name string) error {
+	if name == "" {
+		return Invalid("a %s needs a name", what)
+	}
+	if len(name) > 63 || !dnsLabel.MatchString(name) {
+		return Invalid("%s name %q is not valid; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", what, name)
+	}
+	return nil
+}
+
+var (
+	labelPrefix = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	labelName   = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+)
+
+func checkLabelKey(key string) error {
+	if key == "" {
+		return Invalid("a node pool other than default needs a labelKey: it holds the nodes labelled labelKey=labelValue (for example %s=gpu-a100)", NodePoolLabelKey)
+	}
+	prefix, name, hasPrefix := strings.Cut(key, "/")
+	if !hasPrefix {
+		prefix, name = "", key
+	}
+	if (hasPrefix && (len(prefix) > 253 || !labelPrefix.MatchString(prefix))) || len(name) > 63 || !labelName.MatchString(name) {
+		return Invalid("labelKey %q is not a valid Kubernetes label key; use an optional DNS prefix and '/' and a name of at most 63 letters, digits, '-', '_' or '.', such as %s", key, NodePoolLabelKey)
+	}
+	return nil
+}
+
+func checkLabelValue(v string) error {
+	if v != "" && (len(v) > 63 || !labelName.MatchString(v)) {
+		return Invalid("labelValue %q is not a valid Kubernetes label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", v)
+	}
+	return nil
+}
+
+// nameFree refuses a name another row of table already has.
+func nameFree(ctx context.Context, tx pgx.Tx, table, what, name string, self uuid.UUID) error {
+	var taken bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE name = $1 AND id <> $2)`, name, self).Scan(&taken); err != nil {
+		return err
+	}
+	if taken {
+		return Conflict("a %s named %s already exists; choose another name", what, name)
+	}
+	return nil
+}
+
+// listNames joins names for a sentence, shortening long lists.
+func listNames(names []string) string {
+	const most = 5
+	if len(names) > most {
+		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return strings.Join(names, ", ")
+}
