@@ -50,11 +50,11 @@ type component struct {
 }
 
 var components = []component{
-	{Etcd, "etcd", ".", "~1 min"},
-	{KubeAPIServer, ".", "./kube-apiserver", "~3 min"},
-	{KubeControllerManager, ".", "./kube-controller-manager", "~1 min"},
-	{KubeScheduler, ".", "./kube-scheduler", "<1 min"},
-	{Kwok, "kwok", "sigs.k8s.io/kwok/cmd/kwok", "~1.5 min"},
+	{Etcd, "etcd", ".", "~1.5 min"},
+	{KubeAPIServer, ".", "./kube-apiserver", "together ~8-14 min"},
+	{KubeControllerManager, ".", "./kube-controller-manager", ""},
+	{KubeScheduler, ".", "./kube-scheduler", ""},
+	{Kwok, "kwok", "sigs.k8s.io/kwok/cmd/kwok", "~2 min"},
 }
 
 // EnvSource names the directory of the hack/k8s module when it cannot be found by walking up
@@ -175,8 +175,8 @@ func stamp(src string, c component, ldflags string) (string, error) {
 // were built from other versions, printing progress to progress (may be nil), and returns where
 // they are. With ARBITER_K8S_BIN set it returns that directory unchecked. Concurrent callers
 // (e.g. two test binaries) serialise on a lock file in the cache directory; the second finds
-// the binaries built. A first build takes about 5 minutes on 2 cores; a cached run takes
-// milliseconds.
+// the binaries built. A first build takes 10-20 minutes on 2 cores (about 19 CPU-minutes); a
+// cached run takes a few milliseconds.
 func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
 	if progress == nil {
 		progress = io.Discard
@@ -244,7 +244,7 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 		return nil, err
 	}
 	start := time.Now()
-	fmt.Fprintf(progress, "devcluster: building the local Kubernetes control plane %s into %s (first run only; about 5 minutes on 2 cores)\n", version, dir)
+	fmt.Fprintf(progress, "devcluster: building the local Kubernetes control plane %s into %s (first run only: about 10-20 minutes on 2 cores, then cached)\n", version, dir)
 	for _, module := range []string{"etcd", ".", "kwok"} {
 		cs := stale[module]
 		if len(cs) == 0 {
@@ -274,17 +274,20 @@ func versionLDFlags(version string) string {
 
 func buildModule(ctx context.Context, goBin, src, module string, cs []component, dir, ldflags string, stamps map[string]string, progress io.Writer) error {
 	names := make([]string, len(cs))
-	hints := make([]string, len(cs))
+	var hints []string
 	pkgs := make([]string, len(cs))
 	for i, c := range cs {
-		names[i], hints[i], pkgs[i] = c.name, c.name+" "+c.hint, c.pkg
+		names[i], pkgs[i] = c.name, c.pkg
+		if c.hint != "" {
+			hints = append(hints, c.hint)
+		}
 	}
 	tmp, err := os.MkdirTemp(dir, ".build-")
 	if err != nil {
 		return fmt.Errorf("devcluster: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(progress, "devcluster: building %s (first run only: %s)...\n", strings.Join(names, ", "), strings.Join(hints, ", "))
+	fmt.Fprintf(progress, "devcluster: building %s (first run only, %s on 2 cores)...\n", strings.Join(names, ", "), strings.Join(hints, ", "))
 	start := time.Now()
 	args := []string{"build", "-trimpath", "-o", tmp + string(filepath.Separator)}
 	if module != "kwok" {

@@ -248,7 +248,10 @@ func (c *Cluster) start(ctx context.Context, bins *Binaries, opts Options, pools
 		"--service-account-key-file="+pki("sa.pub"),
 		"--service-account-signing-key-file="+pki("sa.key"),
 		"--service-cluster-ip-range=10.96.0.0/16",
-		"--disable-admission-plugins=ServiceAccount",
+		// No service account tokens in pods; and no node.kubernetes.io/not-ready taint on new
+		// nodes: the node lifecycle controller that would lift it does not run (kwok's nodes
+		// are Ready from the start).
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--allow-privileged=true",
 		"--max-requests-inflight=1000",
 		"--max-mutating-requests-inflight=500",

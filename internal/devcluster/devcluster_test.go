@@ -114,6 +114,9 @@ func TestNodesReadyWithGPUs(t *testing.T) {
 		if n.Labels[LabelGPUProduct] != "NVIDIA-A100-SXM4-80GB" {
 			t.Errorf("%s: labels %v", n.Name, n.Labels)
 		}
+		if len(n.Spec.Taints) != 0 {
+			t.Errorf("%s has taints %v; schedulers would not place pods there", n.Name, n.Spec.Taints)
+		}
 		ready := false
 		for _, c := range n.Status.Conditions {
 			ready = ready || c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
