@@ -1,10 +1,13 @@
 package devcluster
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,7 +26,25 @@ var testCluster *Cluster
 const testNodes = "a100=2x8,cpu=1x0"
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("DEVCLUSTER_TEST_HELPER_DIR"); dir != "" {
+		helperOwner(dir)
+		return
+	}
 	os.Exit(runMain(m))
+}
+
+// helperOwner starts a cluster (not detached), prints its PIDs and waits to be killed.
+func helperOwner(dir string) {
+	c, err := Start(context.Background(), Options{Dir: dir})
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(1)
+	}
+	for _, pid := range c.PIDs() {
+		fmt.Println("PID", pid)
+	}
+	fmt.Println("READY")
+	select {}
 }
 
 func runMain(m *testing.M) int {
@@ -395,6 +416,55 @@ func TestBrokenClusterIsReportedAndReplaced(t *testing.T) {
 	}
 	if exists(filepath.Join(dir, "state.json")) {
 		t.Error("state.json left after Stop")
+	}
+}
+
+// The components of a cluster that is not detached die with the process that started it, even
+// when that process is SIGKILLed and cannot stop them.
+func TestComponentsDieWithTheirOwner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second cluster")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DEVCLUSTER_TEST_HELPER_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if pid, ok := strings.CutPrefix(line, "PID "); ok {
+			n, _ := strconv.Atoi(pid)
+			pids = append(pids, n)
+		}
+		if line == "READY" || strings.HasPrefix(line, "ERROR") {
+			if line != "READY" {
+				t.Fatal(line)
+			}
+			break
+		}
+	}
+	if len(pids) != 4 {
+		t.Fatalf("helper reported PIDs %v", pids)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for pidAlive(pid) {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("pid %d outlived its owner", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 
