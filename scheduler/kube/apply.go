@@ -1,0 +1,255 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// Event reasons Arbiter records on workloads' top owners and pods.
+const (
+	EventPreempted    = "Preempted"
+	EventPreempting   = "Preempting"
+	EventSuspended    = "Suspended"
+	EventResumed      = "Resumed"
+	EventScheduled    = "Scheduled"
+	EventFailedToBind = "FailedBinding"
+	// ReasonPreemptionByArbiter is the reason of the DisruptionTarget condition on evicted pods.
+	ReasonPreemptionByArbiter = "PreemptionByArbiter"
+)
+
+// apply carries out a plan: evictions and resumes first (they free and claim capacity), then
+// binds, then pending reasons. Each group runs with bounded concurrency; a failed call is
+// logged and rolled back in the cache so the next cycle decides afresh.
+func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[string]*WorkloadMeta, byUID map[string]*scheduler.Workload) {
+	now := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.workers)
+	for i := range plan.Evictions {
+		ev := plan.Evictions[i]
+		m := meta[ev.Workload]
+		if m == nil {
+			continue
+		}
+		s.cache.MarkEvicting(ev.Workload, ev.Preemptor)
+		preemptor := byUID[ev.Preemptor]
+		by := ev.Preemptor
+		if preemptor != nil {
+			by = preemptor.Namespace + "/" + preemptor.Name
+		}
+		msg := fmt.Sprintf("Preempted by %s under %s (%s); %d GPUs freed; exit code 3006", by, ev.Rule, ruleText(ev.Rule), ev.GPUs)
+		s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
+		if preemptor != nil {
+			if pm := meta[ev.Preemptor]; pm != nil {
+				s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
+			}
+		}
+		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare {
+			g.Go(func() error {
+				if err := s.setSuspended(gctx, m.Owner, true); err != nil {
+					s.log.Warn("suspend failed", "workload", m.Owner.Namespace+"/"+m.Owner.Name, "err", err)
+				}
+				return nil
+			})
+			continue
+		}
+		for _, p := range m.Pods {
+			if p.NodeName == "" || p.Terminating {
+				continue
+			}
+			g.Go(func() error {
+				if err := s.evictPod(gctx, p, msg); err != nil {
+					s.log.Warn("eviction failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+				}
+				return nil
+			})
+		}
+	}
+	for _, r := range plan.Resumes {
+		m := meta[r.Workload]
+		if m == nil {
+			continue
+		}
+		g.Go(func() error {
+			if err := s.setSuspended(gctx, m.Owner, false); err != nil {
+				s.log.Warn("resume failed", "workload", r.Namespace+"/"+r.Name, "err", err)
+				return nil
+			}
+			s.event(m.Owner, corev1.EventTypeNormal, EventResumed, fmt.Sprintf("Resumed by Arbiter in node pool %s with %d GPUs", r.NodePool, r.GPUs))
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(s.workers)
+	for _, b := range plan.Binds {
+		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
+	}
+	for _, b := range plan.Binds {
+		g.Go(func() error {
+			err := s.client.CoreV1().Pods(b.Pod.Namespace).Bind(gctx, &corev1.Binding{
+				ObjectMeta: metav1.ObjectMeta{Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
+				Target:     corev1.ObjectReference{Kind: "Node", Name: b.Node},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				s.cache.Forget(types.UID(b.Pod.UID))
+				s.log.Warn("bind failed", "pod", b.Pod.Namespace+"/"+b.Pod.Name, "node", b.Node, "err", err)
+				s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
+					corev1.EventTypeWarning, EventFailedToBind, "Binding to "+b.Node+" failed: "+err.Error())
+				return nil
+			}
+			s.cache.MarkBound(b.Workload, now)
+			s.bound.Add(1)
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(s.workers)
+	for i := range plan.Pending {
+		pw := &plan.Pending[i]
+		m := meta[pw.Workload]
+		if m == nil {
+			continue
+		}
+		key := string(pw.Reason) + "\x00" + pw.Message
+		if s.lastReason[pw.Workload] != key {
+			s.lastReason[pw.Workload] = key
+			s.event(m.Owner, corev1.EventTypeNormal, string(pw.Reason), pw.Message)
+		}
+		for _, p := range m.Pods {
+			if p.NodeName != "" || p.ScheduledReason == key {
+				continue
+			}
+			g.Go(func() error {
+				if err := s.patchPodCondition(gctx, p, corev1.PodCondition{
+					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: string(pw.Reason), Message: pw.Message,
+				}); err != nil {
+					if !apierrors.IsNotFound(err) {
+						s.log.Debug("pending reason not written", "pod", p.Name, "err", err)
+					}
+					return nil
+				}
+				s.cache.SetScheduledReason(p.UID, key)
+				return nil
+			})
+		}
+	}
+	_ = g.Wait()
+	// Forget reasons of workloads that no longer wait.
+	if len(s.lastReason) > len(plan.Pending) {
+		waiting := make(map[string]bool, len(plan.Pending))
+		for _, p := range plan.Pending {
+			waiting[p.Workload] = true
+		}
+		for uid := range s.lastReason {
+			if !waiting[uid] {
+				delete(s.lastReason, uid)
+			}
+		}
+	}
+}
+
+func ruleText(r scheduler.Rule) string {
+	switch r {
+	case scheduler.RulePreemption:
+		return "a higher-priority workload of the same project"
+	case scheduler.RuleReclaim:
+		return "another project reclaiming its deserved quota"
+	}
+	return string(r)
+}
+
+// evictPod marks a pod with a DisruptionTarget condition and deletes it (S20 terminate).
+func (s *Scheduler) evictPod(ctx context.Context, p PodMeta, msg string) error {
+	err := s.patchPodCondition(ctx, p, corev1.PodCondition{
+		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonPreemptionByArbiter, Message: msg,
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	err = s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+func (s *Scheduler) patchPodCondition(ctx context.Context, p PodMeta, cond corev1.PodCondition) error {
+	cond.LastTransitionTime = metav1.Now()
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": p.UID},
+		"status":   map[string]any{"conditions": []corev1.PodCondition{cond}},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// setSuspended flips a top owner's suspend switch (S20): spec.suspend for Jobs and Ray jobs,
+// spec.runPolicy.suspend for Kubeflow jobs. Suspending marks the object as suspended by
+// Arbiter, so that only Arbiter's suspensions are resumed by Arbiter.
+func (s *Scheduler) setSuspended(ctx context.Context, o ownerRef, suspend bool) error {
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil {
+		return err
+	}
+	resource, ok := resourceOf(gv.Group, o.Kind)
+	if !ok {
+		return fmt.Errorf("kind %s cannot be suspended", o.Kind)
+	}
+	spec := map[string]any{"suspend": suspend}
+	if gv.Group == "kubeflow.org" {
+		spec = map[string]any{"runPolicy": map[string]any{"suspend": suspend}}
+	}
+	var annotation any // JSON null removes it
+	if suspend {
+		annotation = "arbiter"
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": o.UID, "annotations": map[string]any{AnnotationSuspendedBy: annotation}},
+		"spec":     spec,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.dynamic.Resource(gv.WithResource(resource)).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err == nil && suspend {
+		s.event(o, corev1.EventTypeNormal, EventSuspended, "Suspended by Arbiter; it keeps its place in the queue and resumes when admitted again")
+	}
+	return err
+}
+
+func resourceOf(group, kind string) (string, bool) {
+	for _, k := range watchedOwners {
+		if k.GVR.Group == group && k.Kind == kind {
+			return k.GVR.Resource, true
+		}
+	}
+	return "", false
+}
+
+// event records a Kubernetes event on an object.
+func (s *Scheduler) event(o ownerRef, eventType, reason, message string) {
+	if s.recorder == nil {
+		return
+	}
+	s.recorder.Event(&corev1.ObjectReference{
+		APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID,
+	}, eventType, reason, message)
+}
+

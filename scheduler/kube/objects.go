@@ -1,0 +1,314 @@
+// Package kube is the only package that talks to Kubernetes. Informers fill a cache from
+// which each cycle's scheduler.Snapshot is taken; the applier carries out the plan (binds,
+// evictions, suspensions, resumes, pending reasons) with bounded concurrency, assuming its
+// decisions in the cache first so the next cycle never decides them again.
+package kube
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// Labels and annotations Arbiter reads and writes.
+const (
+	LabelProject        = "arbiter.dev/project"
+	LabelKAIQueue       = "kai.scheduler/queue"
+	LabelRunAIQueue     = "runai/queue"
+	LabelWorkloadType   = "arbiter.dev/workload-type"
+	LabelPriority       = "priorityClassName"
+	LabelPreemptibility = "kai.scheduler/preemptibility"
+	// AnnotationSuspendedBy marks a workload Arbiter suspended (S20 suspend mode), so that only
+	// those are resumed by Arbiter; a workload its owner created suspended stays as it is.
+	AnnotationSuspendedBy = "arbiter.dev/suspended-by"
+	// AnnotationQueuedAt keeps a workload's original queue time across re-creation (S10).
+	AnnotationQueuedAt = "arbiter.dev/queued-at"
+	resourceGPU        = corev1.ResourceName("nvidia.com/gpu")
+)
+
+// ownerKind is a kind of top owner Arbiter watches.
+type ownerKind struct {
+	GVR  schema.GroupVersionResource
+	Kind string
+}
+
+// watchedOwners are the kinds whose objects Arbiter caches to find a pod's top owner (S4) and
+// its gang (S5). Custom resources are watched only when the API server serves them.
+var watchedOwners = []ownerKind{
+	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, "Job"},
+	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, "CronJob"},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment"},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, "ReplicaSet"},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "StatefulSet"},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}, "PyTorchJob"},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}, "TFJob"},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "jaxjobs"}, "JAXJob"},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "xgboostjobs"}, "XGBoostJob"},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}, "MPIJob"},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster"},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob"},
+	{schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, "LeaderWorkerSet"},
+}
+
+// owner is what the cache keeps of a controller object: enough to walk up to the top owner,
+// to name the workload and to compute its gang.
+type owner struct {
+	UID         types.UID
+	Kind        string
+	Group       string
+	APIVersion  string
+	Namespace   string
+	Name        string
+	Controller  *metav1.OwnerReference
+	Labels      map[string]string
+	Annotations map[string]string
+	Created     time.Time
+	Gang        scheduler.GangSpec
+	// Suspended is spec.suspend (Job, RayJob) or spec.runPolicy.suspend (Kubeflow).
+	Suspended bool
+	// Template is the pod template of a suspendable owner, with how many pods it makes, so a
+	// suspended workload can be admitted before its pods exist (S20).
+	Template      *corev1.PodTemplateSpec
+	TemplateCount int32
+	// Finished is set for a Job that completed or failed.
+	Finished bool
+	Failed   bool
+}
+
+func (o *owner) ref() ownerRef {
+	return ownerRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID}
+}
+
+// ownerRef names an object events can be recorded on.
+type ownerRef struct {
+	APIVersion, Kind, Namespace, Name string
+	UID                               types.UID
+}
+
+// ownerFrom extracts an owner from an object served by a dynamic informer.
+func ownerFrom(u *unstructured.Unstructured) *owner {
+	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+	o := &owner{
+		UID: u.GetUID(), Kind: u.GetKind(), Group: gv.Group, APIVersion: u.GetAPIVersion(),
+		Namespace: u.GetNamespace(), Name: u.GetName(), Controller: metav1.GetControllerOfNoCopy(u),
+		Labels: u.GetLabels(), Annotations: u.GetAnnotations(), Created: u.GetCreationTimestamp().Time,
+	}
+	obj := u.Object
+	switch {
+	case o.Kind == "Job" && o.Group == "batch":
+		if v, ok, _ := unstructured.NestedInt64(obj, "spec", "parallelism"); ok {
+			o.Gang.Parallelism = ptr32(v)
+		} else {
+			o.Gang.Parallelism = ptr32(1)
+		}
+		if v, ok, _ := unstructured.NestedInt64(obj, "spec", "completions"); ok {
+			o.Gang.Completions = ptr32(v)
+		}
+		succeeded, _, _ := unstructured.NestedInt64(obj, "status", "succeeded")
+		o.Gang.Succeeded = int32(succeeded)
+		o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "suspend")
+		o.Template = podTemplate(obj, "spec", "template")
+		o.TemplateCount = *o.Gang.Parallelism
+		if o.Gang.Completions != nil {
+			o.TemplateCount = min(o.TemplateCount, *o.Gang.Completions-o.Gang.Succeeded)
+		}
+		conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["status"] == "True" && (m["type"] == "Complete" || m["type"] == "Failed") {
+				o.Finished = true
+				o.Failed = m["type"] == "Failed"
+			}
+		}
+	case o.Group == "kubeflow.org" && strings.HasSuffix(o.Kind, "Job"):
+		spec, _, _ := unstructured.NestedMap(obj, "spec")
+		for key, v := range spec {
+			if !strings.HasSuffix(key, "ReplicaSpecs") {
+				continue
+			}
+			roles, _ := v.(map[string]any)
+			for _, role := range sortedKeys(roles) {
+				r, _ := roles[role].(map[string]any)
+				n, ok, _ := unstructured.NestedInt64(r, "replicas")
+				if !ok {
+					n = 1
+				}
+				o.Gang.Replicas = append(o.Gang.Replicas, int32(n))
+			}
+		}
+		o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "runPolicy", "suspend")
+	case o.Group == "ray.io" && (o.Kind == "RayCluster" || o.Kind == "RayJob"):
+		path := []string{"spec"}
+		if o.Kind == "RayJob" {
+			path = []string{"spec", "rayClusterSpec"}
+			o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "suspend")
+		}
+		o.Gang.Replicas = []int32{1}
+		groups, _, _ := unstructured.NestedSlice(obj, append(path, "workerGroupSpecs")...)
+		for _, g := range groups {
+			m, _ := g.(map[string]any)
+			n, _, _ := unstructured.NestedInt64(m, "minReplicas")
+			o.Gang.Replicas = append(o.Gang.Replicas, int32(n))
+		}
+	case o.Kind == "LeaderWorkerSet":
+		n, ok, _ := unstructured.NestedInt64(obj, "spec", "leaderWorkerTemplate", "size")
+		if !ok {
+			n = 1
+		}
+		o.Gang.GroupSize = int32(n)
+	}
+	return o
+}
+
+// podTemplate decodes a pod template found at path, or nil.
+func podTemplate(obj map[string]any, path ...string) *corev1.PodTemplateSpec {
+	m, ok, _ := unstructured.NestedMap(obj, path...)
+	if !ok {
+		return nil
+	}
+	var t corev1.PodTemplateSpec
+	if err := runtimeConverter.FromUnstructured(m, &t); err != nil {
+		return nil
+	}
+	return &t
+}
+
+func ptr32(v int64) *int32 {
+	x := int32(v)
+	return &x
+}
+
+// podRequests sums a pod's container requests (and the largest init container's, which run
+// before them) into the resources the scheduler checks, plus one pod slot.
+func podRequests(spec *corev1.PodSpec) scheduler.Resources {
+	var r scheduler.Resources
+	for i := range spec.Containers {
+		addRequests(&r, spec.Containers[i].Resources)
+	}
+	var init scheduler.Resources
+	for i := range spec.InitContainers {
+		var c scheduler.Resources
+		addRequests(&c, spec.InitContainers[i].Resources)
+		init.MilliCPU = max(init.MilliCPU, c.MilliCPU)
+		init.Memory = max(init.Memory, c.Memory)
+		init.GPUs = max(init.GPUs, c.GPUs)
+	}
+	r.MilliCPU = max(r.MilliCPU, init.MilliCPU)
+	r.Memory = max(r.Memory, init.Memory)
+	r.GPUs = max(r.GPUs, init.GPUs)
+	for name, q := range spec.Overhead {
+		switch name {
+		case corev1.ResourceCPU:
+			r.MilliCPU += q.MilliValue()
+		case corev1.ResourceMemory:
+			r.Memory += q.Value()
+		}
+	}
+	r.Pods = 1
+	return r
+}
+
+func addRequests(r *scheduler.Resources, req corev1.ResourceRequirements) {
+	get := func(name corev1.ResourceName) (int64, bool) {
+		if q, ok := req.Requests[name]; ok {
+			if name == corev1.ResourceCPU {
+				return q.MilliValue(), true
+			}
+			return q.Value(), true
+		}
+		// A limit without a request is also the request (as in Kubernetes' defaulting).
+		if q, ok := req.Limits[name]; ok {
+			if name == corev1.ResourceCPU {
+				return q.MilliValue(), true
+			}
+			return q.Value(), true
+		}
+		return 0, false
+	}
+	if v, ok := get(corev1.ResourceCPU); ok {
+		r.MilliCPU += v
+	}
+	if v, ok := get(corev1.ResourceMemory); ok {
+		r.Memory += v
+	}
+	if v, ok := get(resourceGPU); ok {
+		r.GPUs += v
+	}
+}
+
+// nodeResources converts a node's resource list.
+func nodeResources(l corev1.ResourceList) scheduler.Resources {
+	var r scheduler.Resources
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		r.MilliCPU = q.MilliValue()
+	}
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		r.Memory = q.Value()
+	}
+	if q, ok := l[resourceGPU]; ok {
+		r.GPUs = q.Value()
+	}
+	if q, ok := l[corev1.ResourcePods]; ok {
+		r.Pods = q.Value()
+	}
+	return r
+}
+
+// schedulingPod converts what the scheduler needs of a pod's spec.
+func schedulingPod(p *corev1.Pod) scheduler.Pod {
+	sp := scheduler.Pod{
+		UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Labels: p.Labels,
+		PriorityClassName: p.Spec.PriorityClassName, Requests: podRequests(&p.Spec),
+		NodeSelector: p.Spec.NodeSelector, NodeName: p.Spec.NodeName,
+		Terminating: p.DeletionTimestamp != nil,
+	}
+	sp.RequiredAffinity = requiredAffinity(&p.Spec)
+	for _, t := range p.Spec.Tolerations {
+		sp.Tolerations = append(sp.Tolerations, scheduler.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})
+	}
+	return sp
+}
+
+func requiredAffinity(spec *corev1.PodSpec) []scheduler.NodeSelectorTerm {
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil || spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	var terms []scheduler.NodeSelectorTerm
+	for _, t := range spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		var term scheduler.NodeSelectorTerm
+		for _, e := range t.MatchExpressions {
+			term.MatchExpressions = append(term.MatchExpressions, scheduler.NodeSelectorRequirement{Key: e.Key, Operator: string(e.Operator), Values: e.Values})
+		}
+		terms = append(terms, term)
+	}
+	return terms
+}
+
+// schedulingNode converts a node.
+func schedulingNode(n *corev1.Node) scheduler.Node {
+	sn := scheduler.Node{
+		Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable,
+		Capacity: nodeResources(n.Status.Capacity), Allocatable: nodeResources(n.Status.Allocatable),
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			sn.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, t := range n.Spec.Taints {
+		sn.Taints = append(sn.Taints, scheduler.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	return sn
+}
+
+// podActive reports whether a pod still holds or wants resources.
+func podActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}

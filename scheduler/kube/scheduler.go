@@ -1,0 +1,343 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// Options configure a Scheduler.
+type Options struct {
+	// SchedulerName is the spec.schedulerName of Arbiter's pods (S3).
+	SchedulerName string
+	Config        *rest.Config
+	// LoadSettings reads the configuration part of the snapshot; it is called at start and
+	// after Reload. When it fails the scheduler keeps its last good settings.
+	LoadSettings func(ctx context.Context) (*Settings, error)
+	// OnCycle, if set, receives every cycle's result (after the plan has been applied). It
+	// runs on the scheduling goroutine: keep it quick and hand slow work off.
+	OnCycle func(*Result)
+	// Workers bounds concurrent API calls when applying a plan; default 32.
+	Workers int
+	// Interval is the longest time between cycles; default 1 s.
+	Interval time.Duration
+	Log      *slog.Logger
+}
+
+// Result is one cycle: what was decided from what, and how long deciding took.
+type Result struct {
+	At       time.Time
+	Decide   time.Duration // snapshot + Plan()
+	Apply    time.Duration
+	Snapshot *scheduler.Snapshot
+	Plan     *scheduler.Plan
+	Meta     map[string]*WorkloadMeta
+}
+
+// Scheduler connects the decision core to a cluster.
+type Scheduler struct {
+	opts     Options
+	log      *slog.Logger
+	client   kubernetes.Interface
+	dynamic  dynamic.Interface
+	cache    *Cache
+	recorder record.EventRecorder
+	workers  int
+
+	settings     atomic.Pointer[Settings]
+	reload       chan struct{}
+	last         atomic.Pointer[Result]
+	lastReason   map[string]string
+	bound        atomic.Int64
+	priorityCls  *priorityClassSync
+	ownersMu     sync.Mutex
+	ownerWatched map[schema.GroupVersionResource]bool
+	synced       atomic.Bool
+}
+
+// New builds a scheduler; Run starts it.
+func New(opts Options) (*Scheduler, error) {
+	if opts.SchedulerName == "" {
+		return nil, errors.New("kube: a scheduler name is required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 32
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	cfg := rest.CopyConfig(opts.Config)
+	// Binding thousands of pods a second needs more than client-go's default 5 QPS.
+	cfg.QPS, cfg.Burst = 500, 1000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
+	s := &Scheduler{
+		opts: opts, log: opts.Log, client: client, dynamic: dyn, cache: NewCache(opts.SchedulerName),
+		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{},
+		ownerWatched: map[schema.GroupVersionResource]bool{},
+	}
+	s.priorityCls = newPriorityClassSync(client, opts.Log)
+	return s, nil
+}
+
+// Reload asks for the settings to be read again before the next cycle (the store's
+// configuration-change notification calls it).
+func (s *Scheduler) Reload() {
+	select {
+	case s.reload <- struct{}{}:
+	default:
+	}
+}
+
+// Last returns the most recent cycle's result, or nil before the first.
+func (s *Scheduler) Last() *Result { return s.last.Load() }
+
+// Synced reports whether the informers have synced and a first cycle ran.
+func (s *Scheduler) Synced() bool { return s.synced.Load() }
+
+// PriorityClassStatus reports a dictionary entry's PriorityClass status (S1).
+func (s *Scheduler) PriorityClassStatus(name string) string { return s.priorityCls.status(name) }
+
+// Bound returns how many pods this scheduler has bound since it started.
+func (s *Scheduler) Bound() int64 { return s.bound.Load() }
+
+// Run starts the informers, waits for them to sync, and schedules until ctx is cancelled.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.loadSettings(ctx); err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	s.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: s.opts.SchedulerName})
+
+	factory := informers.NewSharedInformerFactory(s.client, 0)
+	podInf := factory.Core().V1().Pods().Informer()
+	nodeInf := factory.Core().V1().Nodes().Informer()
+	pcInf := factory.Scheduling().V1().PriorityClasses().Informer()
+	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.cache.UpsertPod(obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { s.cache.UpsertPod(obj.(*corev1.Pod)) },
+		DeleteFunc: func(obj any) {
+			if p, ok := tombstone[*corev1.Pod](obj); ok {
+				s.cache.DeletePod(p.UID)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	if _, err := nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.cache.UpsertNode(obj.(*corev1.Node)) },
+		UpdateFunc: func(_, obj any) { s.cache.UpsertNode(obj.(*corev1.Node)) },
+		DeleteFunc: func(obj any) {
+			if n, ok := tombstone[*corev1.Node](obj); ok {
+				s.cache.DeleteNode(n.Name)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	if err := s.priorityCls.watch(pcInf); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+
+	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(s.dynamic, 0)
+	if err := s.watchOwners(ctx, dynFactory); err != nil {
+		return err
+	}
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("kube: informer for %v did not sync", typ)
+		}
+	}
+	for gvr, ok := range dynFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("kube: informer for %v did not sync", gvr)
+		}
+	}
+	s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
+
+	ticker := time.NewTicker(s.opts.Interval)
+	defer ticker.Stop()
+	for {
+		s.cycle(ctx)
+		s.synced.Store(true)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-s.cache.Changed():
+			// Let a burst of events (a Job creating its pods) settle into one cycle.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(20 * time.Millisecond):
+			}
+		case <-s.reload:
+			if err := s.loadSettings(ctx); err != nil {
+				s.log.Warn("configuration not reloaded; scheduling from the last good one", "err", err)
+			} else {
+				s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+			}
+		}
+	}
+}
+
+func (s *Scheduler) loadSettings(ctx context.Context) error {
+	st, err := s.opts.LoadSettings(ctx)
+	if err != nil {
+		if s.settings.Load() != nil {
+			return err
+		}
+		return fmt.Errorf("kube: load configuration: %w", err)
+	}
+	s.settings.Store(st)
+	return nil
+}
+
+// cycle takes a snapshot, plans, applies and publishes the result.
+func (s *Scheduler) cycle(ctx context.Context) {
+	start := time.Now()
+	snap, meta := s.cache.Snapshot(start, s.settings.Load())
+	plan := snap.Plan()
+	decided := time.Now()
+	byUID := make(map[string]*scheduler.Workload, len(snap.Workloads))
+	for i := range snap.Workloads {
+		byUID[snap.Workloads[i].UID] = &snap.Workloads[i]
+	}
+	s.apply(ctx, &plan, meta, byUID)
+	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), Snapshot: &snap, Plan: &plan, Meta: meta}
+	s.last.Store(r)
+	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
+		s.log.Debug("cycle", "binds", len(plan.Binds), "evictions", len(plan.Evictions), "resumes", len(plan.Resumes),
+			"pending", len(plan.Pending), "decide", r.Decide, "apply", r.Apply)
+	}
+	if s.opts.OnCycle != nil {
+		s.opts.OnCycle(r)
+	}
+}
+
+// watchOwners starts informers for the owner kinds the API server serves, and watches
+// CustomResourceDefinitions so that kinds installed later (a Kubeflow operator, say) are
+// watched from then on.
+func (s *Scheduler) watchOwners(ctx context.Context, factory dynamicinformer.DynamicSharedInformerFactory) error {
+	served := func(gvr schema.GroupVersionResource) bool {
+		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if err != nil {
+			return false
+		}
+		for _, r := range list.APIResources {
+			if r.Name == gvr.Resource {
+				return true
+			}
+		}
+		return false
+	}
+	start := func(gvr schema.GroupVersionResource) {
+		s.ownersMu.Lock()
+		defer s.ownersMu.Unlock()
+		if s.ownerWatched[gvr] {
+			return
+		}
+		s.ownerWatched[gvr] = true
+		inf := factory.ForResource(gvr).Informer()
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { s.upsertOwner(obj) },
+			UpdateFunc: func(_, obj any) { s.upsertOwner(obj) },
+			DeleteFunc: func(obj any) {
+				if u, ok := tombstone[*unstructured.Unstructured](obj); ok {
+					s.cache.DeleteOwner(u.GetUID())
+				}
+			},
+		})
+		factory.Start(ctx.Done())
+	}
+	for _, k := range watchedOwners {
+		if served(k.GVR) {
+			start(k.GVR)
+		}
+	}
+	crds := factory.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
+	_, err := crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
+		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
+	})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	return nil
+}
+
+func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(schema.GroupVersionResource) bool, start func(schema.GroupVersionResource)) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
+	for _, k := range watchedOwners {
+		if k.GVR.Group != group || k.GVR.Resource != plural {
+			continue
+		}
+		// The CRD may not be established yet; poll discovery briefly off the event goroutine.
+		go func() {
+			for i := 0; i < 50 && ctx.Err() == nil; i++ {
+				if served(k.GVR) {
+					start(k.GVR)
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+	}
+}
+
+func (s *Scheduler) upsertOwner(obj any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s.cache.UpsertOwner(ownerFrom(u))
+	}
+}
+
+// tombstone unwraps a delete event's object.
+func tombstone[T any](obj any) (T, bool) {
+	if t, ok := obj.(T); ok {
+		return t, true
+	}
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		t, ok := d.Obj.(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
+}
