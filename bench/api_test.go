@@ -40,7 +40,7 @@ func startServe(b *testing.B) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), DatabaseURL: testdb.NewURL(b), SchedulerName: "arbiter"}
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), DatabaseURL: testdb.NewURL(b), SchedulerName: "arbiter", Kubeconfig: server.NoCluster}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { done <- server.Serve(ctx, cfg, log, io.Discard, ready) }()
 	var url string

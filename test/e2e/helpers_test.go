@@ -36,6 +36,9 @@ func startArbiter(t *testing.T, cfg server.Config) *arbiter {
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	if cfg.Kubeconfig == "" {
+		cfg.Kubeconfig = server.NoCluster // tests that schedule pass the shared cluster's kubeconfig
+	}
 	if cfg.SchedulerName == "" {
 		cfg.SchedulerName = "arbiter"
 	}

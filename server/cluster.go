@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// NoCluster is the --kubeconfig value that runs the console and API without any cluster.
+const NoCluster = "none"
+
+// connectCluster finds the cluster to schedule: --kubeconfig (or $KUBECONFIG), else the
+// in-cluster configuration, else a local control plane started in the data dir. It returns
+// nil for --kubeconfig=none.
+func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writer) (*rest.Config, func(), error) {
+	switch {
+	case c.Kubeconfig == NoCluster:
+		return nil, func() {}, nil
+	case c.Kubeconfig != "":
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+		}
+		return cfg, func() {}, nil
+	case InCluster():
+		cfg, err := rest.InClusterConfig()
+		return cfg, func() {}, err
+	}
+	dir := filepath.Join(c.DataDir, "devcluster")
+	log.Info("starting a local Kubernetes control plane", "dir", dir)
+	cl, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: devcluster.DefaultNodes, Progress: out})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(out, "  Local control plane ready; point kubectl at it with:\n    export KUBECONFIG=%s\n", cl.Kubeconfig())
+	return cl.RESTConfig(), func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := cl.Stop(stopCtx); err != nil {
+			log.Warn("local control plane did not stop cleanly", "err", err)
+		}
+	}, nil
+}
+
+// startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
+// this process or announced by other replicas reload its settings.
+// The returned channel is closed when the scheduler stops; *runErr then holds why.
+func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, onCycle func(*kube.Result), runErr *error) (*kube.Scheduler, <-chan struct{}, error) {
+	sched, err := kube.New(kube.Options{
+		SchedulerName: c.SchedulerName,
+		Config:        cfg,
+		LoadSettings:  func(ctx context.Context) (*kube.Settings, error) { return loadSettings(ctx, st) },
+		OnCycle:       onCycle,
+		Log:           log,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	st.OnConfigChange(func(string) { sched.Reload() })
+	go listenConfigChanges(ctx, st, sched.Reload, log)
+	done := make(chan struct{})
+	go func() {
+		*runErr = sched.Run(ctx)
+		close(done)
+	}()
+	return sched, done, nil
+}
+
+// listenConfigChanges reloads on NOTIFY from other replicas, reconnecting when the database
+// goes away (scheduling continues from the last good configuration meanwhile).
+func listenConfigChanges(ctx context.Context, st *store.Store, reload func(), log *slog.Logger) {
+	for ctx.Err() == nil {
+		err := st.ListenConfigChanges(ctx, func(string) { reload() })
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("configuration notifications interrupted; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}

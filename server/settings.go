@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// loadSettings reads the configuration part of a scheduling snapshot from the store: the
+// dictionary, categories, workload types and the organization.
+func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) {
+	var s kube.Settings
+	prios, err := st.Priorities(ctx, listquery.Query{SortBy: "value"})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range prios {
+		s.Priorities = append(s.Priorities, scheduler.Priority{Name: p.Name, Value: int32(p.Value)})
+	}
+	cats, err := st.Categories(ctx, listquery.Query{SortBy: "name"})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cats {
+		s.Categories = append(s.Categories, scheduler.Category{Name: c.Name, DefaultPriority: c.DefaultPriorityName, DefaultPreemptibility: scheduler.Preemptibility(c.DefaultPreemptibility)})
+	}
+	types, err := st.WorkloadTypes(ctx, listquery.Query{SortBy: "name"}, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		s.WorkloadTypes = append(s.WorkloadTypes, scheduler.WorkloadType{
+			Name: t.Name, Group: t.Group, Category: deref(t.CategoryName), Priority: deref(t.PriorityName),
+			Preemptibility: scheduler.Preemptibility(deref(t.Preemptibility)),
+		})
+	}
+	org, err := st.OrganizationSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range org.NodePools {
+		s.NodePools = append(s.NodePools, scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement)})
+	}
+	for _, d := range org.Departments {
+		s.Departments = append(s.Departments, scheduler.Department{Name: d.Name, Quotas: quotas(d.Quotas)})
+	}
+	s.NamespaceProject = map[string]string{}
+	for _, p := range org.Projects {
+		sp := scheduler.Project{
+			Name: p.Name, Department: p.DepartmentName, Quotas: quotas(p.Quotas),
+			Policy: scheduler.Policy{
+				DefaultPriority:      deref(p.DefaultPriorityName),
+				ForbidPriorityChange: !p.AllowPriorityChange,
+				MinPriority:          deref(p.MinPriority),
+				MaxPriority:          deref(p.MaxPriority),
+				PreemptionOrder:      scheduler.PreemptionOrder(p.PreemptionOrder),
+				PreemptionMode:       scheduler.PreemptionMode(p.PreemptionMode),
+				MinRuntimeSeconds:    int64(p.MinRuntimeSeconds),
+				Queueing:             scheduler.Queueing(p.Queueing),
+			},
+		}
+		for _, np := range p.EffectiveNodePools {
+			sp.NodePools = append(sp.NodePools, np.Name)
+		}
+		for _, ns := range p.Namespaces {
+			s.NamespaceProject[ns] = p.Name
+		}
+		s.Projects = append(s.Projects, sp)
+	}
+	return &s, nil
+}
+
+func quotas(qs []store.Quota) map[string]scheduler.Quota {
+	m := make(map[string]scheduler.Quota, len(qs))
+	for _, q := range qs {
+		m[q.NodePoolName] = scheduler.Quota{Deserved: int64(q.Deserved), Limit: int64(q.Limit), OverQuotaWeight: int64(q.OverQuotaWeight)}
+	}
+	return m
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
