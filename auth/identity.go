@@ -1,6 +1,6 @@
-// Package auth knows who is calling and what they may do. Until login arrives (issue 7) one
-// middleware puts the local operator's identity in every request's context; authentication
-// replaces that middleware and nothing else.
+// Package auth knows who is calling and what they may do: identities, roles at scopes, the one
+// authorization rule (Allowed), password and API-key hashing, and the OIDC client. It does not
+// talk to Postgres (the store keeps users, access rules and keys) nor to HTTP (web does).
 package auth
 
 import "context"
@@ -8,14 +8,32 @@ import "context"
 // Identity is the caller of a request.
 type Identity struct {
 	Subject     string // unique: user name, "iss sub" for OIDC users, key id for API keys
-	SubjectType string // "user", "api-key", "system"
+	SubjectType string // "user", "api-key", "system", "anonymous"
 	DisplayName string
 	Role        string // the caller's highest role, shown in the header
+	UserID      string // the users row, for people
+	Email       string
+	Groups      []string
+	Grants      []Grant // every role the caller holds, each at its scope
 }
 
-// LocalOperator is the identity of whoever reaches a console bound to loopback before login
-// exists: the person at this machine.
-var LocalOperator = Identity{Subject: "local-operator", SubjectType: "user", DisplayName: "Local operator", Role: "admin"}
+// Anonymous is the identity of a request without credentials.
+var Anonymous = Identity{Subject: "anonymous", SubjectType: "anonymous", DisplayName: "Anonymous"}
+
+// LocalOperator is the in-process identity used by tools and tests that act as the system
+// administrator without a request (e.g. seeding demo data).
+var LocalOperator = Identity{Subject: "local-operator", SubjectType: "system", DisplayName: "Local operator",
+	Role: string(RoleAdmin), Grants: []Grant{{Role: RoleAdmin, Scope: System}}}
+
+// Authenticated reports whether the identity came from credentials.
+func (id Identity) Authenticated() bool { return id.SubjectType != "" && id.SubjectType != "anonymous" }
+
+// WithGrants returns id with grants set and Role set to the highest of them.
+func (id Identity) WithGrants(grants []Grant) Identity {
+	id.Grants = grants
+	id.Role = string(HighestRole(grants))
+	return id
+}
 
 type identityKey struct{}
 

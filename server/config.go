@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Config is what `arbiter serve` reads from flags, each with an ARBITER_* environment twin
@@ -24,6 +25,12 @@ type Config struct {
 	OIDCClientID     string
 	OIDCClientSecret string
 	OIDCRedirectURL  string
+	OIDCGroupsClaim  string
+	AdminSubjects    string // comma-separated OIDC subjects or emails that are system admins
+	AdminGroups      string // comma-separated OIDC groups whose members are system admins
+	AdminPassword    string // the bootstrap admin's password (local login); prefer the environment
+	SessionIdle      time.Duration
+	SessionLifetime  time.Duration
 	Demo             bool
 	LeaderElect      bool
 	LogLevel         string
@@ -45,6 +52,12 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "OIDC client id")
 	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "OIDC client secret (prefer the environment)")
 	fs.StringVar(&c.OIDCRedirectURL, "oidc-redirect-url", "", "OIDC redirect URL")
+	fs.StringVar(&c.OIDCGroupsClaim, "oidc-groups-claim", "groups", "ID token claim that lists the user's groups")
+	fs.StringVar(&c.AdminSubjects, "admin-subjects", "", "comma-separated OIDC subjects or emails that are system admins")
+	fs.StringVar(&c.AdminGroups, "admin-groups", "", "comma-separated OIDC groups whose members are system admins")
+	fs.StringVar(&c.AdminPassword, "admin-password", "", "local login: the admin's password (prefer ARBITER_ADMIN_PASSWORD); empty generates one on first start")
+	fs.DurationVar(&c.SessionIdle, "session-idle-timeout", 2*time.Hour, "sign out after this long without a request")
+	fs.DurationVar(&c.SessionLifetime, "session-lifetime", 12*time.Hour, "sign out this long after signing in, whatever the activity")
 	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -70,9 +71,53 @@ func (s *Store) RecordAudit(ctx context.Context, e AuditEntry) error {
 	return s.InTx(ctx, func(tx pgx.Tx) error { return insertAudit(ctx, tx, e) })
 }
 
-// AuditEntries returns the newest audit rows first (the full filtered listing arrives with
-// the Event history page).
+// AuditEntries returns the newest audit rows first.
 func (s *Store) AuditEntries(ctx context.Context, limit int) ([]AuditEntry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT * FROM audit_log ORDER BY id DESC LIMIT $1`, limit)
 	return scanAll[AuditEntry](rows, err)
+}
+
+// AuditSpec is the list spec of the audit log (api.md "Audit, health, metrics").
+var AuditSpec = listquery.Spec{
+	Fields: map[string]listquery.Field{
+		"subject":    {Kind: listquery.String, Column: "a.subject", Sortable: true},
+		"action":     {Kind: listquery.String, Column: "a.action", Sortable: true},
+		"entityType": {Kind: listquery.String, Column: "a.entity_type", Sortable: true},
+		"result":     {Kind: listquery.String, Column: "a.result", Sortable: true},
+		"at":         {Kind: listquery.Time, Column: "a.at", Sortable: true},
+	},
+	DefaultSort:  "at",
+	TieBreak:     "a.id",
+	SearchColumn: "a.entity_name",
+	Paged:        true,
+}
+
+// AuditFilter narrows the audit log beyond the list query: a time window, and (for callers who
+// may only see their own actions) one subject.
+type AuditFilter struct {
+	Start, End  *time.Time
+	OnlySubject string
+}
+
+// AuditLog returns one page of the audit log and the next page's offset (nil on the last page).
+// Without an explicit sort it lists the newest rows first.
+func (s *Store) AuditLog(ctx context.Context, q listquery.Query, f AuditFilter) ([]AuditEntry, *int, error) {
+	var args listquery.Args
+	where := q.Where(AuditSpec, &args)
+	if f.Start != nil {
+		where += " AND a.at >= " + args.Add(*f.Start)
+	}
+	if f.End != nil {
+		where += " AND a.at < " + args.Add(*f.End)
+	}
+	if f.OnlySubject != "" {
+		where += " AND a.subject = " + args.Add(f.OnlySubject)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT a.* FROM audit_log a WHERE `+where+` ORDER BY `+q.OrderBy(AuditSpec)+` `+q.Page(&args), args...)
+	entries, err := scanAll[AuditEntry](rows, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, next := listquery.Next(q, entries)
+	return entries, next, nil
 }

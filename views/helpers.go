@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 )
 
@@ -17,6 +18,20 @@ func csrfHeaders(token string) string {
 		return "{}"
 	}
 	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})
+	return string(b)
+}
+
+// navVisible hides admin-only navigation from everyone else.
+func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Key] }
+
+func urlEscape(s string) string { return url.QueryEscape(s) }
+
+// changesText shows an audit row's changes compactly.
+func changesText(m map[string]any) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m)
 	return string(b)
 }
 

@@ -59,6 +59,7 @@ type Page struct {
 	Role      string
 	CSRFToken string
 	Banner    string // a warning across the top, e.g. when the database is unreachable
+	CanAdmin  bool   // the caller is a system admin: admin-only navigation is shown
 }
 
 // NavItem is one entry of the left navigation.
@@ -70,7 +71,12 @@ type NavItem struct {
 var Navigation = []NavItem{
 	{"workload-types", "Workload types", "/workload-types"},
 	{"priorities", "Priorities", "/priorities"},
+	{"access", "Access", "/access"},
+	{"event-history", "Event history", "/event-history"},
 }
+
+// adminOnlyNav lists the navigation entries shown only to system admins.
+var adminOnlyNav = map[string]bool{"access": true}
 
 // SortLink is a column header that sorts the table it heads.
 type SortLink struct {
@@ -119,4 +125,79 @@ type ErrorPage struct {
 	Page
 	Status  int
 	Message string
+}
+
+// LoginPage is the sign-in page: the OIDC button, or the local form.
+type LoginPage struct {
+	Page
+	OIDC     bool
+	Next     string
+	Username string
+	Error    string
+}
+
+// AuditEntry is one row of the audit log (api.md "Audit, health, metrics").
+type AuditEntry struct {
+	ID          int64          `json:"id"`
+	At          time.Time      `json:"at"`
+	Subject     string         `json:"subject"`
+	SubjectType string         `json:"subjectType"`
+	SourceIP    string         `json:"sourceIp"`
+	Action      string         `json:"action"`
+	HTTPMethod  string         `json:"httpMethod"`
+	EntityType  string         `json:"entityType"`
+	EntityID    string         `json:"entityId"`
+	EntityName  string         `json:"entityName"`
+	Result      string         `json:"result"`
+	HTTPStatus  int            `json:"httpStatus"`
+	RequestID   string         `json:"requestId"`
+	Changes     map[string]any `json:"changes"`
+}
+
+// EventHistoryPage is the Event history page.
+type EventHistoryPage struct {
+	Page
+	Entries                                         []AuditEntry
+	Subject, Action, EntityType, Result, Start, End string
+	OwnOnly                                         bool // the caller sees only their own actions
+	NextHref, PrevHref                              string
+}
+
+// AccessRule is a binding of a subject to a role at a scope (security.md "Roles and scopes").
+type AccessRule struct {
+	ID          string    `json:"id"`
+	SubjectType string    `json:"subjectType"`
+	Subject     string    `json:"subject"`
+	Role        string    `json:"role"`
+	ScopeType   string    `json:"scopeType"`
+	ScopeID     *string   `json:"scopeId"`
+	CreatedAt   time.Time `json:"createdAt"`
+	CreatedBy   string    `json:"createdBy"`
+}
+
+// APIKey describes a service account's key; the secret appears only in the answer that
+// creates it (Token).
+type APIKey struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Role       string     `json:"role"`
+	ScopeType  string     `json:"scopeType"`
+	ScopeID    *string    `json:"scopeId"`
+	ExpiresAt  time.Time  `json:"expiresAt"`
+	RevokedAt  *time.Time `json:"revokedAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	CreatedBy  string     `json:"createdBy"`
+	Status     string     `json:"status"` // active, expired, revoked
+	Token      string     `json:"token,omitempty"`
+}
+
+// AccessPage is the admin page for access rules and API keys.
+type AccessPage struct {
+	Page
+	Rules    []AccessRule
+	Keys     []APIKey
+	Roles    []string
+	NewToken *APIKey // the key just created, shown once
+	Error    string
 }

@@ -24,8 +24,9 @@ var quiet = slog.New(slog.DiscardHandler)
 func newAPI(t *testing.T) (*httptest.Server, *store.Store) {
 	t.Helper()
 	st := store.New(testdb.New(t))
-	srv := httptest.NewServer(web.New(web.Deps{Properties: st, Audit: st, Ready: st.Ping, Log: quiet}))
+	srv := httptest.NewServer(web.New(deps(st)))
 	t.Cleanup(srv.Close)
+	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
 	return srv, st
 }
 
@@ -44,7 +45,14 @@ func (r response) json(t *testing.T) map[string]any {
 	return m
 }
 
+// do calls srv as the admin newAPI signed in (see signIn).
 func do(t *testing.T, srv *httptest.Server, method, path, contentType, body string) response {
+	t.Helper()
+	return doAs(t, srv, tokenOf(srv), method, path, contentType, body)
+}
+
+// doAs calls srv with the bearer token (none when token is "").
+func doAs(t *testing.T, srv *httptest.Server, token, method, path, contentType, body string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -52,6 +60,9 @@ func do(t *testing.T, srv *httptest.Server, method, path, contentType, body stri
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
@@ -251,10 +262,7 @@ func TestChangesAreAudited(t *testing.T) {
 	job := "/api/v1/workload-types/" + store.SeedID("workload-type", "batch/Job").String()
 	do(t, srv, "PUT", job, "application/json", `{"preemptibility":"preemptible"}`)
 	do(t, srv, "PUT", job, "application/json", `{"preemptibility":"sometimes"}`)
-	entries, err := st.AuditEntries(context.Background(), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := auditRows(t, st, "workload-type")
 	if len(entries) != 2 {
 		t.Fatalf("want 2 audit rows (the change and the refused attempt), got %d", len(entries))
 	}
@@ -276,8 +284,10 @@ func TestDatabaseDownIs503(t *testing.T) {
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	srv := httptest.NewServer(web.New(web.Deps{Properties: st, Audit: st, Ready: st.Ping, Log: quiet}))
+	srv := httptest.NewServer(web.New(deps(st)))
 	defer srv.Close()
+	// A well-formed key: checking it needs the database, which is down.
+	signIn(srv, "arb_00000000000000000000000000000000_secret")
 	for _, path := range []string{"/api/v1/workload-types", "/api/v1/workload-priorities", "/readyz"} {
 		r := do(t, srv, "GET", path, "", "")
 		if r.status != 503 {

@@ -14,7 +14,14 @@ type AuditStore interface {
 	RecordAudit(ctx context.Context, e store.AuditEntry) error
 }
 
-const auditTargetKey = "arbiter.auditTarget"
+const (
+	auditTargetKey = "arbiter.auditTarget"
+	auditedKey     = "arbiter.audited"
+)
+
+// markAudited says the handler writes its own audit row (login, logout), so auditFailures
+// does not write a second one.
+func markAudited(c echo.Context) { c.Set(auditedKey, true) }
 
 type auditTarget struct{ entityType, entityID, action string }
 
@@ -45,7 +52,7 @@ func isMutating(method string) bool {
 func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
-		if !isMutating(c.Request().Method) || s.audit == nil {
+		if !isMutating(c.Request().Method) || s.audit == nil || c.Get(auditedKey) == true {
 			return err
 		}
 		status := c.Response().Status

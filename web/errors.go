@@ -31,6 +31,10 @@ func badRequest(format string, args ...any) error {
 	return &httpError{status: http.StatusBadRequest, message: fmt.Sprintf(format, args...)}
 }
 
+func unauthorized(format string, args ...any) error {
+	return &httpError{status: http.StatusUnauthorized, message: fmt.Sprintf(format, args...)}
+}
+
 func forbidden(format string, args ...any) error {
 	return &httpError{status: http.StatusForbidden, message: fmt.Sprintf(format, args...)}
 }

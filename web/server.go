@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
 	"github.com/arbiterhq/arbiter/views"
@@ -34,23 +35,29 @@ type Deps struct {
 	Ready       func(ctx context.Context) error // nil error when the database answers
 	PriorityCls PriorityClassStatus
 	Log         *slog.Logger
+	Users       AuthStore   // users, access rules, API keys, login throttling, the audit log
+	Login       LoginConfig // how people sign in; sessions
 }
 
 // Server holds the Echo instance and the dependencies of its handlers.
 type Server struct {
 	*echo.Echo
-	props  WorkloadPropertiesStore
-	audit  AuditStore
-	ready  func(ctx context.Context) error
-	pcs    PriorityClassStatus
-	log    *slog.Logger
+	props WorkloadPropertiesStore
+	audit AuditStore
+	ready func(ctx context.Context) error
+	pcs   PriorityClassStatus
+	log   *slog.Logger
+	users AuthStore
+	login LoginConfig
+	sm    *scs.SessionManager
 }
 
 // New builds the router with every route, middleware and the error handler.
 func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log}
+	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log,
+		users: d.Users, login: d.Login, sm: newSessionManager(d.Login)}
 	if s.pcs == nil {
 		s.pcs = unknownPriorityClasses{}
 	}
@@ -63,8 +70,10 @@ func New(d Deps) *Server {
 	e.Use(middleware.Recover())
 	e.Use(securityHeaders)
 	e.Use(middleware.BodyLimit("1M"))
-	e.Use(identify)
+	e.Use(s.sessions)
 	e.Use(s.auditFailures)
+	e.Use(s.authenticate)
+	e.Use(s.csrf)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)
@@ -73,9 +82,12 @@ func New(d Deps) *Server {
 	api := e.Group("/api/v1")
 	api.GET("/openapi.json", serveOpenAPI)
 	s.routeWorkloadProperties(api)
+	s.routeAuthAPI(api)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })
 	s.routeWorkloadPropertyPages(e)
+	s.routeLogin(e)
+	s.routeAuthPages(e)
 	return s
 }
 
@@ -86,29 +98,6 @@ func (s *Server) readyz(c echo.Context) error {
 		}
 	}
 	return c.String(http.StatusOK, "ready")
-}
-
-// identify puts the caller's identity in the request context. Login (issue 7) replaces this
-// one middleware; until then the console binds to loopback and the caller is the operator.
-func identify(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		c.SetRequest(r.WithContext(auth.WithIdentity(r.Context(), auth.LocalOperator)))
-		return next(c)
-	}
-}
-
-func identity(c echo.Context) auth.Identity {
-	id, _ := auth.FromContext(c.Request().Context())
-	return id
-}
-
-// requireAdmin refuses callers that are not system admins.
-func requireAdmin(c echo.Context, what string) error {
-	if identity(c).Role != "admin" {
-		return forbidden("only an admin may %s", what)
-	}
-	return nil
 }
 
 // securityHeaders sets a strict Content-Security-Policy (no inline script or style) and the
@@ -154,7 +143,14 @@ func render(c echo.Context, status int, comp templ.Component) error {
 // page fills the layout's fields for a request.
 func (s *Server) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
-	return views.Page{Title: title, Nav: nav, User: id.DisplayName, Role: id.Role}
+	p := views.Page{Title: title, Nav: nav, User: id.DisplayName, Role: id.Role, CanAdmin: can(c, auth.ManageSystem, auth.System)}
+	if id.Authenticated() && c.Get(bearerKey) != true {
+		p.CSRFToken = s.csrfToken(c)
+		if p.Role == "" {
+			p.Role = "no role"
+		}
+	}
+	return p
 }
 
 func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// LocalIssuer is the issuer of local accounts (the bootstrap admin).
+const LocalIssuer = "local"
+
+// User is a person who has signed in, kept by issuer and subject (security.md).
+type User struct {
+	ID           uuid.UUID  `db:"id"`
+	Issuer       string     `db:"issuer"`
+	Subject      string     `db:"subject"`
+	Email        string     `db:"email"`
+	Name         string     `db:"name"`
+	Groups       []string   `db:"groups"`
+	PasswordHash string     `db:"password_hash"`
+	LastLoginAt  *time.Time `db:"last_login_at"`
+	CreatedAt    time.Time  `db:"created_at"`
+	UpdatedAt    time.Time  `db:"updated_at"`
+}
+
+// UpsertOIDCUser records a user's claims at sign-in (or at a bearer-token call) and returns the row.
+func (s *Store) UpsertOIDCUser(ctx context.Context, issuer, subject, email, name string, groups []string, login bool) (User, error) {
+	if groups == nil {
+		groups = []string{}
+	}
+	rows, err := s.pool.Query(ctx, `
+		INSERT INTO users (issuer, subject, email, name, groups, last_login_at)
+		VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN now() END)
+		ON CONFLICT (issuer, subject) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name,
+			groups = EXCLUDED.groups, updated_at = now(),
+			last_login_at = CASE WHEN $6 THEN now() ELSE users.last_login_at END
+		RETURNING *`, issuer, subject, email, name, groups, login)
+	return scanOne[User](rows, err, "user "+subject)
+}
+
+// User returns one user.
+func (s *Store) User(ctx context.Context, id uuid.UUID) (User, error) {
+	rows, err := s.pool.Query(ctx, `SELECT * FROM users WHERE id = $1`, id)
+	return scanOne[User](rows, err, "user "+id.String())
+}
+
+// LocalUser returns the local account with that name.
+func (s *Store) LocalUser(ctx context.Context, name string) (User, error) {
+	rows, err := s.pool.Query(ctx, `SELECT * FROM users WHERE issuer = $1 AND subject = $2`, LocalIssuer, name)
+	return scanOne[User](rows, err, "local user "+name)
+}
+
+// EnsureLocalUser creates the local account if it does not exist, with the hash hashFn makes;
+// with replace it also sets the password of an existing account. created says whether the
+// account was new.
+func (s *Store) EnsureLocalUser(ctx context.Context, name, displayName string, replace bool, hashFn func() (string, error)) (created bool, err error) {
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE issuer = $1 AND subject = $2)`, LocalIssuer, name).Scan(&exists); err != nil {
+			return err
+		}
+		if exists && !replace {
+			return nil
+		}
+		hash, err := hashFn()
+		if err != nil {
+			return err
+		}
+		created = !exists
+		_, err = tx.Exec(ctx, `
+			INSERT INTO users (issuer, subject, name, password_hash) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (issuer, subject) DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = now()`,
+			LocalIssuer, name, displayName, hash)
+		return err
+	})
+	return created, err
+}
+
+// TouchLogin records a successful sign-in.
+func (s *Store) TouchLogin(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
+	return classify(err)
+}
+
+// LoginBlockedUntil returns the latest time until which any of keys is blocked after failed
+// logins (zero when none is).
+func (s *Store) LoginBlockedUntil(ctx context.Context, keys []string) (time.Time, error) {
+	var until *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT max(blocked_until) FROM login_failures WHERE key = ANY($1) AND blocked_until > now()`, keys).Scan(&until)
+	if err != nil || until == nil {
+		return time.Time{}, classify(err)
+	}
+	return *until, nil
+}
+
+// RecordLoginFailure counts a failed login for each key and blocks the key for delay(failures)
+// from now. Counts older than an hour start again.
+func (s *Store) RecordLoginFailure(ctx context.Context, keys []string, delay func(failures int) time.Duration) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		for _, k := range keys {
+			var n int
+			err := tx.QueryRow(ctx, `
+				INSERT INTO login_failures (key, failures, last_failed, blocked_until) VALUES ($1, 1, now(), now())
+				ON CONFLICT (key) DO UPDATE SET
+					failures = CASE WHEN login_failures.last_failed < now() - interval '1 hour' THEN 1 ELSE login_failures.failures + 1 END,
+					last_failed = now()
+				RETURNING failures`, k).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE login_failures SET blocked_until = now() + make_interval(secs => $2) WHERE key = $1`,
+				k, delay(n).Seconds()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ClearLoginFailures forgets failed logins for keys after a successful one.
+func (s *Store) ClearLoginFailures(ctx context.Context, keys []string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM login_failures WHERE key = ANY($1)`, keys)
+	return classify(err)
+}

@@ -1,0 +1,351 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+// AuthStore is what login, authentication, access rules, API keys and the audit log need
+// from the store.
+type AuthStore interface {
+	User(ctx context.Context, id uuid.UUID) (store.User, error)
+	LocalUser(ctx context.Context, name string) (store.User, error)
+	UpsertOIDCUser(ctx context.Context, issuer, subject, email, name string, groups []string, login bool) (store.User, error)
+	TouchLogin(ctx context.Context, id uuid.UUID) error
+	LoginBlockedUntil(ctx context.Context, keys []string) (time.Time, error)
+	RecordLoginFailure(ctx context.Context, keys []string, delay func(failures int) time.Duration) error
+	ClearLoginFailures(ctx context.Context, keys []string) error
+
+	AccessRulesFor(ctx context.Context, subject, email string, groups []string) ([]store.AccessRule, error)
+	AccessRules(ctx context.Context, q listquery.Query) ([]store.AccessRule, error)
+	CreateAccessRule(ctx context.Context, n store.NewAccessRule, by store.Actor) (store.AccessRule, error)
+	DeleteAccessRule(ctx context.Context, id uuid.UUID, by store.Actor) error
+
+	CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte) (store.APIKey, error)
+	APIKeys(ctx context.Context) ([]store.APIKey, error)
+	CreateAPIKey(ctx context.Context, n store.NewAPIKey, by store.Actor) (store.APIKey, error)
+	RevokeAPIKey(ctx context.Context, id uuid.UUID, by store.Actor) error
+
+	AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
+}
+
+// LoginConfig says how people sign in (security.md "Login and sessions").
+type LoginConfig struct {
+	OIDC          *auth.OIDC // nil: local login
+	AdminSubjects []string   // OIDC subjects or emails that are system admins
+	AdminGroups   []string   // OIDC groups whose members are system admins
+	IdleTimeout   time.Duration
+	Lifetime      time.Duration // absolute session timeout
+	Sessions      scs.Store     // nil: in memory (tests of routing only)
+}
+
+// BootstrapAdmin is the local account created when no issuer is configured; it is always a
+// system admin.
+const BootstrapAdmin = "admin"
+
+const (
+	sessionCookie = "arbiter_session"
+	sessUserID    = "uid"
+	sessCSRF      = "csrf"
+	sessState     = "oidc_state"
+	sessNonce     = "oidc_nonce"
+	sessVerifier  = "oidc_verifier"
+	sessNext      = "oidc_next"
+	bearerKey     = "arbiter.bearer"
+)
+
+func newSessionManager(lc LoginConfig) *scs.SessionManager {
+	sm := scs.New()
+	if lc.Sessions != nil {
+		sm.Store = lc.Sessions
+	}
+	sm.IdleTimeout = lc.IdleTimeout
+	if sm.IdleTimeout == 0 {
+		sm.IdleTimeout = 2 * time.Hour
+	}
+	sm.Lifetime = lc.Lifetime
+	if sm.Lifetime == 0 {
+		sm.Lifetime = 12 * time.Hour
+	}
+	sm.Cookie.Name = sessionCookie
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Persist = false // a browser session cookie; the server enforces the timeouts
+	return sm
+}
+
+// sessions loads the server-side session named by the cookie and commits it (writing the
+// cookie) just before the answer's headers go out. The cookie is HttpOnly, SameSite=Lax, and
+// Secure when the request came over TLS or through a proxy that says it did.
+func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.Response().Header().Add("Vary", "Cookie")
+		var token string
+		if ck, err := r.Cookie(sessionCookie); err == nil {
+			token = ck.Value
+		}
+		ctx, err := s.sm.Load(r.Context(), token)
+		if err != nil {
+			return &httpError{status: http.StatusServiceUnavailable, message: "the database is unavailable; sessions cannot be read"}
+		}
+		c.SetRequest(r.WithContext(ctx))
+		c.Response().Before(func() { s.commitSession(c) })
+		if err := next(c); err != nil {
+			c.Error(err) // answer here, so the cookie goes out with the answer
+		}
+		return nil
+	}
+}
+
+func (s *Server) commitSession(c echo.Context) {
+	ctx := c.Request().Context()
+	ck := &http.Cookie{Name: sessionCookie, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request())}
+	switch s.sm.Status(ctx) {
+	case scs.Modified:
+		token, _, err := s.sm.Commit(ctx)
+		if err != nil {
+			s.log.Warn("session not saved", "request_id", requestID(c), "err", err)
+			return
+		}
+		ck.Value = token
+	case scs.Destroyed:
+		ck.Expires, ck.MaxAge = time.Unix(1, 0), -1
+	default:
+		return
+	}
+	c.Response().Header().Add("Set-Cookie", ck.String())
+	c.Response().Header().Add("Cache-Control", `no-cache="Set-Cookie"`)
+}
+
+// csrf refuses state-changing requests that do not carry the session's CSRF token (header
+// X-CSRF-Token, sent by htmx on every request, or form field _csrf). Requests authenticated by
+// a Bearer token carry no ambient credentials and are exempt; every other one, including JSON
+// API calls riding on the session cookie and the login form itself, is checked.
+func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !isMutating(c.Request().Method) || c.Get(bearerKey) == true {
+			return next(c)
+		}
+		want := s.sm.GetString(c.Request().Context(), sessCSRF)
+		got := c.Request().Header.Get("X-CSRF-Token")
+		if got == "" {
+			got = c.FormValue("_csrf")
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			return forbidden("this form has expired or did not come from Arbiter's console; reload the page and try again")
+		}
+		return next(c)
+	}
+}
+
+// csrfToken returns the session's CSRF token, creating it (and so the session) when needed.
+func (s *Server) csrfToken(c echo.Context) string {
+	ctx := c.Request().Context()
+	t := s.sm.GetString(ctx, sessCSRF)
+	if t == "" {
+		t = auth.RandomToken(32)
+		s.sm.Put(ctx, sessCSRF, t)
+	}
+	return t
+}
+
+func isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// authenticate replaces the request's identity with the caller's: from a Bearer API key or
+// OIDC token, else from the session. Without credentials only public paths answer: API calls
+// get 401, pages redirect to the login page.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := s.identify(c)
+		if err != nil && !isPublic(c) {
+			return err
+		}
+		r := c.Request()
+		c.SetRequest(r.WithContext(auth.WithIdentity(r.Context(), id)))
+		if id.Authenticated() || isPublic(c) {
+			return next(c)
+		}
+		if isAPI(c) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			return unauthorized("sign in first: send a session cookie from /login or an Authorization: Bearer API key")
+		}
+		login := "/login?next=" + urlQueryEscape(r.URL.RequestURI())
+		if isHTMX(c) {
+			c.Response().Header().Set("HX-Redirect", login)
+			return unauthorized("your session has ended; sign in again")
+		}
+		return c.Redirect(http.StatusFound, login)
+	}
+}
+
+// isPublic lists what answers without credentials: health, static files, the API description
+// and the login flow.
+func isPublic(c echo.Context) bool {
+	p := c.Request().URL.Path
+	switch p {
+	case "/healthz", "/readyz", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback":
+		return true
+	}
+	return strings.HasPrefix(p, "/static/")
+}
+
+// identify finds who calls: a Bearer token wins over the session cookie.
+func (s *Server) identify(c echo.Context) (auth.Identity, error) {
+	ctx := c.Request().Context()
+	if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
+		token, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || strings.TrimSpace(token) == "" {
+			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key or OIDC token>\"")
+		}
+		c.Set(bearerKey, true)
+		return s.bearerIdentity(ctx, strings.TrimSpace(token))
+	}
+	uid := s.sm.GetString(ctx, sessUserID)
+	if uid == "" || s.users == nil {
+		return auth.Anonymous, nil
+	}
+	id, err := uuid.Parse(uid)
+	if err != nil {
+		return auth.Anonymous, nil
+	}
+	u, err := s.users.User(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return auth.Anonymous, nil
+	}
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	return s.userIdentity(ctx, u)
+}
+
+func (s *Server) bearerIdentity(ctx context.Context, token string) (auth.Identity, error) {
+	if s.users == nil {
+		return auth.Anonymous, unauthorized("this server has no credential store")
+	}
+	if keyID, secret, ok := auth.ParseAPIKey(token); ok {
+		k, err := s.users.CheckAPIKey(ctx, keyID, auth.HashAPIKeySecret(secret))
+		if errors.Is(err, store.ErrBadKey) {
+			return auth.Anonymous, unauthorized("the API key is unknown, revoked or expired; ask an admin for a new one")
+		}
+		if err != nil {
+			return auth.Anonymous, err
+		}
+		return apiKeyIdentity(k), nil
+	}
+	if s.login.OIDC == nil {
+		return auth.Anonymous, unauthorized("the bearer token is not an Arbiter API key (and no OIDC issuer is configured)")
+	}
+	cl, err := s.login.OIDC.VerifyBearer(ctx, token)
+	if err != nil {
+		return auth.Anonymous, unauthorized("the bearer token is not valid for this issuer: it may have expired; get a new one")
+	}
+	u, err := s.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, false)
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	return s.userIdentity(ctx, u)
+}
+
+func apiKeyIdentity(k store.APIKey) auth.Identity {
+	id := auth.Identity{Subject: k.ID.String(), SubjectType: "api-key", DisplayName: k.Name}
+	return id.WithGrants([]auth.Grant{{Role: auth.Role(k.Role), Scope: scopeOf(k.ScopeType, k.ScopeID)}})
+}
+
+func scopeOf(scopeType string, scopeID *uuid.UUID) auth.Scope {
+	sc := auth.Scope{Type: auth.ScopeType(scopeType)}
+	if scopeID != nil {
+		sc.ID = scopeID.String()
+	}
+	return sc
+}
+
+// userIdentity builds a person's identity: their access rules, plus system admin for the
+// bootstrap account and for --admin-subjects / --admin-groups.
+func (s *Server) userIdentity(ctx context.Context, u store.User) (auth.Identity, error) {
+	id := auth.Identity{Subject: u.Subject, SubjectType: "user", DisplayName: u.Name, UserID: u.ID.String(), Email: u.Email, Groups: u.Groups}
+	if u.Issuer != store.LocalIssuer && u.Email != "" {
+		id.Subject = u.Email
+	}
+	if id.DisplayName == "" {
+		id.DisplayName = id.Subject
+	}
+	rules, err := s.users.AccessRulesFor(ctx, u.Subject, u.Email, u.Groups)
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	var grants []auth.Grant
+	for _, r := range rules {
+		grants = append(grants, auth.Grant{Role: auth.Role(r.Role), Scope: scopeOf(r.ScopeType, r.ScopeID)})
+	}
+	if s.isConfiguredAdmin(u) {
+		grants = append(grants, auth.Grant{Role: auth.RoleAdmin, Scope: auth.System})
+	}
+	return id.WithGrants(grants), nil
+}
+
+func (s *Server) isConfiguredAdmin(u store.User) bool {
+	if u.Issuer == store.LocalIssuer {
+		return u.Subject == BootstrapAdmin
+	}
+	for _, a := range s.login.AdminSubjects {
+		if a == u.Subject || (u.Email != "" && strings.EqualFold(a, u.Email)) {
+			return true
+		}
+	}
+	for _, g := range u.Groups {
+		for _, a := range s.login.AdminGroups {
+			if a == g {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// authorize is the one authorization check every handler makes: 401 without credentials,
+// 403 (saying what was refused) when no grant of the caller allows action at scope.
+func authorize(c echo.Context, action auth.Action, scope auth.Scope, what string) error {
+	id := identity(c)
+	if !id.Authenticated() {
+		return unauthorized("sign in first to %s", what)
+	}
+	if !auth.Allowed(id, action, scope) {
+		if action == auth.ManageSystem {
+			return forbidden("only an admin may %s", what)
+		}
+		return forbidden("your role does not allow you to %s here; ask an admin for access", what)
+	}
+	return nil
+}
+
+// can says whether the caller may take action at scope: pages use it to hide what the server
+// would refuse anyway, and lists to show only what the caller may see (can(c, auth.Read, ...)).
+func can(c echo.Context, action auth.Action, scope auth.Scope) bool {
+	return auth.Allowed(identity(c), action, scope)
+}
+
+// requireAdmin refuses callers that are not system admins (authorize with ManageSystem).
+func requireAdmin(c echo.Context, what string) error {
+	return authorize(c, auth.ManageSystem, auth.System, what)
+}
+
+func identity(c echo.Context) auth.Identity {
+	id, ok := auth.FromContext(c.Request().Context())
+	if !ok {
+		return auth.Anonymous
+	}
+	return id
+}

@@ -1,0 +1,327 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+func (s *Server) routeAuthAPI(api *echo.Group) {
+	api.GET("/me", s.me)
+	api.GET("/audit/log", s.auditLog)
+	api.GET("/access-rules", s.listAccessRules)
+	api.POST("/access-rules", s.postAccessRule)
+	api.DELETE("/access-rules/:id", s.deleteAccessRule)
+	api.GET("/api-keys", s.listAPIKeys)
+	api.POST("/api-keys", s.postAPIKey)
+	api.DELETE("/api-keys/:id", s.revokeAPIKey)
+}
+
+func (s *Server) routeAuthPages(e *echo.Echo) {
+	e.GET("/event-history", s.eventHistoryPage)
+	e.GET("/access", s.accessPage)
+	e.POST("/access/rules", s.accessRuleForm)
+	e.POST("/access/rules/:id/delete", s.accessRuleDeleteForm)
+	e.POST("/access/keys", s.apiKeyForm)
+	e.POST("/access/keys/:id/revoke", s.apiKeyRevokeForm)
+}
+
+type grantView struct {
+	Role      string `json:"role"`
+	ScopeType string `json:"scopeType"`
+	ScopeID   string `json:"scopeId,omitempty"`
+}
+
+// me says who the caller is and what they hold.
+func (s *Server) me(c echo.Context) error {
+	id := identity(c)
+	grants := make([]grantView, len(id.Grants))
+	for i, g := range id.Grants {
+		grants[i] = grantView{Role: string(g.Role), ScopeType: string(g.Scope.Type), ScopeID: g.Scope.ID}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"subject": id.Subject, "subjectType": id.SubjectType,
+		"displayName": id.DisplayName, "role": id.Role, "email": id.Email, "groups": id.Groups, "grants": grants})
+}
+
+func accessRuleView(r store.AccessRule) views.AccessRule {
+	return views.AccessRule{ID: r.ID.String(), SubjectType: r.SubjectType, Subject: r.Subject, Role: r.Role,
+		ScopeType: r.ScopeType, ScopeID: uuidString(r.ScopeID), CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy}
+}
+
+func apiKeyView(k store.APIKey) views.APIKey {
+	v := views.APIKey{ID: k.ID.String(), Name: k.Name, Role: k.Role, ScopeType: k.ScopeType, ScopeID: uuidString(k.ScopeID),
+		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt, CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy, Status: "active"}
+	switch {
+	case k.RevokedAt != nil:
+		v.Status = "revoked"
+	case !time.Now().Before(k.ExpiresAt):
+		v.Status = "expired"
+	}
+	return v
+}
+
+func uuidString(id *uuid.UUID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
+// grantRequest is the role binding of an access rule or an API key.
+type grantRequest struct {
+	Role      string  `json:"role"`
+	ScopeType string  `json:"scopeType"`
+	ScopeID   *string `json:"scopeId"`
+}
+
+// check validates a role binding: a known role, at a scope it may be bound at.
+func (g grantRequest) check() (auth.Role, auth.Scope, *uuid.UUID, error) {
+	role, err := auth.ParseRole(g.Role)
+	if err != nil {
+		return "", auth.Scope{}, nil, badRequest("%s", err.Error())
+	}
+	if g.ScopeType == "" {
+		g.ScopeType = string(auth.ScopeSystem)
+	}
+	scope := auth.Scope{Type: auth.ScopeType(g.ScopeType)}
+	var scopeID *uuid.UUID
+	if g.ScopeID != nil && strings.TrimSpace(*g.ScopeID) != "" {
+		id, err := uuid.Parse(strings.TrimSpace(*g.ScopeID))
+		if err != nil {
+			return "", auth.Scope{}, nil, badRequest("scopeId %q is not a valid id; use the department's or project's UUID", *g.ScopeID)
+		}
+		scope.ID, scopeID = id.String(), &id
+	}
+	if err := auth.ValidateGrant(role, scope); err != nil {
+		return "", auth.Scope{}, nil, badRequest("%s", err.Error())
+	}
+	return role, scope, scopeID, nil
+}
+
+func (s *Server) listAccessRules(c echo.Context) error {
+	if err := requireAdmin(c, "list access rules"); err != nil {
+		return err
+	}
+	q, err := listquery.Parse(c.QueryParams(), store.AccessRuleSpec)
+	if err != nil {
+		return err
+	}
+	rules, err := s.users.AccessRules(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"rules": mapSlice(rules, accessRuleView)})
+}
+
+type accessRuleRequest struct {
+	SubjectType string `json:"subjectType"`
+	Subject     string `json:"subject"`
+	grantRequest
+}
+
+func (s *Server) createAccessRule(c echo.Context, req accessRuleRequest) (store.AccessRule, error) {
+	target(c, "create", "access-rule", "")
+	if err := requireAdmin(c, "manage access rules"); err != nil {
+		return store.AccessRule{}, err
+	}
+	if req.SubjectType != "user" && req.SubjectType != "group" {
+		return store.AccessRule{}, badRequest("subjectType %q is not known; use user or group", req.SubjectType)
+	}
+	role, scope, scopeID, err := req.check()
+	if err != nil {
+		return store.AccessRule{}, err
+	}
+	return s.users.CreateAccessRule(c.Request().Context(), store.NewAccessRule{SubjectType: req.SubjectType, Subject: req.Subject,
+		Role: string(role), ScopeType: string(scope.Type), ScopeID: scopeID}, actor(c))
+}
+
+func (s *Server) postAccessRule(c echo.Context) error {
+	target(c, "create", "access-rule", "")
+	if err := requireAdmin(c, "manage access rules"); err != nil {
+		return err
+	}
+	var req accessRuleRequest
+	if err := decodeJSON(c, &req, "subjectType", "subject", "role", "scopeType", "scopeId"); err != nil {
+		return err
+	}
+	r, err := s.createAccessRule(c, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, accessRuleView(r))
+}
+
+func (s *Server) deleteAccessRule(c echo.Context) error {
+	target(c, "delete", "access-rule", c.Param("id"))
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "manage access rules"); err != nil {
+		return err
+	}
+	if err := s.users.DeleteAccessRule(c.Request().Context(), id, actor(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) listAPIKeys(c echo.Context) error {
+	if err := requireAdmin(c, "list API keys"); err != nil {
+		return err
+	}
+	keys, err := s.users.APIKeys(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"keys": mapSlice(keys, apiKeyView)})
+}
+
+type apiKeyRequest struct {
+	Name      string     `json:"name"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	grantRequest
+}
+
+// maxKeyLifetime bounds an API key's validity; keys always expire.
+const maxKeyLifetime = 2 * 365 * 24 * time.Hour
+
+func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, error) {
+	target(c, "create", "api-key", "")
+	if err := requireAdmin(c, "create API keys"); err != nil {
+		return views.APIKey{}, err
+	}
+	role, scope, scopeID, err := req.check()
+	if err != nil {
+		return views.APIKey{}, err
+	}
+	expires := time.Now().Add(90 * 24 * time.Hour)
+	if req.ExpiresAt != nil {
+		expires = *req.ExpiresAt
+	}
+	if time.Until(expires) > maxKeyLifetime {
+		return views.APIKey{}, badRequest("expiresAt is more than two years away; keys must expire within two years")
+	}
+	id := uuid.New()
+	token, hash := auth.NewAPIKey(id)
+	k, err := s.users.CreateAPIKey(c.Request().Context(), store.NewAPIKey{ID: id, Name: req.Name, Role: string(role),
+		ScopeType: string(scope.Type), ScopeID: scopeID, ExpiresAt: expires, SecretHash: hash}, actor(c))
+	if err != nil {
+		return views.APIKey{}, err
+	}
+	v := apiKeyView(k)
+	v.Token = token
+	return v, nil
+}
+
+func (s *Server) postAPIKey(c echo.Context) error {
+	target(c, "create", "api-key", "")
+	if err := requireAdmin(c, "create API keys"); err != nil {
+		return err
+	}
+	var req apiKeyRequest
+	if err := decodeJSON(c, &req, "name", "role", "scopeType", "scopeId", "expiresAt"); err != nil {
+		return err
+	}
+	v, err := s.createAPIKey(c, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, v)
+}
+
+func (s *Server) revokeAPIKey(c echo.Context) error {
+	target(c, "revoke", "api-key", c.Param("id"))
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "revoke API keys"); err != nil {
+		return err
+	}
+	if err := s.users.RevokeAPIKey(c.Request().Context(), id, actor(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// accessPage shows access rules and API keys to admins.
+func (s *Server) accessPage(c echo.Context) error {
+	return s.renderAccess(c, http.StatusOK, nil, "")
+}
+
+func (s *Server) renderAccess(c echo.Context, status int, newKey *views.APIKey, message string) error {
+	if err := requireAdmin(c, "manage access"); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	rules, err := s.users.AccessRules(ctx, listquery.Query{SortBy: "subject"})
+	if err != nil {
+		return err
+	}
+	keys, err := s.users.APIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	m := views.AccessPage{Page: s.page(c, "Access", "access"), Rules: mapSlice(rules, accessRuleView),
+		Keys: mapSlice(keys, apiKeyView), NewToken: newKey, Error: message}
+	for _, r := range auth.Roles {
+		m.Roles = append(m.Roles, string(r))
+	}
+	return render(c, status, views.AccessView(m))
+}
+
+// formResult answers a form on the Access page: the page again with the reason when refused.
+func (s *Server) formResult(c echo.Context, err error) error {
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, "/access")
+	}
+	status, message := statusOf(err)
+	if status == http.StatusUnauthorized || status == http.StatusForbidden || status >= 500 {
+		return err
+	}
+	return s.renderAccess(c, status, nil, message)
+}
+
+func (s *Server) accessRuleForm(c echo.Context) error {
+	scopeID := c.FormValue("scopeId")
+	_, err := s.createAccessRule(c, accessRuleRequest{SubjectType: c.FormValue("subjectType"), Subject: c.FormValue("subject"),
+		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}})
+	return s.formResult(c, err)
+}
+
+func (s *Server) accessRuleDeleteForm(c echo.Context) error {
+	return s.formResult(c, s.deleteAccessRule(c))
+}
+
+func (s *Server) apiKeyForm(c echo.Context) error {
+	scopeID := c.FormValue("scopeId")
+	req := apiKeyRequest{Name: c.FormValue("name"),
+		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}}
+	if d := c.FormValue("days"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 1 {
+			return s.formResult(c, badRequest("valid for days must be a whole number of at least 1"))
+		}
+		t := time.Now().Add(time.Duration(n) * 24 * time.Hour)
+		req.ExpiresAt = &t
+	}
+	v, err := s.createAPIKey(c, req)
+	if err != nil {
+		return s.formResult(c, err)
+	}
+	return s.renderAccess(c, http.StatusCreated, &v, "")
+}
+
+func (s *Server) apiKeyRevokeForm(c echo.Context) error {
+	return s.formResult(c, s.revokeAPIKey(c))
+}

@@ -1,0 +1,231 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/labstack/echo/v4"
+)
+
+func (s *Server) routeLogin(e *echo.Echo) {
+	e.GET("/login", s.loginPage)
+	e.POST("/login", s.localLogin)
+	e.POST("/logout", s.logout)
+	e.GET("/auth/oidc/login", s.oidcStart)
+	e.GET("/auth/oidc/callback", s.oidcCallback)
+}
+
+// loginThrottle is how long an account or address waits after its nth failed login in an
+// hour: the first three are free, then 2 s, 4 s, 8 s ... up to 15 minutes.
+func loginThrottle(failures int) time.Duration {
+	if failures < 3 {
+		return 0
+	}
+	d := time.Duration(math.Pow(2, float64(min(failures-2, 20)))) * time.Second
+	return min(d, 15*time.Minute)
+}
+
+func (s *Server) loginPage(c echo.Context) error {
+	if identity(c).Authenticated() {
+		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+	}
+	return s.renderLogin(c, http.StatusOK, "", "")
+}
+
+func (s *Server) renderLogin(c echo.Context, status int, username, message string) error {
+	m := views.LoginPage{
+		Page:     s.page(c, "Sign in", ""),
+		OIDC:     s.login.OIDC != nil,
+		Next:     safeNext(c.QueryParam("next")),
+		Username: username,
+		Error:    message,
+	}
+	if c.Request().Method == http.MethodPost {
+		m.Next = safeNext(c.FormValue("next"))
+	}
+	m.CSRFToken = s.csrfToken(c)
+	return render(c, status, views.LoginView(m))
+}
+
+// safeNext keeps redirects after login inside the console.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.HasPrefix(next, "/login") {
+		return "/"
+	}
+	return next
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// localLogin checks the local account's password. Failed attempts are counted per account
+// and per address; after three, each further attempt waits longer (loginThrottle).
+func (s *Server) localLogin(c echo.Context) error {
+	markAudited(c)
+	if s.login.OIDC != nil {
+		return s.renderLogin(c, http.StatusBadRequest, "", "Local sign-in is off: this console signs people in with its identity provider.")
+	}
+	ctx := c.Request().Context()
+	name := strings.TrimSpace(c.FormValue("username"))
+	password := c.FormValue("password")
+	keys := []string{"account:" + strings.ToLower(name), "address:" + c.RealIP()}
+	until, err := s.users.LoginBlockedUntil(ctx, keys)
+	if err != nil {
+		return err
+	}
+	if wait := time.Until(until); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		s.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
+		return s.renderLogin(c, http.StatusTooManyRequests, name,
+			fmt.Sprintf("Too many failed sign-ins for this account or address. Wait %d seconds and try again.", secs))
+	}
+	u, err := s.users.LocalUser(ctx, name)
+	ok := false
+	switch {
+	case err == nil:
+		ok, _ = auth.CheckPassword(u.PasswordHash, password)
+	case errors.Is(err, store.ErrNotFound):
+		_, _ = auth.CheckPassword(dummyHash, password) // the same work as for a real account
+	default:
+		return err
+	}
+	if !ok {
+		if err := s.users.RecordLoginFailure(ctx, keys, loginThrottle); err != nil {
+			return err
+		}
+		s.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
+		return s.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
+	}
+	if err := s.users.ClearLoginFailures(ctx, keys); err != nil {
+		return err
+	}
+	return s.startSession(c, u, safeNext(c.FormValue("next")))
+}
+
+var dummyHash, _ = auth.HashPassword("not a password anyone uses")
+
+// startSession signs u in: a new session id (so a planted one is useless), a new CSRF token,
+// and an audit row.
+func (s *Server) startSession(c echo.Context, u store.User, next string) error {
+	ctx := c.Request().Context()
+	if err := s.sm.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sm.Put(ctx, sessUserID, u.ID.String())
+	s.sm.Put(ctx, sessCSRF, auth.RandomToken(32))
+	_ = s.users.TouchLogin(ctx, u.ID)
+	id, err := s.userIdentity(ctx, u)
+	if err != nil {
+		return err
+	}
+	c.SetRequest(c.Request().WithContext(auth.WithIdentity(ctx, id)))
+	s.auditLogin(c, "login", id.Subject, u.ID.String(), "success", http.StatusSeeOther, map[string]any{"role": id.Role})
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+func (s *Server) logout(c echo.Context) error {
+	markAudited(c)
+	id := identity(c)
+	if id.Authenticated() && c.Get(bearerKey) != true {
+		s.auditLogin(c, "logout", id.Subject, id.UserID, "success", http.StatusSeeOther, map[string]any{})
+		if err := s.sm.Destroy(c.Request().Context()); err != nil {
+			return err
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// oidcStart sends the browser to the provider with a fresh state, nonce and PKCE verifier,
+// kept in the session until the callback.
+func (s *Server) oidcStart(c echo.Context) error {
+	if s.login.OIDC == nil {
+		return c.Redirect(http.StatusFound, "/login")
+	}
+	ctx := c.Request().Context()
+	state, nonce, verifier := auth.RandomToken(24), auth.RandomToken(24), auth.NewVerifier()
+	s.sm.Put(ctx, sessState, state)
+	s.sm.Put(ctx, sessNonce, nonce)
+	s.sm.Put(ctx, sessVerifier, verifier)
+	s.sm.Put(ctx, sessNext, safeNext(c.QueryParam("next")))
+	return c.Redirect(http.StatusFound, s.login.OIDC.AuthCodeURL(state, nonce, verifier))
+}
+
+// oidcCallback finishes the authorization code flow. Every failure is told to the person as a
+// sentence on the login page (and written to the audit log), never as a 500.
+func (s *Server) oidcCallback(c echo.Context) error {
+	markAudited(c)
+	if s.login.OIDC == nil {
+		return c.Redirect(http.StatusFound, "/login")
+	}
+	ctx := c.Request().Context()
+	state := s.sm.PopString(ctx, sessState)
+	nonce := s.sm.PopString(ctx, sessNonce)
+	verifier := s.sm.PopString(ctx, sessVerifier)
+	next := s.sm.PopString(ctx, sessNext)
+	fail := func(status int, message, detail string) error {
+		s.auditLogin(c, "login", "", "", "failure", status, map[string]any{"error": detail})
+		return s.renderLogin(c, status, "", message)
+	}
+	if e := c.QueryParam("error"); e != "" {
+		desc := c.QueryParam("error_description")
+		msg := "The identity provider did not sign you in (" + e + ")."
+		if desc != "" {
+			msg = "The identity provider did not sign you in: " + desc + "."
+		}
+		return fail(http.StatusUnauthorized, msg+" Try again, or ask your administrator.", "provider error "+e+": "+desc)
+	}
+	if state == "" || c.QueryParam("state") != state {
+		return fail(http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
+	}
+	cl, err := s.login.OIDC.Exchange(ctx, c.QueryParam("code"), verifier, nonce)
+	if err != nil {
+		msg := "The identity provider's answer could not be verified (" + describeTokenError(err) + "). Sign in again."
+		if strings.HasPrefix(err.Error(), "token exchange") {
+			msg = "The identity provider refused to complete the sign-in. Sign in again, or ask your administrator."
+		}
+		return fail(http.StatusUnauthorized, msg, err.Error())
+	}
+	u, err := s.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, true)
+	if err != nil {
+		return err
+	}
+	return s.startSession(c, u, safeNext(next))
+}
+
+func describeTokenError(err error) string {
+	switch {
+	case errors.Is(err, auth.ErrNonce):
+		return "the nonce does not match this sign-in"
+	case errors.Is(err, auth.ErrExpired):
+		return "the ID token has expired"
+	}
+	return "the ID token is not valid"
+}
+
+// auditLogin writes the audit row of a login or logout.
+func (s *Server) auditLogin(c echo.Context, action, subject, userID, result string, status int, changes map[string]any) {
+	if s.audit == nil {
+		return
+	}
+	if subject == "" {
+		subject = "anonymous"
+	}
+	e := store.AuditEntry{
+		Subject: subject, SubjectType: "user", SourceIP: c.RealIP(), RequestID: requestID(c),
+		HTTPMethod: c.Request().Method, Action: action, EntityType: "session", EntityID: userID, EntityName: subject,
+		Result: result, HTTPStatus: status, Changes: changes,
+	}
+	if err := s.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
+		s.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
+	}
+}
