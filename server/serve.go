@@ -59,6 +59,8 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Audit:      st,
 		Ready:      st.Ping,
 		Log:        log,
+
+		Organization: st,
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {

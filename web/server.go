@@ -37,6 +37,9 @@ type Deps struct {
 	Log         *slog.Logger
 	Users       AuthStore   // users, access rules, API keys, login throttling, the audit log
 	Login       LoginConfig // how people sign in; sessions
+
+	Organization OrganizationStore
+	OrgStatus    OrgStatusSource // live usage from the scheduler; nil: zeros
 }
 
 // Server holds the Echo instance and the dependencies of its handlers.
@@ -50,6 +53,7 @@ type Server struct {
 	users AuthStore
 	login LoginConfig
 	sm    *scs.SessionManager
+	org   organization
 }
 
 // New builds the router with every route, middleware and the error handler.
@@ -58,6 +62,7 @@ func New(d Deps) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log,
 		users: d.Users, login: d.Login, sm: newSessionManager(d.Login)}
+	s.org = newOrganization(d)
 	if s.pcs == nil {
 		s.pcs = unknownPriorityClasses{}
 	}
@@ -82,10 +87,12 @@ func New(d Deps) *Server {
 	api := e.Group("/api/v1")
 	api.GET("/openapi.json", serveOpenAPI)
 	s.routeWorkloadProperties(api)
+	s.routeOrganization(api)
 	s.routeAuthAPI(api)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })
 	s.routeWorkloadPropertyPages(e)
+	s.routeOrganizationPages(e)
 	s.routeLogin(e)
 	s.routeAuthPages(e)
 	return s

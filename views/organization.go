@@ -1,0 +1,230 @@
+package views
+
+import "time"
+
+// NodePoolRef names a node pool (api.md Quota's "nodePool").
+type NodePoolRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// QuotaGPU is a quota's numbers: limit -1 means no limit.
+type QuotaGPU struct {
+	Deserved        int `json:"deserved"`
+	Limit           int `json:"limit"`
+	OverQuotaWeight int `json:"overQuotaWeight"`
+}
+
+// Quota is a department's or project's share of one node pool (api.md "Quota").
+type Quota struct {
+	NodePool NodePoolRef `json:"nodePool"`
+	GPU      QuotaGPU    `json:"gpu"`
+}
+
+// Policy is a project's scheduling policy (api.md "Policy").
+type Policy struct {
+	DefaultPriorityID   *string `json:"defaultPriorityId"`
+	AllowPriorityChange bool    `json:"allowPriorityChange"`
+	MinPriority         *string `json:"minPriority"`
+	MaxPriority         *string `json:"maxPriority"`
+	PreemptionOrder     string  `json:"preemptionOrder"`
+	PreemptionMode      string  `json:"preemptionMode"`
+	MinRuntimeSeconds   int     `json:"minRuntimeSeconds"`
+	Queueing            string  `json:"queueing"`
+}
+
+// NodePoolStatus is a pool's live capacity (computed by the scheduler; zero until it runs).
+type NodePoolStatus struct {
+	Nodes         int `json:"nodes"`
+	ReadyNodes    int `json:"readyNodes"`
+	GPUs          int `json:"gpus"`
+	AllocatedGPUs int `json:"allocatedGpus"`
+}
+
+// Usage is what a project or department uses in a node pool (or in all of them).
+type Usage struct {
+	Allocated               int `json:"allocated"`
+	AllocatedNonPreemptible int `json:"allocatedNonPreemptible"`
+	Borrowed                int `json:"borrowed"`
+	Requested               int `json:"requested"`
+	PendingWorkloads        int `json:"pendingWorkloads"`
+	RunningWorkloads        int `json:"runningWorkloads"`
+}
+
+// PoolUsage is Usage in one node pool.
+type PoolUsage struct {
+	NodePool NodePoolRef `json:"nodePool"`
+	Usage
+}
+
+// OrgStatus is a project's or department's live status: totals and one entry per node pool
+// it has quota in.
+type OrgStatus struct {
+	Usage
+	NodePools []PoolUsage `json:"nodePools"`
+}
+
+// NodePool is a node pool (api.md "Organization and quotas").
+type NodePool struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	LabelKey   string         `json:"labelKey"`
+	LabelValue string         `json:"labelValue"`
+	Placement  string         `json:"placement"`
+	Default    bool           `json:"default"`
+	Status     NodePoolStatus `json:"status"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	CreatedBy  string         `json:"createdBy"`
+	UpdatedAt  time.Time      `json:"updatedAt"`
+	UpdatedBy  string         `json:"updatedBy"`
+}
+
+// Department groups projects; its quotas bound theirs.
+type Department struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Resources    []Quota   `json:"resources"`
+	ProjectCount int       `json:"projectCount"`
+	Status       OrgStatus `json:"status"`
+	CreatedAt    time.Time `json:"createdAt"`
+	CreatedBy    string    `json:"createdBy"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	UpdatedBy    string    `json:"updatedBy"`
+}
+
+// Project is the unit of quota and queueing. NodePools is the order set for it (null: the
+// default order); EffectiveNodePools is the order that applies.
+type Project struct {
+	ID                 string        `json:"id"`
+	Name               string        `json:"name"`
+	DepartmentID       string        `json:"departmentId"`
+	DepartmentName     string        `json:"departmentName"`
+	Namespaces         []string      `json:"namespaces"`
+	NodePools          []string      `json:"nodePools"`
+	EffectiveNodePools []NodePoolRef `json:"effectiveNodePools"`
+	Resources          []Quota       `json:"resources"`
+	Policy             Policy        `json:"policy"`
+	Status             OrgStatus     `json:"status"`
+	CreatedAt          time.Time     `json:"createdAt"`
+	CreatedBy          string        `json:"createdBy"`
+	UpdatedAt          time.Time     `json:"updatedAt"`
+	UpdatedBy          string        `json:"updatedBy"`
+}
+
+// QuotaCell is one node pool's quota as a form shows it: raw text, so that what a person typed
+// comes back with the message that refused it. An empty Deserved means no quota in the pool;
+// an empty Limit means no limit.
+type QuotaCell struct {
+	Pool     NodePoolRef
+	Deserved string
+	Limit    string
+	Weight   string
+	Usage    Usage
+}
+
+// FieldError is a refused change and the field it concerns, so the page shows the message
+// next to that field: "name", "department", "namespaces", "policy", "labels", "placement",
+// "delete", or "quota:<node pool id>".
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// At returns the message when it concerns field.
+func (e FieldError) At(field string) string {
+	if e.Field == field {
+		return e.Message
+	}
+	return ""
+}
+
+// NodePoolsPage is the Node pools page.
+type NodePoolsPage struct {
+	Page
+	Pools   []NodePool
+	Search  string
+	Columns []SortLink
+	CSVHref string
+	CanEdit bool
+	Form    NodePoolForm
+}
+
+// NodePoolForm is the form that creates a node pool.
+type NodePoolForm struct {
+	Name, LabelKey, LabelValue, Placement string
+	Error                                 FieldError
+}
+
+// NodePoolRow is one editable row; it is also the htmx fragment after an inline edit.
+type NodePoolRow struct {
+	Pool      NodePool
+	CanEdit   bool
+	CSRFToken string
+	Saved     string // the field just saved
+	Error     FieldError
+}
+
+// DepartmentsPage is the Departments page.
+type DepartmentsPage struct {
+	Page
+	Rows    []DepartmentRow
+	Pools   []NodePoolRef
+	Search  string
+	Columns []SortLink
+	CSVHref string
+	CanEdit bool
+	Form    DepartmentForm
+}
+
+// DepartmentForm is the form that creates a department.
+type DepartmentForm struct {
+	Name   string
+	Quotas []QuotaCell
+	Error  FieldError
+}
+
+// DepartmentRow is one department with a quota line per node pool.
+type DepartmentRow struct {
+	Department Department
+	Quotas     []QuotaCell
+	CanEdit    bool
+	CSRFToken  string
+	Saved      string
+	Error      FieldError
+}
+
+// ProjectsPage is the Projects page.
+type ProjectsPage struct {
+	Page
+	Rows        []ProjectRow
+	Pools       []NodePoolRef
+	Departments []Department
+	Priorities  []Priority
+	Search      string
+	Department  string // filter: department name
+	Columns     []SortLink
+	CSVHref     string
+	PrevHref    string
+	NextHref    string
+	CanEdit     bool
+	Form        ProjectForm
+}
+
+// ProjectForm is the form that creates a project.
+type ProjectForm struct {
+	Name, DepartmentID, Namespaces string
+	Quotas                         []QuotaCell
+	Error                          FieldError
+}
+
+// ProjectRow is one project with a quota line per node pool and its policy.
+type ProjectRow struct {
+	Project     Project
+	Quotas      []QuotaCell
+	Departments []Department
+	Priorities  []Priority
+	CanEdit     bool
+	CSRFToken   string
+	Saved       string
+	Error       FieldError
+}

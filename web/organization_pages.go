@@ -1,0 +1,5 @@
+package web
+
+import "github.com/labstack/echo/v4"
+
+func (s *Server) routeOrganizationPages(e *echo.Echo) {}
