@@ -18,12 +18,13 @@ import (
 	"github.com/arbiterhq/arbiter/server"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) { testdb.Main(m, stopSharedCluster) }
 
 // arbiter is a running `arbiter serve`.
 type arbiter struct {
-	URL  string
-	stop func()
+	URL   string
+	stop  func()
+	token string // an admin API key, made on first use by do
 }
 
 // startArbiter runs server.Serve with cfg (address and logging filled in) until the test ends
@@ -41,6 +42,9 @@ func startArbiter(t *testing.T, cfg server.Config) *arbiter {
 	}
 	if cfg.SchedulerName == "" {
 		cfg.SchedulerName = "arbiter"
+	}
+	if cfg.OIDCIssuer == "" && cfg.AdminPassword == "" {
+		cfg.AdminPassword = adminPassword // the bootstrap admin the helpers sign in as
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -80,6 +84,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// do calls the API as the admin (with an API key adminToken created).
 func (a *arbiter) do(t *testing.T, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, a.URL+path, strings.NewReader(body))
@@ -89,6 +94,7 @@ func (a *arbiter) do(t *testing.T, method, path, body string) (int, map[string]a
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Authorization", "Bearer "+a.adminToken(t))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ func TestBrowserChangesTypePriority(t *testing.T) {
 	t.Parallel()
 	a := startArbiter(t, server.Config{DatabaseURL: freshDatabase(t)})
 	ctx := newBrowser(t)
+	loginAsAdmin(t, ctx, a)
 	jobID := store.SeedID("workload-type", "batch/Job").String()
 	veryLow := store.SeedID("priority", "very-low").String()
 	row := "#type-" + jobID
@@ -57,6 +58,7 @@ func TestBrowserFiltersWithoutReload(t *testing.T) {
 	t.Parallel()
 	a := startArbiter(t, server.Config{DatabaseURL: freshDatabase(t)})
 	ctx := newBrowser(t)
+	loginAsAdmin(t, ctx, a)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(a.URL+"/workload-types"),
 		chromedp.WaitVisible(`input[name="search"]`),
