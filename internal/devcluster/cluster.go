@@ -329,11 +329,14 @@ func (c *Cluster) watch(ctx context.Context, what string, f func(ctx context.Con
 	select {
 	case err := <-res:
 		if err != nil && ctx.Err() != nil {
-			return fmt.Errorf("devcluster: waiting for %s: %w", what, err)
+			return fmt.Errorf("devcluster: waiting for %s: %w (logs in %s)", what, err, filepath.Join(c.dir, "logs"))
 		}
 		return err
 	case err := <-c.failed:
-		c.failed <- err // keep it for Failed()
+		select {
+		case c.failed <- err: // keep it for Failed()
+		default:
+		}
 		return err
 	}
 }
