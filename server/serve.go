@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
 	"github.com/arbiterhq/arbiter/store"
@@ -54,25 +56,36 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer pool.Close()
 	st := store.New(pool)
 
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	url := "http://" + displayAddr(ln.Addr().String())
+	login, howToLogin, err := loginConfig(ctx, c, st, url, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	sessions := st.Sessions(5 * time.Minute)
+	defer sessions.StopCleanup()
+	login.Sessions = sessions
+
 	handler := web.New(web.Deps{
 		Properties: st,
 		Audit:      st,
 		Ready:      st.Ping,
 		Log:        log,
+		Users:      st,
+		Login:      login,
 
 		Organization: st,
 	})
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Addr, err)
-	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
-	url := "http://" + displayAddr(ln.Addr().String())
 	log.Info("Arbiter is serving", "url", url)
-	fmt.Fprintf(out, "\n  Arbiter is running at %s\n  (no login yet: the console is bound to loopback and you are the local operator)\n\n", url)
+	fmt.Fprintf(out, "\n  Arbiter is running at %s\n  %s\n\n", url, howToLogin)
 	if ready != nil {
 		ready <- url
 	}
@@ -100,4 +113,64 @@ func displayAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// loginConfig sets up how people sign in: OIDC when an issuer is configured, else the local
+// bootstrap admin (password from ARBITER_ADMIN_PASSWORD, or generated on first start and
+// printed once). It returns the sentence that tells the operator how to sign in.
+func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log *slog.Logger) (web.LoginConfig, string, error) {
+	lc := web.LoginConfig{
+		AdminSubjects: splitList(c.AdminSubjects), AdminGroups: splitList(c.AdminGroups),
+		IdleTimeout: c.SessionIdle, Lifetime: c.SessionLifetime,
+	}
+	if c.OIDCIssuer != "" {
+		redirect := c.OIDCRedirectURL
+		if redirect == "" {
+			redirect = url + "/auth/oidc/callback"
+		}
+		if c.OIDCClientID == "" {
+			return lc, "", errors.New("--oidc-issuer needs --oidc-client-id (and usually ARBITER_OIDC_CLIENT_SECRET)")
+		}
+		o, err := auth.NewOIDC(ctx, auth.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID,
+			ClientSecret: c.OIDCClientSecret, RedirectURL: redirect, GroupsClaim: c.OIDCGroupsClaim})
+		if err != nil {
+			return lc, "", err
+		}
+		lc.OIDC = o
+		how := "Sign in with your identity provider (" + c.OIDCIssuer + ")."
+		if len(lc.AdminSubjects)+len(lc.AdminGroups) == 0 {
+			how += " No --admin-subjects or --admin-groups are set: admins come from access rules only."
+		}
+		return lc, how, nil
+	}
+	password, generated := c.AdminPassword, ""
+	created, err := st.EnsureLocalUser(ctx, web.BootstrapAdmin, "Administrator", password != "", func() (string, error) {
+		if password == "" {
+			generated = auth.GeneratePassword()
+			password = generated
+		}
+		return auth.HashPassword(password)
+	})
+	if err != nil {
+		return lc, "", fmt.Errorf("bootstrap admin: %w", err)
+	}
+	switch {
+	case generated != "":
+		log.Info("created the local admin account with a generated password (printed once on the console)")
+		return lc, fmt.Sprintf("Sign in as user %q with password %s\n  (generated now and shown only this once; set ARBITER_ADMIN_PASSWORD to choose your own)", web.BootstrapAdmin, generated), nil
+	case c.AdminPassword != "":
+		_ = created
+		return lc, fmt.Sprintf("Sign in as user %q with the password from ARBITER_ADMIN_PASSWORD.", web.BootstrapAdmin), nil
+	}
+	return lc, fmt.Sprintf("Sign in as user %q with the password printed when Arbiter first started\n  (set ARBITER_ADMIN_PASSWORD to replace it).", web.BootstrapAdmin), nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
