@@ -56,16 +56,27 @@ func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writ
 // this process or announced by other replicas reload its settings.
 // The returned channel is closed when the scheduler stops; *runErr then holds why.
 func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, onCycle func(*kube.Result), runErr *error) (*kube.Scheduler, <-chan struct{}, error) {
+	records, err := newRecorder(ctx, st, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workload records: %w", err)
+	}
 	sched, err := kube.New(kube.Options{
 		SchedulerName: c.SchedulerName,
 		Config:        cfg,
 		LoadSettings:  func(ctx context.Context) (*kube.Settings, error) { return loadSettings(ctx, st) },
-		OnCycle:       onCycle,
-		Log:           log,
+		OnCycle: func(r *kube.Result) {
+			records.observe(r)
+			if onCycle != nil {
+				onCycle(r)
+			}
+		},
+		Log: log,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	records.outcome = sched.OwnerOutcome
+	go records.run(ctx)
 	st.OnConfigChange(func(string) { sched.Reload() })
 	go listenConfigChanges(ctx, st, sched.Reload, log)
 	done := make(chan struct{})

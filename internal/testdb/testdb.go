@@ -120,10 +120,14 @@ func (e *env) drop(ctx context.Context, name string) error {
 	return nil
 }
 
-// Main runs the tests of a package and then stops the private server, if this binary started
-// one, and removes its data directory. Call it from TestMain; it does not return.
-func Main(m *testing.M) {
+// Main runs the tests of a package, then the given cleanups (e.g. stopping a cluster the
+// tests shared), then stops the private server, if this binary started one, and removes its
+// data directory. Call it from TestMain; it does not return.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "testdb:", err)
 		if code == 0 {

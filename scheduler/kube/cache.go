@@ -460,3 +460,15 @@ func addResources(a, b scheduler.Resources) scheduler.Resources {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// OwnerOutcome reports whether a top owner the cache still holds has finished, and whether it
+// failed (a Job's Complete or Failed condition); known is false for owners it does not hold.
+func (c *Cache) OwnerOutcome(uid string) (finished, failed, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.owners[types.UID(uid)]
+	if !ok {
+		return false, false, false
+	}
+	return o.Finished, o.Failed, true
+}

@@ -341,3 +341,9 @@ func tombstone[T any](obj any) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// OwnerOutcome reports how a workload that left the cluster's active set ended, when its top
+// owner is still known (see Cache.OwnerOutcome).
+func (s *Scheduler) OwnerOutcome(uid string) (finished, failed, known bool) {
+	return s.cache.OwnerOutcome(uid)
+}

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS workload_events;
+DROP TABLE IF EXISTS workloads;

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// WorkloadRecord is the scheduler's record of one workload (S24).
+type WorkloadRecord struct {
+	UID            string     `db:"uid"`
+	Namespace      string     `db:"namespace"`
+	Name           string     `db:"name"`
+	Kind           string     `db:"kind"`
+	APIGroup       string     `db:"api_group"`
+	TypeName       string     `db:"type_name"`
+	CategoryName   string     `db:"category_name"`
+	ProjectID      *uuid.UUID `db:"project_id"`
+	ProjectName    string     `db:"project_name"`
+	DepartmentName string     `db:"department_name"`
+	PriorityName   string     `db:"priority_name"`
+	PriorityValue  int        `db:"priority_value"`
+	Preemptibility string     `db:"preemptibility"`
+	Phase          string     `db:"phase"`
+	Reason         string     `db:"reason"`
+	Message        string     `db:"message"`
+	QueuePosition  int        `db:"queue_position"`
+	Gang           int        `db:"gang"`
+	RequestedGPUs  int        `db:"requested_gpus"`
+	AllocatedGPUs  int        `db:"allocated_gpus"`
+	NodePool       string     `db:"node_pool"`
+	Nodes          []string   `db:"nodes"`
+	Preemptions    int        `db:"preemptions"`
+	QueuedAt       time.Time  `db:"queued_at"`
+	StartedAt      *time.Time `db:"started_at"`
+	FinishedAt     *time.Time `db:"finished_at"`
+	CreatedAt      time.Time  `db:"created_at"`
+	UpdatedAt      time.Time  `db:"updated_at"`
+}
+
+// WorkloadEvent is one entry of a workload's history.
+type WorkloadEvent struct {
+	ID          int64     `db:"id"`
+	WorkloadUID string    `db:"workload_uid"`
+	At          time.Time `db:"at"`
+	Kind        string    `db:"kind"`
+	Reason      string    `db:"reason"`
+	Message     string    `db:"message"`
+	Actor       string    `db:"actor"`
+}
+
+// WorkloadSpec is the list spec of workloads (api.md "Workloads").
+var WorkloadSpec = listquery.Spec{
+	Fields: map[string]listquery.Field{
+		"name":           {Kind: listquery.String, Column: "w.name", Sortable: true},
+		"namespace":      {Kind: listquery.String, Column: "w.namespace", Sortable: true},
+		"projectName":    {Kind: listquery.String, Column: "w.project_name", Sortable: true},
+		"departmentName": {Kind: listquery.String, Column: "w.department_name", Sortable: true},
+		"type":           {Kind: listquery.String, Column: "w.type_name", Sortable: true},
+		"category":       {Kind: listquery.String, Column: "w.category_name", Sortable: true},
+		"phase":          {Kind: listquery.String, Column: "w.phase", Sortable: true},
+		"priority":       {Kind: listquery.String, Column: "w.priority_name", Sortable: false},
+		"priorityValue":  {Kind: listquery.Int, Column: "w.priority_value", Sortable: true},
+		"preemptible":    {Kind: listquery.Bool, Column: "(w.preemptibility = 'preemptible')", Sortable: true},
+		"reason":         {Kind: listquery.String, Column: "w.reason", Sortable: true},
+		"createdAt":      {Kind: listquery.Time, Column: "w.queued_at", Sortable: true},
+		"queuePosition":  {Kind: listquery.Int, Column: "nullif(w.queue_position, 0)", Sortable: true},
+		"requestedGpus":  {Kind: listquery.Int, Column: "w.requested_gpus", Sortable: true},
+		"allocatedGpus":  {Kind: listquery.Int, Column: "w.allocated_gpus", Sortable: true},
+		"pendingSeconds": {Kind: listquery.Int, Column: pendingSecondsSQL, Sortable: true},
+	},
+	DefaultSort:  "createdAt",
+	TieBreak:     "w.uid",
+	SearchColumn: "w.name",
+	Paged:        true,
+}
+
+// pendingSecondsSQL is how long a workload has waited: until it started, or until now.
+const pendingSecondsSQL = `CASE WHEN w.phase IN ('Pending', 'Suspended', 'Preempted') THEN extract(epoch FROM now() - w.queued_at)::bigint ELSE 0 END`
+
+// Workloads lists workload records; finished ones (history) only when includeFinished.
+func (s *Store) Workloads(ctx context.Context, q listquery.Query, includeFinished bool) ([]WorkloadRecord, *int, error) {
+	var args listquery.Args
+	where := q.Where(WorkloadSpec, &args)
+	if !includeFinished {
+		where += " AND w.finished_at IS NULL"
+	}
+	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
+	rows, err := s.pool.Query(ctx, sql, args...)
+	list, err := scanAll[WorkloadRecord](rows, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, next := listquery.Next(q, list)
+	return list, next, nil
+}
+
+// WorkloadRecord returns one workload by its top owner's UID.
+func (s *Store) WorkloadRecord(ctx context.Context, uid string) (WorkloadRecord, error) {
+	rows, err := s.pool.Query(ctx, `SELECT w.* FROM workloads w WHERE w.uid = $1`, uid)
+	return scanOne[WorkloadRecord](rows, err, "workload "+uid)
+}
+
+// WorkloadEvents returns a workload's history, oldest first.
+func (s *Store) WorkloadEvents(ctx context.Context, uid string) ([]WorkloadEvent, error) {
+	if _, err := s.WorkloadRecord(ctx, uid); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT * FROM workload_events WHERE workload_uid = $1 ORDER BY id`, uid)
+	return scanAll[WorkloadEvent](rows, err)
+}
+
+// UnfinishedWorkloads returns the UIDs of records not yet finished (the scheduler's writer
+// reads them at start, to finish those that ended while Arbiter was not running).
+func (s *Store) UnfinishedWorkloads(ctx context.Context) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT uid, phase FROM workloads WHERE finished_at IS NULL`)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var uid, phase string
+		if err := rows.Scan(&uid, &phase); err != nil {
+			return nil, classify(err)
+		}
+		out[uid] = phase
+	}
+	return out, classify(rows.Err())
+}
+
+// RecordWorkloads writes changed workload records and new events in one transaction. Records
+// are upserted whole (the writer sends only those that changed); a Preempted or Reclaimed
+// event counts one more preemption on its workload.
+func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, events []WorkloadEvent) error {
+	if len(records) == 0 && len(events) == 0 {
+		return nil
+	}
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for i := range records {
+			r := &records[i]
+			if r.Nodes == nil {
+				r.Nodes = []string{}
+			}
+			b.Queue(`
+				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
+				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
+				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
+				    started_at, finished_at)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)
+				ON CONFLICT (uid) DO UPDATE SET
+				    namespace = excluded.namespace, name = excluded.name, kind = excluded.kind,
+				    api_group = excluded.api_group, type_name = excluded.type_name, category_name = excluded.category_name,
+				    project_id = excluded.project_id, project_name = excluded.project_name,
+				    department_name = excluded.department_name, priority_name = excluded.priority_name,
+				    priority_value = excluded.priority_value, preemptibility = excluded.preemptibility,
+				    phase = excluded.phase, reason = excluded.reason, message = excluded.message,
+				    queue_position = excluded.queue_position, gang = excluded.gang,
+				    requested_gpus = excluded.requested_gpus, allocated_gpus = excluded.allocated_gpus,
+				    node_pool = excluded.node_pool, nodes = excluded.nodes, queued_at = excluded.queued_at,
+				    started_at = coalesce(excluded.started_at, workloads.started_at),
+				    finished_at = excluded.finished_at, updated_at = now()`,
+				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
+				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
+				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
+				r.StartedAt, r.FinishedAt)
+		}
+		for _, e := range events {
+			at := e.At
+			if at.IsZero() {
+				at = time.Now()
+			}
+			actor := e.Actor
+			if actor == "" {
+				actor = "scheduler"
+			}
+			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
+				e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor)
+			if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
+				b.Queue(`UPDATE workloads SET preemptions = preemptions + 1 WHERE uid = $1`, e.WorkloadUID)
+			}
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// FinishWorkloads marks records finished (Completed, Failed or Preempted) that the cluster no
+// longer shows, with one event each.
+func (s *Store) FinishWorkloads(ctx context.Context, phases map[string]string, at time.Time) error {
+	if len(phases) == 0 {
+		return nil
+	}
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for uid, phase := range phases {
+			b.Queue(`UPDATE workloads SET phase = $2, finished_at = $3, reason = '', message = '', queue_position = 0,
+			         allocated_gpus = 0, updated_at = now() WHERE uid = $1 AND finished_at IS NULL`, uid, phase, at)
+			kind := phase
+			if phase == "Preempted" {
+				kind = "Failed"
+			}
+			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, message) VALUES ($1, $2, $3, $4)`,
+				uid, at, kind, finishMessage(phase))
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+func finishMessage(phase string) string {
+	switch phase {
+	case "Failed":
+		return "The workload failed."
+	case "Preempted":
+		return "The workload was preempted and has no controller to bring it back (exit code 3006)."
+	}
+	return "The workload finished."
+}
