@@ -252,4 +252,3 @@ func (s *Scheduler) event(o ownerRef, eventType, reason, message string) {
 		APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID,
 	}, eventType, reason, message)
 }
-

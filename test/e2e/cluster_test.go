@@ -117,7 +117,7 @@ func newEnv(t *testing.T, nodes, gpus int) *env {
 		t.Fatal(err)
 	}
 	e.dept, err = e.store.CreateDepartment(ctx, store.DepartmentUpdate{
-		Name:      opt("dept-" + id),
+		Name: opt("dept-" + id),
 		// Generous, so each test's projects get the deserved quota the test gives them.
 		Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &e.pool.ID, Deserved: 1000}}},
 	}, admin)
