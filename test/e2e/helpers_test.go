@@ -18,7 +18,7 @@ import (
 	"github.com/arbiterhq/arbiter/server"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) { testdb.Main(m, stopSharedCluster) }
 
 // arbiter is a running `arbiter serve`.
 type arbiter struct {
