@@ -15,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -56,6 +57,25 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer pool.Close()
 	st := store.New(pool)
 
+	kubeConfig, stopCluster, err := connectCluster(ctx, c, log, out)
+	if err != nil {
+		return err
+	}
+	defer stopCluster()
+	var sched *kube.Scheduler
+	schedCtx, stopSched := context.WithCancel(ctx)
+	schedDone := make(<-chan struct{})
+	var schedErr error
+	if kubeConfig != nil {
+		if sched, schedDone, err = startScheduler(schedCtx, c, kubeConfig, st, log, nil, &schedErr); err != nil {
+			stopSched()
+			return err
+		}
+		defer func() { stopSched(); <-schedDone }()
+	} else {
+		defer stopSched()
+	}
+
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
@@ -71,12 +91,13 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	login.Sessions = sessions
 
 	handler := web.New(web.Deps{
-		Properties: st,
-		Audit:      st,
-		Ready:      st.Ping,
-		Log:        log,
-		Users:      st,
-		Login:      login,
+		Properties:  st,
+		Audit:       st,
+		Ready:       st.Ping,
+		Log:         log,
+		PriorityCls: priorityClassStatus(sched),
+		Users:       st,
+		Login:       login,
 
 		Organization: st,
 	})
@@ -92,6 +113,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 
 	select {
 	case <-ctx.Done():
+	case <-schedDone:
+		log.Error("the scheduler stopped", "err", schedErr)
+		return fmt.Errorf("scheduler: %w", schedErr)
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -113,6 +137,14 @@ func displayAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// priorityClassStatus reports PriorityClass sync from the scheduler, or Unknown without one.
+func priorityClassStatus(s *kube.Scheduler) web.PriorityClassStatus {
+	if s == nil {
+		return nil
+	}
+	return s
 }
 
 // loginConfig sets up how people sign in: OIDC when an issuer is configured, else the local
