@@ -69,6 +69,9 @@ type NavItem struct {
 
 // Navigation lists the console's pages in the order of console.md; pages join it as they are built.
 var Navigation = []NavItem{
+	{"projects", "Projects", "/projects"},
+	{"departments", "Departments", "/departments"},
+	{"node-pools", "Node pools", "/node-pools"},
 	{"workload-types", "Workload types", "/workload-types"},
 	{"priorities", "Priorities", "/priorities"},
 	{"access", "Access", "/access"},

@@ -1,6 +1,10 @@
 package views
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // NodePoolRef names a node pool (api.md Quota's "nodePool").
 type NodePoolRef struct {
@@ -227,4 +231,46 @@ type ProjectRow struct {
 	CSRFToken   string
 	Saved       string
 	Error       FieldError
+}
+
+func orDash(s string) string { return orText(s, "—") }
+
+func orText(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// otherError is a refusal that concerns none of the row's own fields (nor a quota line), shown
+// with the row's actions so that it is never lost.
+func otherError(e FieldError, fields ...string) string {
+	if e.Message == "" || strings.HasPrefix(e.Field, "quota:") || slices.Contains(fields, e.Field) {
+		return ""
+	}
+	return e.Message
+}
+
+// policySummary says a policy in a few words, for the closed disclosure.
+func policySummary(p Policy, prios []Priority) string {
+	parts := []string{}
+	if p.DefaultPriorityID != nil {
+		for _, x := range prios {
+			if x.ID == *p.DefaultPriorityID {
+				parts = append(parts, "default "+x.Name)
+			}
+		}
+	}
+	if !p.AllowPriorityChange {
+		parts = append(parts, "priority fixed")
+	} else if p.MinPriority != nil || p.MaxPriority != nil {
+		parts = append(parts, orText(deref(p.MinPriority), "any")+"–"+orText(deref(p.MaxPriority), "any"))
+	}
+	parts = append(parts, p.PreemptionOrder+" first", p.PreemptionMode, p.Queueing)
+	if p.MinRuntimeSeconds > 0 {
+		parts = append(parts, "min "+itoa(p.MinRuntimeSeconds)+"s")
+	}
+	return strings.Join(parts, " · ")
 }

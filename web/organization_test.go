@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -276,5 +278,43 @@ func TestOrganizationChangesAreAuditedAndAnnounced(t *testing.T) {
 	}
 	if c, _ := e.Changes["resources"].(map[string]any); c == nil || c["to"] != "a100: deserved 4, limit 6, weight 2" {
 		t.Errorf("audit changes = %v", e.Changes)
+	}
+}
+
+func TestOrganizationPages(t *testing.T) {
+	t.Parallel()
+	srv, _, _, _, proj := orgAPI(t)
+	for path, want := range map[string]string{
+		"/projects": "team-alpha", "/departments": "research", "/node-pools": "arbiter.dev/node-pool",
+		"/projects.csv": "a100: deserved 10, limit 12, weight 3", "/departments.csv": "a100: deserved 16", "/node-pools.csv": "binpack",
+	} {
+		r := do(t, srv, "GET", path, "", "")
+		if r.status != 200 || !strings.Contains(string(r.body), want) {
+			t.Errorf("GET %s = %d, want it to show %q: %.300s", path, r.status, want, r.body)
+		}
+	}
+	// Without JavaScript an inline form posts and redirects back, or shows the refusal.
+	pools := items(getJSON(t, srv, "/api/v1/node-pools?filterBy=name==a100"), "nodePools")
+	form := "application/x-www-form-urlencoded"
+	if r := do(t, srv, "POST", "/projects/"+proj+"/quotas/"+pools[0]["id"].(string), form, "deserved=12&limit=&weight=3"); r.status != 200 || !strings.Contains(string(r.body), `value="12"`) {
+		t.Errorf("a valid quota edit = %d, want the redirect back to the page showing it: %.300s", r.status, r.body)
+	}
+	r := do(t, srv, "POST", "/projects/"+proj+"/quotas/"+store.DefaultNodePoolID.String(), form, "deserved=1")
+	if r.status != 400 || !strings.Contains(string(r.body), "department research has 0 deserved GPUs in pool default") {
+		t.Errorf("an edit over the share = %d: %.300s", r.status, r.body)
+	}
+	// With htmx the answer is the row, the refusal next to the quota line.
+	req, _ := http.NewRequest("POST", srv.URL+"/projects/"+proj+"/quotas/"+store.DefaultNodePoolID.String(), strings.NewReader("deserved=1"))
+	req.Header.Set("Content-Type", form)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("Authorization", "Bearer "+tokenOf(srv))
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 400 || !strings.Contains(string(body), `id="project-`+proj+`"`) || !strings.Contains(string(body), "field-error") {
+		t.Errorf("htmx edit over the share = %d: %.400s", res.StatusCode, body)
 	}
 }
