@@ -150,11 +150,14 @@ func render(c echo.Context, status int, comp templ.Component) error {
 // page fills the layout's fields for a request.
 func (s *Server) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
-	p := views.Page{Title: title, Nav: nav, User: id.DisplayName, Role: id.Role, CanAdmin: can(c, auth.ManageSystem, auth.System)}
-	if id.Authenticated() && c.Get(bearerKey) != true {
-		p.CSRFToken = s.csrfToken(c)
+	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System)}
+	if id.Authenticated() {
+		p.User, p.Role = id.DisplayName, id.Role
 		if p.Role == "" {
 			p.Role = "no role"
+		}
+		if c.Get(bearerKey) != true {
+			p.CSRFToken = s.csrfToken(c)
 		}
 	}
 	return p
