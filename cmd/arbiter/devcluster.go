@@ -17,7 +17,9 @@ const devclusterUsage = `Usage:
                                   stop the processes "up" started in DIR
   arbiter devcluster env [--dir DIR]
                                   print "export KUBECONFIG=..." for DIR's cluster
-  arbiter devcluster build        build the control plane binaries into the cache if missing
+  arbiter devcluster build [--all]
+                                  build the control plane binaries into the cache if missing
+                                  (--all: kube-scheduler too, for benchmarks)
 
 SPEC is a comma-separated list of POOL=NODESxGPUS, e.g. a100=4x8,h100=2x8 (see docs/devcluster.md).
 `
@@ -71,11 +73,16 @@ func runDevcluster(ctx context.Context, args []string) error {
 		fmt.Printf("export KUBECONFIG=%s\n", kc)
 		return nil
 	case "build":
+		all := fs.Bool("all", false, "also build kube-scheduler (the benchmark baseline)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		var names []string
+		if *all {
+			names = devcluster.AllComponents
+		}
 		start := time.Now()
-		b, err := devcluster.EnsureBinaries(ctx, os.Stderr)
+		b, err := devcluster.EnsureBinaries(ctx, os.Stderr, names...)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -173,13 +174,19 @@ func stamp(src string, c component, ldflags string) (string, error) {
 // EnsureBinaries builds the components of a development cluster into the cache
 // ($XDG_CACHE_HOME/arbiter/k8s/<kubernetes version>/, or ~/.cache/...) when they are missing or
 // were built from other versions, printing progress to progress (may be nil), and returns where
-// they are. With ARBITER_K8S_BIN set it returns that directory unchecked. Concurrent callers
-// (e.g. two test binaries) serialise on a lock file in the cache directory; the second finds
-// the binaries built. A first build takes 10-20 minutes on 2 cores (about 19 CPU-minutes); a
-// cached run takes a few milliseconds.
-func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
+// they are. names selects components (Etcd, KubeAPIServer, ...); none means all but
+// kube-scheduler, which only benchmarks use. With ARBITER_K8S_BIN set it returns that directory
+// unchecked. Concurrent callers (e.g. two test binaries) serialise on a lock file in the cache
+// directory; the second finds the binaries built. A first build takes 10-20 minutes on 2 cores
+// (about 19 CPU-minutes); a cached run takes a few milliseconds.
+func EnsureBinaries(ctx context.Context, progress io.Writer, names ...string) (*Binaries, error) {
 	if progress == nil {
 		progress = io.Discard
+	}
+	for _, n := range names {
+		if !slices.Contains(AllComponents, n) {
+			return nil, fmt.Errorf("devcluster: no component %q", n)
+		}
 	}
 	if dir := os.Getenv(EnvBinDir); dir != "" {
 		return &Binaries{Dir: dir, Version: "prebuilt"}, nil
@@ -208,6 +215,9 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 	check := func() error {
 		clear(stale)
 		for _, c := range components {
+			if !wanted(c.name, names) {
+				continue
+			}
 			s, err := stamp(src, c, ldflags)
 			if err != nil {
 				return fmt.Errorf("devcluster: hashing %s sources: %w", c.name, err)
@@ -258,6 +268,21 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 	return bins, nil
 }
 
+func wanted(name string, names []string) bool {
+	if len(names) == 0 {
+		return name != KubeScheduler
+	}
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// AllComponents names every component, for EnsureBinaries.
+var AllComponents = []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok}
+
 // versionLDFlags stamps the Kubernetes binaries with their version, as the upstream build does,
 // so that kubectl version and the API's /version report it.
 func versionLDFlags(version string) string {
@@ -298,7 +323,8 @@ func buildModule(ctx context.Context, goBin, src, module string, cs []component,
 	args = append(args, pkgs...)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = filepath.Join(src, module)
-	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly -buildvcs=false")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly -buildvcs=false",
+		"GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("devcluster: building %s in %s failed: %w\n%s", strings.Join(names, ", "), cmd.Dir, err, tail(out, 40))

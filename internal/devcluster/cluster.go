@@ -142,7 +142,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
-	bins, err := EnsureBinaries(ctx, progress)
+	need := []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok}
+	if opts.KubeScheduler {
+		need = append(need, KubeScheduler)
+	}
+	bins, err := EnsureBinaries(ctx, progress, need...)
 	if err != nil {
 		return nil, err
 	}
