@@ -82,6 +82,10 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	done := make(chan struct{})
 	go func() {
 		*runErr = sched.Run(ctx)
+		// The last cycle's records, written before the database pool closes.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		records.flush(flushCtx)
+		cancel()
 		close(done)
 	}()
 	return sched, done, nil

@@ -32,6 +32,9 @@ type recorder struct {
 }
 
 type recordState struct {
+	// evicted is set from an eviction until the workload is admitted again: meanwhile it is
+	// Preempted, waiting to come back (S24), whatever its terminating pods still hold.
+	evicted                          bool
 	phase, reason, message, priority string
 	position, allocated, requested   int
 	nodePool                         string
@@ -55,12 +58,12 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 	return r, nil
 }
 
-// run writes batches until ctx ends.
+// run writes batches until ctx ends; the owner flushes the last batch after the scheduler
+// has stopped (see startScheduler).
 func (r *recorder) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			r.flush(context.WithoutCancel(ctx))
 			return
 		case <-r.wake:
 		}
@@ -208,9 +211,10 @@ func (r *recorder) observe(res *kube.Result) {
 			if w.Phase == scheduler.PhaseRunning {
 				rec.Phase = string(scheduler.PhasePending) // a gang partly bound still waits
 			}
-			if prev.phase == string(scheduler.PhasePreempted) && w.Phase == scheduler.PhasePending {
-				rec.Phase = string(scheduler.PhasePreempted) // evicted, waiting to come back
-			}
+		}
+		evictedNow := evicted[w.UID] != nil || (prev.evicted && len(nodesOf[w.UID]) == 0 && !resumed[w.UID])
+		if evictedNow && evicted[w.UID] == nil && w.Phase != scheduler.PhaseSuspended {
+			rec.Phase = string(scheduler.PhasePreempted) // evicted, waiting to come back
 		}
 		if resumed[w.UID] {
 			rec.Phase = string(scheduler.PhasePending)
@@ -237,7 +241,7 @@ func (r *recorder) observe(res *kube.Result) {
 			events = append(events, store.WorkloadEvent{WorkloadUID: w.UID, At: now, Kind: "PriorityChanged",
 				Message: fmt.Sprintf("Priority changed from %s to %s.", prev.priority, rec.PriorityName)})
 		}
-		state := recordState{phase: rec.Phase, reason: rec.Reason, message: rec.Message, priority: rec.PriorityName,
+		state := recordState{evicted: evictedNow, phase: rec.Phase, reason: rec.Reason, message: rec.Message, priority: rec.PriorityName,
 			position: rec.QueuePosition, allocated: rec.AllocatedGPUs, requested: rec.RequestedGPUs, nodePool: rec.NodePool,
 			preemptible: rec.Preemptibility}
 		if rec.PriorityName == "" && known {
@@ -253,10 +257,15 @@ func (r *recorder) observe(res *kube.Result) {
 		if seen[uid] {
 			continue
 		}
-		// A workload evicted with no controller left to bring it back (a bare pod) ends as
-		// Preempted (S20); a Job that failed ends as Failed; everything else completed.
-		phase := string(scheduler.PhaseCompleted)
+		// A workload whose top owner still exists and has not finished is between pods (a
+		// Job recreating evicted pods, a Deployment scaled to zero): it has not ended. A workload
+		// evicted with no controller left to bring it back (a bare pod) ends as Preempted
+		// (S20); a Job that failed ends as Failed; everything else completed.
 		done, failed, ownerKnown := r.outcome(uid)
+		if ownerKnown && !done {
+			continue
+		}
+		phase := string(scheduler.PhaseCompleted)
 		switch {
 		case ownerKnown && done && failed:
 			phase = string(scheduler.PhaseFailed)

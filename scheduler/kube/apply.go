@@ -111,10 +111,14 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 			}
 			s.cache.MarkBound(b.Workload, now)
 			s.bound.Add(1)
+			s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
+				corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
 			return nil
 		})
 	}
 	_ = g.Wait()
+
+	s.warn(plan.Warnings, meta)
 
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(s.workers)
@@ -251,4 +255,26 @@ func (s *Scheduler) event(o ownerRef, eventType, reason, message string) {
 	s.recorder.Event(&corev1.ObjectReference{
 		APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID,
 	}, eventType, reason, message)
+}
+
+// warn records each resolution warning (an invalid label, a clamped priority, ...) as a
+// Warning event on the workload, once for as long as the warning lasts.
+func (s *Scheduler) warn(warnings []scheduler.Warning, meta map[string]*WorkloadMeta) {
+	current := make(map[string]bool, len(warnings))
+	for _, w := range warnings {
+		key := w.Workload + "\x00" + string(w.Code) + "\x00" + w.Message
+		current[key] = true
+		if s.warned[key] {
+			continue
+		}
+		s.warned[key] = true
+		if m := meta[w.Workload]; m != nil {
+			s.event(m.Owner, corev1.EventTypeWarning, string(w.Code), w.Message)
+		}
+	}
+	for key := range s.warned {
+		if !current[key] {
+			delete(s.warned, key)
+		}
+	}
 }

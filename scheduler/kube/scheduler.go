@@ -67,6 +67,7 @@ type Scheduler struct {
 	reload       chan struct{}
 	last         atomic.Pointer[Result]
 	lastReason   map[string]string
+	warned       map[string]bool
 	bound        atomic.Int64
 	priorityCls  *priorityClassSync
 	ownersMu     sync.Mutex
@@ -101,7 +102,7 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		opts: opts, log: opts.Log, client: client, dynamic: dyn, cache: NewCache(opts.SchedulerName),
-		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{},
+		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)

@@ -161,6 +161,19 @@ type jobSpec struct {
 	runSeconds  string // "" runs until deleted
 	labels      map[string]string
 	annotations map[string]string
+	suspend     *bool
+}
+
+// labels builds a workload's labels: priority and preemptibility as users set them.
+func labels(priority, preemptibility string) map[string]string {
+	l := map[string]string{}
+	if priority != "" {
+		l["priorityClassName"] = priority
+	}
+	if preemptibility != "" {
+		l["kai.scheduler/preemptibility"] = preemptibility
+	}
+	return l
 }
 
 func (e *env) job(s jobSpec) *batchv1.Job {
@@ -179,7 +192,13 @@ func (e *env) job(s jobSpec) *batchv1.Job {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, Labels: s.labels, Annotations: s.annotations},
 		Spec: batchv1.JobSpec{
-			Parallelism: &s.pods, Completions: &s.pods, BackoffLimit: &backoff,
+			Parallelism: &s.pods, Completions: &s.pods, BackoffLimit: &backoff, Suspend: s.suspend,
+			// As docs/scheduling.md recommends: a pod evicted by Arbiter (condition
+			// DisruptionTarget) is not a failure of the Job; the Job controller recreates it.
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Annotations: podAnnotations},
 				Spec: corev1.PodSpec{
@@ -297,4 +316,37 @@ func (e *env) admittedAt(uid string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// record is a workload's record as Arbiter keeps it.
+func (e *env) record(uid string) store.WorkloadRecord {
+	e.t.Helper()
+	r, err := e.store.WorkloadRecord(e.ctx, uid)
+	if err != nil {
+		e.t.Fatalf("workload %s has no record: %v", uid, err)
+	}
+	return r
+}
+
+// history lists a workload's event kinds, oldest first.
+func (e *env) history(uid string) []string {
+	e.t.Helper()
+	events, err := e.store.WorkloadEvents(e.ctx, uid)
+	if err != nil {
+		return nil
+	}
+	var kinds []string
+	for _, ev := range events {
+		kinds = append(kinds, ev.Kind)
+	}
+	return kinds
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

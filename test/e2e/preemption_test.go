@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// TestS16_HigherPriorityJobPreemptsInsideProject: a high-priority Job evicts a preemptible
+// low-priority Job of its own project; the victim's pods, recreated by the Job controller,
+// wait at the victim's original queue time and run again once the GPUs are free.
+func TestS16_HigherPriorityJobPreemptsInsideProject(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 2)
+	ns := e.project("team", 2, store.PolicyUpdate{})
+	victim := e.job(jobSpec{name: "victim", namespace: ns, pods: 2, labels: labels("low", "preemptible")})
+	e.eventually("the victim runs on both GPUs", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
+	firstPods := map[string]bool{}
+	for _, p := range e.jobPods(ns, "victim") {
+		firstPods[p.Name] = true
+	}
+
+	urgent := e.job(jobSpec{name: "urgent", namespace: ns, runSeconds: "4", labels: labels("high", "")})
+	e.eventually("the urgent Job runs", time.Minute, func() bool { return e.running(ns, "urgent") == 1 })
+
+	evs := e.events(ns, "victim")
+	if !hasEvent(evs, "Preempted: Preempted by "+ns+"/urgent under S16") {
+		t.Errorf("the victim's events do not name the preemptor and the rule: %s", fmtEvents(evs))
+	}
+	// The Job controller recreated the victim's pods; they wait while urgent holds a GPU.
+	e.eventually("the victim's new pods exist", time.Minute, func() bool {
+		n := 0
+		for _, p := range e.jobPods(ns, "victim") {
+			if !firstPods[p.Name] && p.DeletionTimestamp == nil {
+				n++
+			}
+		}
+		return n == 2
+	})
+	rec := e.record(string(victim.UID))
+	if !rec.QueuedAt.Equal(victim.CreationTimestamp.Time) {
+		t.Errorf("the victim is queued at %s, want its original queue time %s", rec.QueuedAt, victim.CreationTimestamp.Time)
+	}
+	if rec.Phase != "Preempted" && rec.Phase != "Running" {
+		t.Errorf("the victim's phase is %s while it waits to come back, want Preempted", rec.Phase)
+	}
+
+	// urgent completes; the victim runs again, whole.
+	e.eventually("the victim runs again", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
+	for _, p := range e.jobPods(ns, "victim") {
+		if firstPods[p.Name] && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			t.Errorf("pod %s was not evicted", p.Name)
+		}
+	}
+	e.eventually("the victim's history records the preemption", 10*time.Second, func() bool {
+		h := e.history(string(victim.UID))
+		return contains(h, "Preempted") && e.record(string(victim.UID)).Preemptions == 1
+	})
+	if h := e.history(string(urgent.UID)); !contains(h, "Admitted") {
+		t.Errorf("urgent's history %v has no Admitted", h)
+	}
+}
+
+// TestS14_S15_S17_BorrowingAndReclaim: non-preemptible work beyond deserved quota waits;
+// preemptible work borrows idle GPUs; the owner's in-quota work reclaims them.
+func TestS14_S15_S17_BorrowingAndReclaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 4)
+	borrower := e.project("borrower", 1, store.PolicyUpdate{})
+	owner := e.project("owner", 3, store.PolicyUpdate{})
+
+	e.job(jobSpec{name: "steady", namespace: borrower, pods: 2, labels: labels("", "non-preemptible")})
+	borrowed := e.job(jobSpec{name: "borrowed", namespace: borrower, pods: 4, labels: labels("low", "preemptible")})
+	e.eventually("the preemptible Job borrows all 4 idle GPUs", time.Minute, func() bool { return e.running(borrower, "borrowed") == 4 })
+	e.eventually("the non-preemptible Job waits beyond deserved quota", 20*time.Second, func() bool {
+		r, _ := e.pendingReason(borrower, "steady")
+		return r == "NonPreemptibleOverQuota"
+	})
+	if _, msg := e.pendingReason(borrower, "steady"); !strings.Contains(msg, "non-preemptible") {
+		t.Errorf("the message does not say what to do: %q", msg)
+	}
+
+	e.job(jobSpec{name: "mine", namespace: owner, pods: 2})
+	e.eventually("the owner's in-quota Job runs", time.Minute, func() bool { return e.running(owner, "mine") == 2 })
+	evs := e.events(borrower, "borrowed")
+	if !hasEvent(evs, "Preempted: Preempted by "+owner+"/mine under S17") {
+		t.Errorf("the borrowed Job's events do not name the reclaim: %s", fmtEvents(evs))
+	}
+	e.eventually("the reclaim is in the history", 10*time.Second, func() bool { return contains(e.history(string(borrowed.UID)), "Reclaimed") })
+	if n := e.running(borrower, "borrowed"); n != 0 {
+		t.Errorf("%d borrowed pods still run; the gang of 4 cannot fit on 2 GPUs", n)
+	}
+}
+
+// TestS21_GangWaitsForAllItsGPUs: a 4-pod gang does not start on 3 free GPUs, and starts
+// whole when a fourth frees.
+func TestS21_GangWaitsForAllItsGPUs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 4)
+	ns := e.project("gang", 8, store.PolicyUpdate{}) // quota is no obstacle here: capacity is
+	e.job(jobSpec{name: "filler", namespace: ns, runSeconds: "5"})
+	e.eventually("the filler runs", time.Minute, func() bool { return e.running(ns, "filler") == 1 })
+	e.job(jobSpec{name: "gang", namespace: ns, pods: 4})
+	e.eventually("the gang waits for capacity", 20*time.Second, func() bool {
+		r, msg := e.pendingReason(ns, "gang")
+		t.Logf("gang waits: %s %s", r, msg)
+		return r == "InsufficientCapacity"
+	})
+	if n := e.running(ns, "gang"); n != 0 {
+		t.Fatalf("%d of the gang's 4 pods run on 3 free GPUs", n)
+	}
+	e.eventually("the gang starts whole", time.Minute, func() bool { return e.running(ns, "gang") == 4 })
+}
+
+// TestS20_SuspendModeSuspendsAndResumes: in a project whose preemption mode is suspend, the
+// victim Job is suspended (not its pods deleted one by one), keeps its place, and is resumed
+// by Arbiter when it is admitted again.
+func TestS20_SuspendModeSuspendsAndResumes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 2)
+	ns := e.project("suspender", 2, store.PolicyUpdate{PreemptionMode: opt("suspend")})
+	victim := e.job(jobSpec{name: "victim", namespace: ns, pods: 2, labels: labels("low", "preemptible")})
+	e.eventually("the victim runs", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
+	e.job(jobSpec{name: "urgent", namespace: ns, runSeconds: "4", labels: labels("high", "")})
+
+	suspended := func() bool {
+		j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "victim", metav1.GetOptions{})
+		return err == nil && j.Spec.Suspend != nil && *j.Spec.Suspend
+	}
+	e.eventually("the victim is suspended", time.Minute, suspended)
+	e.eventually("the urgent Job runs", time.Minute, func() bool { return e.running(ns, "urgent") == 1 })
+	if !hasEvent(e.events(ns, "victim"), "Suspended: ") {
+		t.Errorf("no Suspended event: %s", fmtEvents(e.events(ns, "victim")))
+	}
+	e.eventually("the victim is resumed", time.Minute, func() bool { return !suspended() })
+	e.eventually("the victim runs again", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
+	if !hasEvent(e.events(ns, "victim"), "Resumed: ") {
+		t.Errorf("no Resumed event: %s", fmtEvents(e.events(ns, "victim")))
+	}
+	e.eventually("the history shows the suspension and the resume", 10*time.Second, func() bool {
+		h := e.history(string(victim.UID))
+		return contains(h, "Preempted") && contains(h, "Resumed")
+	})
+}
