@@ -210,7 +210,9 @@ func (s *Server) priorityView(p store.Priority) views.Priority {
 	}
 }
 
-func (s *Server) priorityViews(ps []store.Priority) []views.Priority { return mapSlice(ps, s.priorityView) }
+func (s *Server) priorityViews(ps []store.Priority) []views.Priority {
+	return mapSlice(ps, s.priorityView)
+}
 
 func categoryView(c store.Category) views.Category {
 	return views.Category{

@@ -61,8 +61,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // listens for.
 func changeSelect(sel, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`(() => {
-		const el = document.querySelector(`+jsString(sel)+`);
-		el.value = `+jsString(value)+`;
+		const el = document.querySelector(` + jsString(sel) + `);
+		el.value = ` + jsString(value) + `;
 		el.dispatchEvent(new Event('change', {bubbles: true}));
 	})()`)
 }
