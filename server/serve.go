@@ -100,6 +100,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Login:       login,
 
 		Organization: st,
+		OrgStatus:    orgStatusSource(sched),
 	})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
