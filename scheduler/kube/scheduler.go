@@ -204,8 +204,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return nil
 			case <-time.After(20 * time.Millisecond):
 			}
+		case <-s.priorityCls.notify:
+			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
 		case <-s.reload:
-			if err := s.loadSettings(ctx); err != nil {
+			if err := s.loadSettings(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("configuration not reloaded; scheduling from the last good one", "err", err)
 			} else {
 				s.priorityCls.sync(ctx, s.settings.Load().Priorities)

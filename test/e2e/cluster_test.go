@@ -72,6 +72,7 @@ type env struct {
 	client kubernetes.Interface
 	store  *store.Store
 	a      *arbiter
+	cfg    server.Config
 	sched  string // the scheduler name of this test's Arbiter
 	pool   store.NodePool
 	dept   store.Department
@@ -124,7 +125,8 @@ func newEnv(t *testing.T, nodes, gpus int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.a = startArbiter(t, server.Config{DatabaseURL: dbURL, Kubeconfig: c.Kubeconfig(), SchedulerName: e.sched})
+	e.cfg = server.Config{DatabaseURL: dbURL, Kubeconfig: c.Kubeconfig(), SchedulerName: e.sched}
+	e.a = startArbiter(t, e.cfg)
 	return e
 }
 

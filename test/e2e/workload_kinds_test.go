@@ -1,0 +1,229 @@
+package e2e
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// TestS7_S8_LabelsOverrideTypeDefaults: priorityClassName and kai.scheduler/preemptibility
+// labels on the Job override the Job type's defaults (high, non-preemptible); an invalid
+// value is skipped with a Warning event and the default applies.
+func TestS7_S8_LabelsOverrideTypeDefaults(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 8)
+	ns := e.project("labels", 8, store.PolicyUpdate{})
+	labeled := e.job(jobSpec{name: "labeled", namespace: ns, labels: labels("very-low", "preemptible")})
+	invalid := e.job(jobSpec{name: "invalid", namespace: ns, labels: labels("ultra", "sometimes")})
+	plain := e.job(jobSpec{name: "plain", namespace: ns})
+	for _, name := range []string{"labeled", "invalid", "plain"} {
+		e.eventually(name+" runs", time.Minute, func() bool { return e.running(ns, name) == 1 })
+	}
+	want := map[string][2]string{
+		string(labeled.UID): {"very-low", "preemptible"},
+		string(invalid.UID): {"high", "non-preemptible"},
+		string(plain.UID):   {"high", "non-preemptible"},
+	}
+	for uid, w := range want {
+		e.eventually("the record of "+uid+" shows its resolved priority", 10*time.Second, func() bool {
+			r, err := e.store.WorkloadRecord(e.ctx, uid)
+			return err == nil && r.PriorityName == w[0] && r.Preemptibility == w[1]
+		})
+	}
+	e.eventually("the invalid labels are reported", 10*time.Second, func() bool {
+		evs := e.events(ns, "invalid")
+		return hasEvent(evs, "InvalidPriority: ") && hasEvent(evs, "InvalidPreemptibility: ")
+	})
+	if evs := e.events(ns, "labeled"); hasEvent(evs, "InvalidPriority") {
+		t.Errorf("valid labels were reported invalid: %s", fmtEvents(evs))
+	}
+}
+
+// TestS1_PriorityClassesAreKeptInSync: the dictionary exists in the cluster as PriorityClasses
+// with preemptionPolicy Never; a deleted or changed one is put back; the API reports Synced.
+func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 1)
+	check := func() string {
+		list, err := e.client.SchedulingV1().PriorityClasses().List(e.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=arbiter"})
+		if err != nil {
+			return err.Error()
+		}
+		var got []string
+		for _, pc := range list.Items {
+			if pc.PreemptionPolicy == nil || *pc.PreemptionPolicy != corev1.PreemptNever {
+				return pc.Name + " may preempt"
+			}
+			got = append(got, fmt.Sprintf("%s=%d", pc.Name, pc.Value))
+		}
+		sort.Strings(got)
+		return strings.Join(got, ",")
+	}
+	want := "high=125,low=40,medium-high=90,medium-low=65,medium=80,very-high=150,very-low=25"
+	e.eventually("the seven PriorityClasses exist", 30*time.Second, func() bool { return check() == want })
+
+	// Someone edits the cluster behind Arbiter's back: it is corrected.
+	if err := e.client.SchedulingV1().PriorityClasses().Delete(e.ctx, "medium", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("a deleted PriorityClass is recreated", 30*time.Second, func() bool { return check() == want })
+
+	status, body := e.a.do(t, "GET", "/api/v1/workload-priorities?filterBy=name==high", "")
+	prios, _ := body["priorities"].([]any)
+	if status != 200 || len(prios) != 1 || prios[0].(map[string]any)["clusterStatus"] != "Synced" {
+		t.Errorf("GET priorities = %d %v, want high Synced", status, body)
+	}
+}
+
+var pytorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
+
+// ensurePyTorchJobCRD installs a PyTorchJob-shaped CustomResourceDefinition (no operator:
+// tests create the pods themselves, as the Kubeflow training operator would).
+func ensurePyTorchJobCRD(e *env) dynamic.Interface {
+	e.t.Helper()
+	dyn, err := dynamic.NewForConfig(sharedCluster(e.t).RESTConfig())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "pytorchjobs.kubeflow.org"},
+		"spec": map[string]any{
+			"group": "kubeflow.org", "scope": "Namespaced",
+			"names": map[string]any{"plural": "pytorchjobs", "singular": "pytorchjob", "kind": "PyTorchJob"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crdGVR).Create(e.ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		e.t.Fatal(err)
+	}
+	e.eventually("the PyTorchJob kind is served", time.Minute, func() bool {
+		_, err := dyn.Resource(pytorchJobs).Namespace("default").List(e.ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	return dyn
+}
+
+func gpuPod(e *env, name, namespace string, owner *metav1.OwnerReference) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: corev1.PodSpec{
+			SchedulerName: e.sched,
+			Containers: []corev1.Container{{Name: "main", Image: "example.invalid/x:1", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+				Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+			}}},
+		},
+	}
+	if owner != nil {
+		p.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	created, err := e.client.CoreV1().Pods(namespace).Create(e.ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return created
+}
+
+func (e *env) podsBound(namespace string, names ...string) int {
+	n := 0
+	for _, name := range names {
+		p, err := e.client.CoreV1().Pods(namespace).Get(e.ctx, name, metav1.GetOptions{})
+		if err == nil && p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestS4_S5_WorkloadKinds: a PyTorchJob-shaped custom resource is one workload whose gang is
+// the sum of its replicas (S5), placed all or nothing; a Deployment's pods are one workload
+// of type Deployment; a bare pod is its own workload.
+func TestS4_S5_WorkloadKinds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 4)
+	ns := e.project("kinds", 8, store.PolicyUpdate{})
+	dyn := ensurePyTorchJobCRD(e)
+
+	// A bare pod takes one of the four GPUs.
+	bare := gpuPod(e, "bare", ns, nil)
+	e.eventually("the bare pod runs", time.Minute, func() bool { return e.podsBound(ns, "bare") == 1 })
+
+	job := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+		"metadata": map[string]any{"name": "train", "namespace": ns},
+		"spec": map[string]any{"pytorchReplicaSpecs": map[string]any{
+			"Master": map[string]any{"replicas": int64(1)},
+			"Worker": map[string]any{"replicas": int64(3)},
+		}},
+	}}
+	created, err := dyn.Resource(pytorchJobs).Namespace(ns).Create(e.ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	owner := &metav1.OwnerReference{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "train", UID: created.GetUID(), Controller: &yes}
+	names := []string{"train-master-0", "train-worker-0", "train-worker-1", "train-worker-2"}
+	for _, name := range names {
+		gpuPod(e, name, ns, owner)
+	}
+	e.eventually("the PyTorchJob waits as a gang of 4 for 3 free GPUs", 30*time.Second, func() bool {
+		r, err := e.store.WorkloadRecord(e.ctx, string(created.GetUID()))
+		return err == nil && r.Gang == 4 && r.Reason == "InsufficientCapacity" && r.TypeName == "PyTorchJob"
+	})
+	if n := e.podsBound(ns, names...); n != 0 {
+		t.Fatalf("%d of the PyTorchJob's pods were placed without the rest", n)
+	}
+	if err := e.client.CoreV1().Pods(ns).Delete(e.ctx, "bare", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the PyTorchJob starts whole", time.Minute, func() bool { return e.podsBound(ns, names...) == 4 })
+	r := e.record(string(created.GetUID()))
+	if r.Kind != "PyTorchJob" || r.PriorityName != "low" || r.Preemptibility != "preemptible" {
+		t.Errorf("PyTorchJob record = %s %s %s, want the Train category's low/preemptible", r.Kind, r.PriorityName, r.Preemptibility)
+	}
+	e.eventually("the bare pod's record is finished", 10*time.Second, func() bool {
+		br, err := e.store.WorkloadRecord(e.ctx, string(bare.UID))
+		return err == nil && br.Kind == "Pod" && br.FinishedAt != nil
+	})
+
+	// A Deployment: its pods (owned through a ReplicaSet) are one workload of type Deployment.
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "serve", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(int32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "serve"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "serve"}},
+				Spec: corev1.PodSpec{SchedulerName: e.sched, Containers: []corev1.Container{{Name: "main", Image: "example.invalid/serve:1",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+			},
+		},
+	}
+	d, err := e.client.AppsV1().Deployments(ns).Create(e.ctx, dep, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the Deployment is one workload with two running pods", time.Minute, func() bool {
+		r, err := e.store.WorkloadRecord(e.ctx, string(d.UID))
+		return err == nil && r.Kind == "Deployment" && r.TypeName == "Deployment" && r.Phase == "Running" && len(r.Nodes) >= 1 && r.Gang == 2
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
