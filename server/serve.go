@@ -101,6 +101,8 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 
 		Organization: st,
 		OrgStatus:    orgStatusSource(sched),
+		Workloads:    st,
+		Labeler:      workloadLabeler(sched),
 	})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -142,6 +144,15 @@ func displayAddr(addr string) string {
 
 // priorityClassStatus reports PriorityClass sync from the scheduler, or Unknown without one.
 func priorityClassStatus(s *kube.Scheduler) web.PriorityClassStatus {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+// workloadLabeler labels workloads through the scheduler, or is nil (not a typed nil) without
+// a cluster, so the API answers 503.
+func workloadLabeler(s *kube.Scheduler) web.WorkloadLabeler {
 	if s == nil {
 		return nil
 	}

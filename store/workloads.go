@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -83,19 +84,7 @@ const pendingSecondsSQL = `CASE WHEN w.phase IN ('Pending', 'Suspended', 'Preemp
 
 // Workloads lists workload records; finished ones (history) only when includeFinished.
 func (s *Store) Workloads(ctx context.Context, q listquery.Query, includeFinished bool) ([]WorkloadRecord, *int, error) {
-	var args listquery.Args
-	where := q.Where(WorkloadSpec, &args)
-	if !includeFinished {
-		where += " AND w.finished_at IS NULL"
-	}
-	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	list, err := scanAll[WorkloadRecord](rows, err)
-	if err != nil {
-		return nil, nil, err
-	}
-	list, next := listquery.Next(q, list)
-	return list, next, nil
+	return s.VisibleWorkloads(ctx, q, includeFinished, WorkloadScope{All: true})
 }
 
 // WorkloadRecord returns one workload by its top owner's UID.
@@ -218,4 +207,102 @@ func finishMessage(phase string) string {
 		return "The workload was preempted and has no controller to bring it back (exit code 3006)."
 	}
 	return "The workload finished."
+}
+
+// WorkloadScope narrows a workload list to what a caller may see: every workload (All), or
+// those of the named projects.
+type WorkloadScope struct {
+	All      bool
+	Projects []string
+}
+
+// VisibleWorkloads lists workload records, limited to scope; finished ones (history) only when
+// includeFinished.
+func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) ([]WorkloadRecord, *int, error) {
+	var args listquery.Args
+	where := q.Where(WorkloadSpec, &args)
+	if !includeFinished {
+		where += " AND w.finished_at IS NULL"
+	}
+	if !scope.All {
+		projects := scope.Projects
+		if projects == nil {
+			projects = []string{}
+		}
+		where += " AND w.project_name = ANY(" + args.Add(projects) + ")"
+	}
+	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
+	rows, err := s.pool.Query(ctx, sql, args...)
+	list, err := scanAll[WorkloadRecord](rows, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, next := listquery.Next(q, list)
+	return list, next, nil
+}
+
+// ProjectRef is a project's name with the ids its access scope is made of.
+type ProjectRef struct {
+	ID           uuid.UUID `db:"id"`
+	Name         string    `db:"name"`
+	DepartmentID uuid.UUID `db:"department_id"`
+}
+
+// ProjectRefs lists every project's name, id and department (what deciding who may see which
+// workloads needs, without quotas or policy).
+func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id FROM projects ORDER BY name`)
+	return scanAll[ProjectRef](rows, err)
+}
+
+// ProjectNamed returns the project with that name, with its policy and quotas (workload
+// records name their project).
+func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) {
+	rows, err := s.pool.Query(ctx, projectSelect+` WHERE p.name = $1`, name)
+	p, err := scanOne[Project](rows, err, "project "+name)
+	if err != nil {
+		return p, err
+	}
+	ps := []Project{p}
+	err = completeProjects(ctx, s.pool, ps)
+	return ps[0], err
+}
+
+// AddWorkloadEvent records a change people made to a workload (PriorityChanged, S9): the event
+// in its history and the audit row, in one transaction. apply, when not nil, makes the change
+// itself (the label patch on the cluster) inside that transaction, so the history and the audit
+// log hold only changes that were made: if apply fails nothing is written.
+func (s *Store) AddWorkloadEvent(ctx context.Context, ev WorkloadEvent, by Actor, changes map[string]Change, apply func(ctx context.Context) error) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		var name string
+		if err := tx.QueryRow(ctx, `SELECT name FROM workloads WHERE uid = $1`, ev.WorkloadUID).Scan(&name); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return NotFound("workload %s was not found", ev.WorkloadUID)
+			}
+			return err
+		}
+		at := ev.At
+		if at.IsZero() {
+			at = time.Now()
+		}
+		actor := ev.Actor
+		if actor == "" {
+			actor = by.Subject
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
+			ev.WorkloadUID, at, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
+			return err
+		}
+		entry := by.entry("update", "workload", ev.WorkloadUID, name)
+		for k, c := range changes {
+			entry.Changes[k] = c
+		}
+		if err := insertAudit(ctx, tx, entry); err != nil {
+			return err
+		}
+		if apply != nil {
+			return apply(ctx)
+		}
+		return nil
+	})
 }

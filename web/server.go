@@ -40,6 +40,9 @@ type Deps struct {
 
 	Organization OrganizationStore
 	OrgStatus    OrgStatusSource // live usage from the scheduler; nil: zeros
+
+	Workloads WorkloadStore   // the scheduler's workload records and history
+	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
 }
 
 // Server holds the Echo instance and the dependencies of its handlers.
@@ -54,6 +57,7 @@ type Server struct {
 	login LoginConfig
 	sm    *scs.SessionManager
 	org   organization
+	wl    workloads
 }
 
 // New builds the router with every route, middleware and the error handler.
@@ -63,6 +67,7 @@ func New(d Deps) *Server {
 	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log,
 		users: d.Users, login: d.Login, sm: newSessionManager(d.Login)}
 	s.org = newOrganization(d)
+	s.wl = newWorkloads(d)
 	if s.pcs == nil {
 		s.pcs = unknownPriorityClasses{}
 	}
@@ -88,6 +93,7 @@ func New(d Deps) *Server {
 	api.GET("/openapi.json", serveOpenAPI)
 	s.routeWorkloadProperties(api)
 	s.routeOrganization(api)
+	s.routeWorkloads(api)
 	s.routeAuthAPI(api)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })

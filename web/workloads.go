@@ -1,0 +1,391 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/labstack/echo/v4"
+)
+
+// WorkloadStore is what the workload routes need from the store.
+type WorkloadStore interface {
+	VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) ([]store.WorkloadRecord, *int, error)
+	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
+	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
+	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
+	ProjectNamed(ctx context.Context, name string) (store.Project, error)
+	AddWorkloadEvent(ctx context.Context, ev store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
+}
+
+// WorkloadLabeler patches labels on a workload's top owner in the cluster (S9); a nil value
+// removes the label. An error with a NotFound() bool method that answers true says the cluster
+// has no such workload.
+type WorkloadLabeler interface {
+	PatchWorkloadLabels(ctx context.Context, uid string, set map[string]*string) error
+}
+
+// The labels S7 and S8 read on the top owner.
+const (
+	labelPriority       = "priorityClassName"
+	labelPreemptibility = "kai.scheduler/preemptibility"
+)
+
+// workloads holds the workload routes' dependencies.
+type workloads struct {
+	store   WorkloadStore
+	labeler WorkloadLabeler // nil: no cluster is connected
+}
+
+func newWorkloads(d Deps) workloads { return workloads{store: d.Workloads, labeler: d.Labeler} }
+
+func (s *Server) routeWorkloads(api *echo.Group) {
+	api.GET("/workloads", s.listWorkloads)
+	api.GET("/workloads/:id", s.getWorkload)
+	api.PATCH("/workloads/:id", s.patchWorkload)
+	api.GET("/workloads/:id/events", s.listWorkloadEvents)
+}
+
+func (s *Server) listWorkloads(c echo.Context) error {
+	params := c.QueryParams()
+	if params.Get("sortBy") == "priority" { // priorities sort by value, not by name
+		params = cloneValues(params)
+		params.Set("sortBy", "priorityValue")
+	}
+	q, err := listquery.Parse(params, store.WorkloadSpec)
+	if err != nil {
+		return err
+	}
+	deleted, err := boolParam(c, "deleted")
+	if err != nil {
+		return err
+	}
+	if s.wl.store == nil {
+		return errNoWorkloadStore
+	}
+	scope, err := s.workloadScope(c)
+	if err != nil {
+		return err
+	}
+	list, next, err := s.wl.store.VisibleWorkloads(c.Request().Context(), q, deleted, scope)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	return c.JSON(http.StatusOK, map[string]any{
+		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return workloadView(r, now) }),
+		"next":      next,
+	})
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = slices.Clone(vs)
+	}
+	return out
+}
+
+// workloadScope is what lists show the caller: everything to those who may read the whole
+// system, else the workloads of the projects they hold a role in (directly or through their
+// department). Workloads without a project are seen only system-wide.
+func (s *Server) workloadScope(c echo.Context) (store.WorkloadScope, error) {
+	if can(c, auth.Read, auth.System) {
+		return store.WorkloadScope{All: true}, nil
+	}
+	scope := store.WorkloadScope{Projects: []string{}}
+	if len(identity(c).Grants) == 0 {
+		return scope, nil
+	}
+	refs, err := s.wl.store.ProjectRefs(c.Request().Context())
+	if err != nil {
+		return scope, err
+	}
+	for _, p := range refs {
+		if can(c, auth.Read, auth.Project(p.ID.String(), p.DepartmentID.String())) {
+			scope.Projects = append(scope.Projects, p.Name)
+		}
+	}
+	return scope, nil
+}
+
+// workloadProject is a workload's project as an access scope, with the project when it still
+// exists (nil for a workload without a project, or whose project was deleted).
+func (s *Server) workloadProject(ctx context.Context, r store.WorkloadRecord) (auth.Scope, *store.Project, error) {
+	if r.ProjectName == "" {
+		return auth.System, nil, nil
+	}
+	p, err := s.wl.store.ProjectNamed(ctx, r.ProjectName)
+	if errors.Is(err, store.ErrNotFound) {
+		return auth.System, nil, nil
+	}
+	if err != nil {
+		return auth.Scope{}, nil, err
+	}
+	return auth.Project(p.ID.String(), p.DepartmentID.String()), &p, nil
+}
+
+// visibleWorkload returns the record with the id in the path, and its project; a workload the
+// caller may not see is answered like one that does not exist (404), as lists leave it out.
+func (s *Server) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return store.WorkloadRecord{}, auth.Scope{}, nil, err
+	}
+	if s.wl.store == nil {
+		return store.WorkloadRecord{}, auth.Scope{}, nil, errNoWorkloadStore
+	}
+	ctx := c.Request().Context()
+	r, err := s.wl.store.WorkloadRecord(ctx, id.String())
+	if err != nil {
+		return r, auth.Scope{}, nil, err
+	}
+	scope, p, err := s.workloadProject(ctx, r)
+	if err != nil {
+		return r, scope, nil, err
+	}
+	if !can(c, auth.Read, scope) {
+		return r, scope, nil, store.NotFound("workload %s was not found", id)
+	}
+	return r, scope, p, nil
+}
+
+func (s *Server) getWorkload(c echo.Context) error {
+	r, _, _, err := s.visibleWorkload(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, workloadView(r, time.Now()))
+}
+
+func (s *Server) listWorkloadEvents(c echo.Context) error {
+	r, _, _, err := s.visibleWorkload(c)
+	if err != nil {
+		return err
+	}
+	evs, err := s.wl.store.WorkloadEvents(c.Request().Context(), r.UID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": mapSlice(evs, workloadEventView)})
+}
+
+type workloadPatchRequest struct {
+	Priority       optional[string] `json:"priority"`
+	Preemptibility optional[string] `json:"preemptibility"`
+}
+
+// patchWorkload changes a workload's priority and/or preemptibility by labelling its top owner
+// (S9), within the project's policy and the caller's role, and records a PriorityChanged event
+// and an audit row. The answer is the record with the requested values; the scheduler's next
+// cycle records what it resolved from the labels.
+//
+// Researchers may change only their own workloads, but v1 records do not say who submitted a
+// workload, so only roles that may edit any workload of the project (research manager,
+// department admin, admin) can change one here; researchers get a 403 that says so.
+func (s *Server) patchWorkload(c echo.Context) error {
+	target(c, "update", "workload", c.Param("id"))
+	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
+		return authorize(c, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
+	}
+	var req workloadPatchRequest
+	if err := decodeJSON(c, &req, "priority", "preemptibility"); err != nil {
+		return err
+	}
+	if !req.Priority.Set && !req.Preemptibility.Set {
+		return badRequest("send priority, preemptibility or both, e.g. {\"priority\":\"high\"}")
+	}
+	r, scope, project, err := s.visibleWorkload(c)
+	if err != nil {
+		return err
+	}
+	if !can(c, auth.EditAnyWorkload, scope) {
+		if can(c, auth.EditOwnWorkload, scope) {
+			return forbidden("researchers may change only their own workloads, and Arbiter does not know who submitted %s; ask a research manager of project %s", r.Name, r.ProjectName)
+		}
+		if err := authorize(c, auth.EditAnyWorkload, scope, "change this workload's priority or preemptibility"); err != nil {
+			return err
+		}
+	}
+	if r.FinishedAt != nil {
+		return store.Conflict("workload %s finished at %s; its priority and preemptibility can no longer change", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
+	}
+
+	set := map[string]*string{}
+	changes := map[string]store.Change{}
+	var what []string
+	view := workloadView(r, time.Now())
+	if req.Priority.Set {
+		prio, err := s.checkWorkloadPriority(c.Request().Context(), req.Priority, project)
+		if err != nil {
+			return err
+		}
+		set[labelPriority] = &prio.Name
+		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
+		what = append(what, fmt.Sprintf("priority from %s to %s", orNone(r.PriorityName), prio.Name))
+		view.Priority, view.PriorityValue = prio.Name, prio.Value
+	}
+	if req.Preemptibility.Set {
+		var to any
+		switch v := req.Preemptibility.Value; {
+		case req.Preemptibility.Null:
+			set[labelPreemptibility] = nil
+			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", orNone(r.Preemptibility)))
+		case v == store.Preemptible || v == store.NonPreemptible:
+			set[labelPreemptibility] = &v
+			to = v
+			what = append(what, fmt.Sprintf("preemptibility from %s to %s", orNone(r.Preemptibility), v))
+			view.Preemptible = v == store.Preemptible
+		default:
+			return badRequest("preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
+		}
+		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
+	}
+	if s.wl.labeler == nil {
+		return &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
+	}
+
+	by := actor(c)
+	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
+		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
+	err = s.wl.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
+		return s.labelerError(c, r, s.wl.labeler.PatchWorkloadLabels(ctx, r.UID, set))
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// maySomewhere reports whether one of the caller's grants allows one of the actions at the
+// grant's own scope: whether the caller could take the action on anything at all.
+func maySomewhere(id auth.Identity, actions ...auth.Action) bool {
+	for _, g := range id.Grants {
+		one := auth.Identity{Grants: []auth.Grant{g}}
+		for _, a := range actions {
+			if auth.Allowed(one, a, g.Scope) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errNoWorkloadStore answers workload routes of a server built without workload records.
+var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, message: "workload records are not available on this server"}
+
+// checkWorkloadPriority resolves a requested priority name against the dictionary and the
+// project's policy (S7): the project must allow changing priority, and the value must be within
+// its minPriority..maxPriority.
+func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string], project *store.Project) (store.Priority, error) {
+	dict, err := s.props.Priorities(ctx, listquery.Query{})
+	if err != nil {
+		return store.Priority{}, err
+	}
+	slices.SortFunc(dict, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
+	names := mapSlice(dict, func(p store.Priority) string { return p.Name })
+	if req.Null || req.Value == "" {
+		return store.Priority{}, badRequest("priority must name a priority; use one of: %s", strings.Join(names, ", "))
+	}
+	byName := func(name string) (store.Priority, bool) {
+		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
+		if i < 0 {
+			return store.Priority{}, false
+		}
+		return dict[i], true
+	}
+	prio, ok := byName(req.Value)
+	if !ok {
+		return prio, badRequest("priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
+	}
+	if project == nil {
+		return prio, nil
+	}
+	if !project.AllowPriorityChange {
+		return prio, badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
+	}
+	lo, hasLo := byName(deref(project.MinPriority))
+	hi, hasHi := byName(deref(project.MaxPriority))
+	if (hasLo && prio.Value < lo.Value) || (hasHi && prio.Value > hi.Value) {
+		switch {
+		case hasLo && hasHi:
+			return prio, badRequest("priority %s (%d) is outside project %s's allowed range %s (%d) to %s (%d); pick a priority within it",
+				prio.Name, prio.Value, project.Name, lo.Name, lo.Value, hi.Name, hi.Value)
+		case hasLo:
+			return prio, badRequest("priority %s (%d) is below project %s's minPriority %s (%d); pick %s or higher",
+				prio.Name, prio.Value, project.Name, lo.Name, lo.Value, lo.Name)
+		default:
+			return prio, badRequest("priority %s (%d) is above project %s's maxPriority %s (%d); pick %s or lower",
+				prio.Name, prio.Value, project.Name, hi.Name, hi.Value, hi.Name)
+		}
+	}
+	return prio, nil
+}
+
+// labelerError turns the cluster's answer to a label patch into the API's: a workload the
+// cluster no longer has is a 404, anything else a 503 whose cause goes to the log.
+func (s *Server) labelerError(c echo.Context, r store.WorkloadRecord, err error) error {
+	if err == nil {
+		return nil
+	}
+	var nf interface{ NotFound() bool }
+	if errors.As(err, &nf) && nf.NotFound() {
+		return &httpError{status: http.StatusNotFound, message: fmt.Sprintf("workload %s (%s/%s) is no longer in the cluster; it may have finished or been deleted", r.UID, r.Namespace, r.Name)}
+	}
+	s.log.Warn("workload labels not patched", "request_id", requestID(c), "workload", r.UID, "err", err)
+	return &httpError{status: http.StatusServiceUnavailable, message: "the cluster did not accept the label change; try again shortly (the request id in X-Request-Id helps an operator find why)"}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// View-model conversions: the same models feed the JSON API and the pages.
+
+func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
+	v := views.Workload{
+		ID: r.UID, Name: r.Name, Namespace: r.Namespace, Kind: r.Kind, Type: r.TypeName, Category: r.CategoryName,
+		ProjectID: idString(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
+		Priority: r.PriorityName, PriorityValue: r.PriorityValue, Preemptible: r.Preemptibility == store.Preemptible,
+		Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
+		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
+		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
+	}
+	if r.QueuePosition > 0 {
+		pos := r.QueuePosition
+		v.QueuePosition = &pos
+	}
+	if v.Nodes == nil {
+		v.Nodes = []string{}
+	}
+	switch r.Phase { // as store's pendingSeconds sort: waiting phases count from the queue time
+	case "Pending", "Suspended", "Preempted":
+		v.PendingSeconds = max(0, int64(now.Sub(r.QueuedAt)/time.Second))
+	}
+	return v
+}
+
+func workloadEventView(e store.WorkloadEvent) views.WorkloadEvent {
+	return views.WorkloadEvent{ID: e.ID, At: e.At.UTC(), Kind: e.Kind, Reason: e.Reason, Message: e.Message, Actor: e.Actor}
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

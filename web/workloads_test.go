@@ -1,0 +1,486 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/web"
+	"github.com/google/uuid"
+)
+
+// fakeLabeler stands in for the cluster edge (kube.Scheduler.PatchWorkloadLabels, tested
+// against a cluster elsewhere): it records each call and answers err.
+type fakeLabeler struct {
+	mu    sync.Mutex
+	calls []labelCall
+	err   error
+}
+
+type labelCall struct {
+	uid string
+	set map[string]*string
+}
+
+func (f *fakeLabeler) PatchWorkloadLabels(_ context.Context, uid string, set map[string]*string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.calls = append(f.calls, labelCall{uid, set})
+	return nil
+}
+
+func (f *fakeLabeler) last(t *testing.T) labelCall {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == 0 {
+		t.Fatal("the labeler was not called")
+	}
+	return f.calls[len(f.calls)-1]
+}
+
+func (f *fakeLabeler) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+// goneError is how the cluster edge says the workload is no longer there.
+type goneError struct{}
+
+func (goneError) Error() string  { return "gone" }
+func (goneError) NotFound() bool { return true }
+
+// workloadFixture is an API over seeded workload records:
+//
+//	department research: alpha (priority changes allowed), beta (allowPriorityChange false)
+//	department ops:      gamma (priority between medium-low and high)
+//	trainA   alpha Pending   low (40), preemptible, queue 1, 4 GPUs, queued first
+//	trainB   alpha Running   high (125), non-preemptible, 8 GPUs on n1, n2
+//	serveC   alpha Completed (history only)
+//	betaJob  beta  Pending   very-low (25), queue 2, InsufficientCapacity
+//	gammaJob gamma Pending   medium (80), queue 3
+//	orphan   (no project)    Pending medium-low (65), NoProject
+type workloadFixture struct {
+	srv                                               *httptest.Server
+	st                                                *store.Store
+	labeler                                           *fakeLabeler
+	research, ops, alpha, beta, gamma                 string
+	trainA, trainB, serveC, betaJob, gammaJob, orphan string
+	t0                                                time.Time
+}
+
+func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture {
+	t.Helper()
+	st := store.New(testdb.New(t))
+	d := deps(st)
+	d.Workloads = st
+	d.Labeler = labeler
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
+	f := &workloadFixture{srv: srv, st: st, t0: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	f.labeler, _ = labeler.(*fakeLabeler)
+
+	f.research = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research"}`, 201)["id"].(string)
+	f.ops = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"ops"}`, 201)["id"].(string)
+	project := func(name, dept, policy string) string {
+		return send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,"policy":%s}`, name, dept, policy), 201)["id"].(string)
+	}
+	f.alpha = project("alpha", f.research, `{}`)
+	f.beta = project("beta", f.research, `{"allowPriorityChange":false}`)
+	f.gamma = project("gamma", f.ops, `{"minPriority":"medium-low","maxPriority":"high"}`)
+
+	f.trainA, f.trainB, f.serveC, f.betaJob, f.gammaJob, f.orphan = uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	at := func(min int) time.Time { return f.t0.Add(time.Duration(min) * time.Minute) }
+	started, finished := at(2), at(30)
+	rec := func(uid, name, project, dept, prio string, value int, preempt, phase string, queued int) store.WorkloadRecord {
+		return store.WorkloadRecord{UID: uid, Namespace: "team-" + orDefault(project, "none"), Name: name, Kind: "Job", APIGroup: "batch",
+			TypeName: "Job", CategoryName: "Train", ProjectName: project, DepartmentName: dept, PriorityName: prio,
+			PriorityValue: value, Preemptibility: preempt, Phase: phase, Gang: 1, QueuedAt: at(queued)}
+	}
+	records := []store.WorkloadRecord{
+		rec(f.trainA, "train-a", "alpha", "research", "low", 40, "preemptible", "Pending", 0),
+		rec(f.trainB, "train-b", "alpha", "research", "high", 125, "non-preemptible", "Running", 1),
+		rec(f.serveC, "serve-c", "alpha", "research", "very-high", 150, "non-preemptible", "Completed", 2),
+		rec(f.betaJob, "beta-job", "beta", "research", "very-low", 25, "preemptible", "Pending", 3),
+		rec(f.gammaJob, "gamma-job", "gamma", "ops", "medium", 80, "preemptible", "Pending", 4),
+		rec(f.orphan, "orphan", "", "", "medium-low", 65, "preemptible", "Pending", 5),
+	}
+	records[0].QueuePosition, records[0].RequestedGPUs, records[0].Reason, records[0].Message = 1, 4, "InsufficientCapacity", "Waiting for 4 free GPUs."
+	records[1].RequestedGPUs, records[1].AllocatedGPUs, records[1].Nodes, records[1].NodePool, records[1].StartedAt = 8, 8, []string{"n1", "n2"}, "default", &started
+	records[2].StartedAt, records[2].FinishedAt, records[2].TypeName, records[2].CategoryName = &started, &finished, "InferenceService", "Deploy"
+	records[3].QueuePosition, records[3].RequestedGPUs, records[3].Reason = 2, 2, "InsufficientCapacity"
+	records[4].QueuePosition, records[4].RequestedGPUs = 3, 1 // distinct positions keep the sort test free of ties
+	records[5].Reason, records[5].Namespace = "NoProject", "scratch"
+	events := []store.WorkloadEvent{
+		{WorkloadUID: f.trainB, At: at(1), Kind: "Queued", Message: "Queued in project alpha."},
+		{WorkloadUID: f.trainB, At: at(2), Kind: "Admitted", Message: "Admitted on n1, n2."},
+	}
+	if err := st.RecordWorkloads(context.Background(), records, events); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func names(list []map[string]any) string {
+	var out []string
+	for _, x := range list {
+		out = append(out, x["name"].(string))
+	}
+	return strings.Join(out, ",")
+}
+
+func TestWorkloadList(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	srv := f.srv
+
+	// Default: unfinished workloads by queue time, oldest first; one page.
+	page := getJSON(t, srv, "/api/v1/workloads")
+	if got := names(items(page, "workloads")); got != "train-a,train-b,beta-job,gamma-job,orphan" {
+		t.Fatalf("workloads = %s", got)
+	}
+	if page["next"] != nil {
+		t.Errorf("next = %v, want null", page["next"])
+	}
+	b := find(items(page, "workloads"), "train-b")
+	for _, field := range []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
+		"priority", "priorityValue", "preemptible", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
+		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions"} {
+		if _, ok := b[field]; !ok {
+			t.Errorf("field %s missing from %v", field, b)
+		}
+	}
+	if b["id"] != f.trainB || b["priority"] != "high" || b["priorityValue"] != float64(125) || b["preemptible"] != false ||
+		b["phase"] != "Running" || b["allocatedGpus"] != float64(8) || fmt.Sprint(b["nodes"]) != "[n1 n2]" ||
+		b["createdAt"] != "2025-03-01T09:01:00Z" || b["startedAt"] != "2025-03-01T09:02:00Z" || b["finishedAt"] != nil ||
+		b["queuePosition"] != nil || b["pendingSeconds"] != float64(0) || b["departmentName"] != "research" {
+		t.Errorf("train-b = %v", b)
+	}
+	a := find(items(page, "workloads"), "train-a")
+	if a["queuePosition"] != float64(1) || a["preemptible"] != true || a["reason"] != "InsufficientCapacity" ||
+		a["pendingSeconds"].(float64) < time.Since(f.t0).Seconds()-5 || fmt.Sprint(a["nodes"]) != "[]" {
+		t.Errorf("train-a = %v", a)
+	}
+
+	// deleted=true adds finished workloads from history.
+	if got := names(items(getJSON(t, srv, "/api/v1/workloads?deleted=true"), "workloads")); got != "train-a,train-b,serve-c,beta-job,gamma-job,orphan" {
+		t.Errorf("deleted=true: %s", got)
+	}
+	serve := find(items(getJSON(t, srv, "/api/v1/workloads?deleted=true&filterBy=phase==Completed"), "workloads"), "serve-c")
+	if serve == nil || serve["finishedAt"] != "2025-03-01T09:30:00Z" || serve["type"] != "InferenceService" || serve["category"] != "Deploy" {
+		t.Errorf("serve-c = %v", serve)
+	}
+
+	// Filters on every api.md field.
+	for query, want := range map[string]string{
+		"filterBy=projectName==alpha":                       "train-a,train-b",
+		"filterBy=departmentName==research":                 "train-a,train-b,beta-job",
+		"filterBy=namespace==scratch":                       "orphan",
+		"filterBy=name=^train":                              "train-a,train-b",
+		"filterBy=phase==Pending,projectName!=alpha":        "beta-job,gamma-job,orphan",
+		"filterBy=priority==high":                           "train-b",
+		"filterBy=preemptible==false":                       "train-b",
+		"filterBy=reason==NoProject":                        "orphan",
+		"filterBy=type==Job,category==Train":                "train-a,train-b,beta-job,gamma-job,orphan",
+		"filterBy=type==InferenceService&deleted=true":      "serve-c",
+		"filterBy=requestedGpus>=2":                         "train-a,train-b,beta-job",
+		"search=JOB":                                        "beta-job,gamma-job",
+		"filterBy=projectName==alpha&deleted=true&search=s": "serve-c",
+	} {
+		if got := names(items(getJSON(t, srv, "/api/v1/workloads?"+query), "workloads")); got != want {
+			t.Errorf("%s: %s, want %s", query, got, want)
+		}
+	}
+
+	// Sorting.
+	for query, want := range map[string]string{
+		"sortBy=createdAt&sortOrder=desc":                               "orphan,gamma-job,beta-job,train-b,train-a",
+		"sortBy=name":                                                   "beta-job,gamma-job,orphan,train-a,train-b",
+		"sortBy=priority&sortOrder=desc":                                "train-b,gamma-job,orphan,train-a,beta-job",
+		"sortBy=requestedGpus&sortOrder=desc":                           "train-b,train-a,beta-job,gamma-job,orphan",
+		"sortBy=phase&sortOrder=desc&filterBy=projectName==alpha":       "train-b,train-a",
+		"sortBy=queuePosition&filterBy=phase==Pending,queuePosition>=1": "train-a,beta-job,gamma-job",
+		"sortBy=pendingSeconds&sortOrder=desc":                          "train-a,beta-job,gamma-job,orphan,train-b",
+	} {
+		if got := names(items(getJSON(t, srv, "/api/v1/workloads?"+query), "workloads")); got != want {
+			t.Errorf("%s: %s, want %s", query, got, want)
+		}
+	}
+
+	// Paging: next is the following page's offset, null on the last.
+	p1 := getJSON(t, srv, "/api/v1/workloads?limit=2")
+	p2 := getJSON(t, srv, "/api/v1/workloads?limit=2&offset=2")
+	p3 := getJSON(t, srv, "/api/v1/workloads?limit=2&offset=4")
+	if names(items(p1, "workloads")) != "train-a,train-b" || p1["next"] != float64(2) ||
+		names(items(p2, "workloads")) != "beta-job,gamma-job" || p2["next"] != float64(4) ||
+		names(items(p3, "workloads")) != "orphan" || p3["next"] != nil {
+		t.Errorf("pages: %v / %v / %v", p1, p2, p3)
+	}
+
+	// Bad queries are 400s that name what is wrong.
+	for query, want := range map[string]string{
+		"filterBy=owner==bob":     `"owner"`,
+		"filterBy=phase~Pending":  "operator",
+		"sortBy=uid":              `"uid"`,
+		"limit=0":                 "limit",
+		"offset=-1":               "offset",
+		"deleted=maybe":           "deleted",
+		"filterBy=preemptible=@t": "=@",
+	} {
+		r := do(t, srv, "GET", "/api/v1/workloads?"+query, "", "")
+		if r.status != 400 || !strings.Contains(r.json(t)["message"].(string), want) {
+			t.Errorf("%s = %d %s, want 400 naming %s", query, r.status, r.body, want)
+		}
+	}
+}
+
+func TestWorkloadGetAndEvents(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	srv := f.srv
+	w := getJSON(t, srv, "/api/v1/workloads/"+f.trainB)
+	if w["name"] != "train-b" || w["projectName"] != "alpha" || w["kind"] != "Job" {
+		t.Errorf("GET = %v", w)
+	}
+	if w := getJSON(t, srv, "/api/v1/workloads/"+f.serveC); w["phase"] != "Completed" {
+		t.Errorf("a finished workload is still found by id: %v", w)
+	}
+	evs := items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events")
+	if len(evs) != 2 || evs[0]["kind"] != "Queued" || evs[1]["kind"] != "Admitted" || evs[1]["actor"] != "scheduler" ||
+		evs[1]["at"] != "2025-03-01T09:02:00Z" || evs[1]["message"] != "Admitted on n1, n2." {
+		t.Errorf("events = %v", evs)
+	}
+	if evs := getJSON(t, srv, "/api/v1/workloads/"+f.trainA+"/events"); fmt.Sprint(evs["events"]) != "[]" {
+		t.Errorf("no events = %v, want []", evs)
+	}
+	for _, path := range []string{"/api/v1/workloads/" + uuid.NewString(), "/api/v1/workloads/" + uuid.NewString() + "/events"} {
+		if r := do(t, srv, "GET", path, "", ""); r.status != 404 || r.json(t)["code"] != float64(404) {
+			t.Errorf("GET %s = %d %s, want 404", path, r.status, r.body)
+		}
+	}
+	if r := do(t, srv, "GET", "/api/v1/workloads/not-a-uid", "", ""); r.status != 400 || !strings.Contains(string(r.body), "not-a-uid") {
+		t.Errorf("bad id = %d %s", r.status, r.body)
+	}
+	if r := doAs(t, srv, "", "GET", "/api/v1/workloads", "", ""); r.status != 401 {
+		t.Errorf("no credentials = %d", r.status)
+	}
+}
+
+// TestWorkloadVisibility: lists and lookups show only the projects the caller holds a role in.
+func TestWorkloadVisibility(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	srv, st := f.srv, f.st
+	for _, tc := range []struct {
+		who, role, scopeType, scopeID string
+		want                          string
+	}{
+		{"system viewer", "viewer", "system", "", "train-a,train-b,beta-job,gamma-job,orphan"},
+		{"alpha viewer", "viewer", "project", f.alpha, "train-a,train-b"},
+		{"alpha researcher", "researcher", "project", f.alpha, "train-a,train-b"},
+		{"research department admin", "department-admin", "department", f.research, "train-a,train-b,beta-job"},
+		{"viewer of a project without workloads", "viewer", "project", uuid.NewString(), ""},
+	} {
+		key := newAPIKey(t, st, tc.role, tc.scopeType, tc.scopeID)
+		r := doAs(t, srv, key, "GET", "/api/v1/workloads", "", "")
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", tc.who, r.status, r.body)
+		}
+		if got := names(items(r.json(t), "workloads")); got != tc.want {
+			t.Errorf("%s sees %q, want %q", tc.who, got, tc.want)
+		}
+	}
+	alphaViewer := newAPIKey(t, st, "viewer", "project", f.alpha)
+	if r := doAs(t, srv, alphaViewer, "GET", "/api/v1/workloads/"+f.trainA, "", ""); r.status != 200 {
+		t.Errorf("alpha viewer GET own project's workload = %d", r.status)
+	}
+	for _, path := range []string{"/api/v1/workloads/" + f.betaJob, "/api/v1/workloads/" + f.orphan, "/api/v1/workloads/" + f.betaJob + "/events"} {
+		if r := doAs(t, srv, alphaViewer, "GET", path, "", ""); r.status != 404 {
+			t.Errorf("alpha viewer GET %s = %d, want 404 (not visible)", path, r.status)
+		}
+	}
+}
+
+func TestWorkloadPatch(t *testing.T) {
+	t.Parallel()
+	lab := &fakeLabeler{}
+	f := newWorkloadAPI(t, lab)
+	srv, st := f.srv, f.st
+	patch := func(token, id, body string) response {
+		t.Helper()
+		return doAs(t, srv, token, "PATCH", "/api/v1/workloads/"+id, "application/json", body)
+	}
+	admin := tokenOf(srv)
+
+	// An admin raises a priority: the label is patched on the top owner, the answer carries
+	// the requested value, and the change is on the history and the audit log.
+	r := patch(admin, f.trainA, `{"priority":"high"}`)
+	if r.status != 200 {
+		t.Fatalf("PATCH priority = %d %s", r.status, r.body)
+	}
+	if w := r.json(t); w["priority"] != "high" || w["priorityValue"] != float64(125) || w["preemptible"] != true || w["name"] != "train-a" {
+		t.Errorf("answer = %v", w)
+	}
+	call := lab.last(t)
+	if call.uid != f.trainA || len(call.set) != 1 || call.set["priorityClassName"] == nil || *call.set["priorityClassName"] != "high" {
+		t.Errorf("labeler call = %+v", call)
+	}
+	evs := items(getJSON(t, srv, "/api/v1/workloads/"+f.trainA+"/events"), "events")
+	if len(evs) != 1 || evs[0]["kind"] != "PriorityChanged" || !strings.Contains(evs[0]["message"].(string), "priority from low to high") {
+		t.Errorf("events = %v", evs)
+	}
+	rows := auditRows(t, st, "workload")
+	if len(rows) != 1 || rows[0].EntityID != f.trainA || rows[0].EntityName != "train-a" || rows[0].Result != "success" ||
+		fmt.Sprint(rows[0].Changes["priority"]) != "map[from:low to:high]" {
+		t.Errorf("audit = %+v", rows)
+	}
+
+	// Preemptibility: set, then removed (back to the type's default).
+	r = patch(admin, f.trainA, `{"preemptibility":"non-preemptible"}`)
+	if r.status != 200 || r.json(t)["preemptible"] != false {
+		t.Errorf("PATCH preemptibility = %d %s", r.status, r.body)
+	}
+	if call := lab.last(t); *call.set["kai.scheduler/preemptibility"] != "non-preemptible" {
+		t.Errorf("labeler call = %+v", call)
+	}
+	r = patch(admin, f.trainA, `{"preemptibility":null,"priority":"low"}`)
+	if r.status != 200 {
+		t.Errorf("PATCH null = %d %s", r.status, r.body)
+	}
+	if call := lab.last(t); len(call.set) != 2 || call.set["kai.scheduler/preemptibility"] != nil || *call.set["priorityClassName"] != "low" {
+		t.Errorf("labeler call = %+v", call)
+	}
+	if rows := auditRows(t, st, "workload"); len(rows) != 3 || fmt.Sprint(rows[0].Changes["preemptibility"]) != "map[from:preemptible to:<nil>]" {
+		t.Errorf("audit = %+v", rows[0])
+	}
+
+	// Bad input: 400s that say what to send.
+	calls := lab.count()
+	for _, tc := range []struct{ id, body, want string }{
+		{f.trainA, `{"priority":"urgent"}`, `"urgent" is not in the priority dictionary; use one of: very-low, low, medium-low, medium, medium-high, high, very-high`},
+		{f.trainA, `{"priority":null}`, "priority must name a priority"},
+		{f.trainA, `{"preemptibility":"sometimes"}`, `preemptibility "sometimes" is not valid`},
+		{f.trainA, `{}`, "send priority, preemptibility or both"},
+		{f.trainA, `{"owner":"bob"}`, `unknown field "owner"`},
+		{f.trainA, `{"priority":7}`, `"priority" must be a string`},
+		// The project's policy (S7).
+		{f.betaJob, `{"priority":"high"}`, "project beta does not allow changing priority"},
+		{f.gammaJob, `{"priority":"very-high"}`, "priority very-high (150) is outside project gamma's allowed range medium-low (65) to high (125)"},
+		{f.gammaJob, `{"priority":"low"}`, "outside project gamma's allowed range"},
+	} {
+		r := patch(admin, tc.id, tc.body)
+		if r.status != 400 || !strings.Contains(r.json(t)["message"].(string), tc.want) {
+			t.Errorf("PATCH %s = %d %s, want 400 with %q", tc.body, r.status, r.body, tc.want)
+		}
+	}
+	if lab.count() != calls {
+		t.Errorf("refused changes reached the cluster")
+	}
+	if r := patch(admin, "not-a-uid", `{"priority":"high"}`); r.status != 400 {
+		t.Errorf("bad id = %d", r.status)
+	}
+	if r := doAs(t, srv, admin, "PATCH", "/api/v1/workloads/"+f.trainA, "text/plain", `{"priority":"high"}`); r.status != 415 {
+		t.Errorf("not JSON = %d", r.status)
+	}
+	// Within the policy: beta's preemptibility may change, gamma's priority within its range.
+	if r := patch(admin, f.betaJob, `{"preemptibility":"non-preemptible"}`); r.status != 200 {
+		t.Errorf("beta preemptibility = %d %s", r.status, r.body)
+	}
+	if r := patch(admin, f.gammaJob, `{"priority":"medium-high"}`); r.status != 200 || r.json(t)["priorityValue"] != float64(90) {
+		t.Errorf("gamma in range = %d %s", r.status, r.body)
+	}
+	if r := patch(admin, f.orphan, `{"priority":"very-high"}`); r.status != 200 {
+		t.Errorf("no project, no policy = %d %s", r.status, r.body)
+	}
+	if r := patch(admin, uuid.NewString(), `{"priority":"high"}`); r.status != 404 {
+		t.Errorf("unknown workload = %d", r.status)
+	}
+	if r := patch(admin, f.serveC, `{"priority":"high"}`); r.status != 409 || !strings.Contains(string(r.body), "finished") {
+		t.Errorf("finished workload = %d %s", r.status, r.body)
+	}
+
+	// Roles: viewers and researchers (ownership is not recorded in v1) get 403; a research
+	// manager changes any workload of the project, and does not see others'.
+	for _, tc := range []struct {
+		role, scopeType, scopeID, want string
+	}{
+		{"viewer", "system", "", "your role does not allow you"},
+		{"viewer", "project", f.alpha, "your role does not allow you"},
+		{"researcher", "project", f.alpha, "only their own workloads"},
+	} {
+		key := newAPIKey(t, st, tc.role, tc.scopeType, tc.scopeID)
+		if r := patch(key, f.trainB, `{"priority":"high"}`); r.status != 403 || !strings.Contains(string(r.body), tc.want) {
+			t.Errorf("%s at %s: PATCH = %d %s, want 403 with %q", tc.role, tc.scopeType, r.status, r.body, tc.want)
+		}
+	}
+	betaManager := newAPIKey(t, st, "research-manager", "project", f.beta)
+	if r := patch(betaManager, f.trainB, `{"priority":"high"}`); r.status != 404 {
+		t.Errorf("beta's manager on an alpha workload = %d %s, want 404 (not visible)", r.status, r.body)
+	}
+	manager := newAPIKey(t, st, "research-manager", "project", f.alpha)
+	if r := patch(manager, f.trainB, `{"priority":"medium"}`); r.status != 200 {
+		t.Errorf("research manager = %d %s", r.status, r.body)
+	}
+	deptAdmin := newAPIKey(t, st, "department-admin", "department", f.ops)
+	if r := patch(deptAdmin, f.gammaJob, `{"priority":"high"}`); r.status != 200 {
+		t.Errorf("department admin = %d %s", r.status, r.body)
+	}
+	if r := patch(deptAdmin, f.orphan, `{"priority":"high"}`); r.status != 404 {
+		t.Errorf("department admin on a workload without project = %d, want 404", r.status)
+	}
+
+	// The cluster no longer has the workload: 404, and nothing is recorded.
+	before := len(auditRows(t, st, "workload"))
+	evBefore := len(items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events"))
+	lab.mu.Lock()
+	lab.err = goneError{}
+	lab.mu.Unlock()
+	if r := patch(admin, f.trainB, `{"priority":"high"}`); r.status != 404 || !strings.Contains(string(r.body), "no longer in the cluster") {
+		t.Errorf("gone = %d %s", r.status, r.body)
+	}
+	lab.mu.Lock()
+	lab.err = errors.New("connection refused")
+	lab.mu.Unlock()
+	if r := patch(admin, f.trainB, `{"priority":"high"}`); r.status != 503 || strings.Contains(string(r.body), "refused") {
+		t.Errorf("cluster error = %d %s", r.status, r.body)
+	}
+	rows = auditRows(t, st, "workload")
+	if len(rows)-before != 2 || rows[0].Result != "failure" || rows[1].Result != "failure" {
+		t.Errorf("failed changes: %d new audit rows (want 2 failures): %+v", len(rows)-before, rows[:2])
+	}
+	if n := len(items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events")); n != evBefore {
+		t.Errorf("failed changes left %d events", n-evBefore)
+	}
+}
+
+// TestWorkloadPatchWithoutCluster: with no cluster connected a change is a 503 that says so.
+func TestWorkloadPatchWithoutCluster(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, nil)
+	r := do(t, f.srv, "PATCH", "/api/v1/workloads/"+f.trainA, "application/json", `{"priority":"high"}`)
+	if r.status != 503 || !strings.Contains(r.json(t)["message"].(string), "no cluster is connected") {
+		t.Errorf("PATCH without cluster = %d %s", r.status, r.body)
+	}
+	if n := len(items(getJSON(t, f.srv, "/api/v1/workloads/"+f.trainA+"/events"), "events")); n != 0 {
+		t.Errorf("%d events recorded", n)
+	}
+}
