@@ -62,6 +62,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	defer stopCluster()
+	if c.Demo {
+		seedDemo(ctx, st, log)
+	}
 	var sched *kube.Scheduler
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(<-chan struct{})
@@ -72,6 +75,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 			return err
 		}
 		defer func() { stopSched(); <-schedDone }()
+		if c.Demo {
+			defer startDemoWorkloads(schedCtx, kubeConfig, c, log)()
+		}
 	} else {
 		defer stopSched()
 	}

@@ -1,0 +1,493 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// The demo (--demo, which `make run` turns on; docs/demo.md): an organization seeded through
+// the store, and a trickle of Jobs and a few Deployments in the cluster that keeps it a little
+// oversubscribed, so the console shows running and pending work, borrowing, preemption and
+// reclaim within a minute or two.
+
+// demoActor is who the audit log says made the demo organization.
+var demoActor = store.Actor{Subject: "demo", SubjectType: "system"}
+
+// LabelDemo marks the cluster objects the demo made.
+const LabelDemo = "arbiter.dev/demo"
+
+type demoQuota struct {
+	pool     string
+	deserved int
+	limit    int // -1: no limit
+	weight   int
+}
+
+type demoPool struct{ name, placement string }
+
+type demoDepartment struct {
+	name   string
+	quotas []demoQuota
+}
+
+type demoProject struct {
+	name, department string
+	quotas           []demoQuota
+	policy           store.PolicyUpdate
+}
+
+// The local control plane's default nodes are a100=4x8 and h100=2x8 (devcluster.DefaultNodes):
+// 32 and 16 GPUs. Departments deserve 26 and 12 of them, so a fifth of each pool is there to be
+// borrowed, and the workloads below ask for more than the cluster has.
+var (
+	demoPools = []demoPool{{"a100", "binpack"}, {"h100", "spread"}}
+
+	demoDepartments = []demoDepartment{
+		{"research", []demoQuota{{"a100", 16, -1, 2}, {"h100", 8, -1, 2}}},
+		{"product", []demoQuota{{"a100", 10, -1, 2}, {"h100", 4, -1, 2}}},
+	}
+
+	demoProjects = []demoProject{
+		// Suspends instead of terminating what it loses (S20).
+		{"vision", "research", []demoQuota{{"a100", 8, -1, 2}, {"h100", 4, -1, 2}},
+			store.PolicyUpdate{PreemptionMode: set("suspend")}},
+		// Strict queueing: nothing passes a blocked head (S12); a bigger share of the surplus.
+		{"nlp", "research", []demoQuota{{"a100", 6, -1, 3}, {"h100", 4, -1, 3}},
+			store.PolicyUpdate{Queueing: set("strict")}},
+		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
+		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
+		// Priorities are fixed by the workload types: priority labels are ignored with a warning.
+		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
+			store.PolicyUpdate{AllowPriorityChange: set(false)}},
+		// A limit, newest-first preemption and a minimum runtime before preemption.
+		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
+			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60)}},
+	}
+)
+
+func set[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }
+
+func (qs demoQuotaList) inputs() []store.QuotaInput {
+	out := make([]store.QuotaInput, 0, len(qs))
+	for _, q := range qs {
+		limit, weight := q.limit, q.weight
+		out = append(out, store.QuotaInput{NodePoolName: q.pool, Deserved: q.deserved, Limit: &limit, OverQuotaWeight: &weight})
+	}
+	return out
+}
+
+type demoQuotaList []demoQuota
+
+// seedDemo seeds the demo organization, logging what it did; a refusal (say a project someone
+// edited) is a warning, not a reason to stop.
+func seedDemo(ctx context.Context, st *store.Store, log *slog.Logger) {
+	created, err := seedDemoOrg(ctx, st)
+	if err != nil {
+		log.Warn("demo organization only partly seeded", "created", created, "err", err)
+		return
+	}
+	if created > 0 {
+		log.Info("demo organization seeded", "created", created)
+	}
+}
+
+// seedDemoOrg creates the demo node pools, departments and projects that do not exist yet (by
+// name); what exists, perhaps edited since, is left as it is. Refusals are reported together.
+func seedDemoOrg(ctx context.Context, st *store.Store) (created int, err error) {
+	org, err := st.OrganizationSnapshot(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("demo organization: %w", err)
+	}
+	var errs []error
+	pools := map[string]bool{}
+	for _, p := range org.NodePools {
+		pools[p.Name] = true
+	}
+	for _, p := range demoPools {
+		if pools[p.name] {
+			continue
+		}
+		_, err := st.CreateNodePool(ctx, store.NodePoolUpdate{Name: set(p.name), LabelKey: set(devcluster.LabelNodePool),
+			LabelValue: set(p.name), Placement: set(p.placement)}, demoActor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("node pool %s: %w", p.name, err))
+			continue
+		}
+		created++
+	}
+	departments := map[string]store.Department{}
+	for _, d := range org.Departments {
+		departments[d.Name] = d
+	}
+	for _, d := range demoDepartments {
+		if _, ok := departments[d.name]; ok {
+			continue
+		}
+		dep, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: set(d.name), Resources: set(demoQuotaList(d.quotas).inputs())}, demoActor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("department %s: %w", d.name, err))
+			continue
+		}
+		departments[d.name] = dep
+		created++
+	}
+	projects := map[string]bool{}
+	for _, p := range org.Projects {
+		projects[p.Name] = true
+	}
+	for _, p := range demoProjects {
+		dep, ok := departments[p.department]
+		if projects[p.name] || !ok {
+			continue
+		}
+		_, err := st.CreateProject(ctx, store.ProjectUpdate{
+			Name: set(p.name), DepartmentID: set(dep.ID), Namespaces: set([]string{p.name}),
+			Resources: set(demoQuotaList(p.quotas).inputs()), Policy: p.policy,
+		}, demoActor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("project %s: %w", p.name, err))
+			continue
+		}
+		created++
+	}
+	if len(errs) > 0 {
+		return created, fmt.Errorf("demo organization: %w", errors.Join(errs...))
+	}
+	return created, nil
+}
+
+// demoJob is one Job the demo submits.
+type demoJob struct {
+	project, prefix string
+	workloadType    string // arbiter.dev/workload-type
+	priority        string // priorityClassName label; empty: the type's default
+	pods            int32
+	gpus            int64 // per pod
+	runSeconds      int
+}
+
+// demoTemplate is a kind of job in the trickle, with the ranges its instances are drawn from.
+type demoTemplate struct {
+	weight int
+	demoJob
+	podChoices     []int32
+	gpuChoices     []int64
+	runMin, runMax int
+}
+
+var demoTemplates = []demoTemplate{
+	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 90, runMax: 240},
+	{weight: 2, demoJob: demoJob{project: "vision", prefix: "ddp", workloadType: "Distributed training", priority: "medium-low"}, podChoices: []int32{2, 4}, gpuChoices: []int64{2}, runMin: 120, runMax: 300},
+	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{8}, runMin: 180, runMax: 360},
+	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "finetune", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{2, 4}, runMin: 90, runMax: 200},
+	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "eval", workloadType: "Standard training", priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
+	{weight: 4, demoJob: demoJob{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
+	{weight: 1, demoJob: demoJob{project: "speech", prefix: "tts-ddp", workloadType: "Distributed training", priority: "low"}, podChoices: []int32{2, 3}, gpuChoices: []int64{1, 2}, runMin: 90, runMax: 200},
+	{weight: 1, demoJob: demoJob{project: "speech", prefix: "workspace", workloadType: "Workspace"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 300, runMax: 600},
+	{weight: 2, demoJob: demoJob{project: "search", prefix: "rerank", workloadType: "Standard training"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2}, runMin: 60, runMax: 180},
+	// search forbids priority changes: this label is ignored, with a PriorityChangeNotAllowed warning.
+	{weight: 1, demoJob: demoJob{project: "search", prefix: "hotfix", workloadType: "Standard training", priority: "high"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 120},
+	{weight: 3, demoJob: demoJob{project: "ads", prefix: "ctr", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 60, runMax: 200},
+	{weight: 1, demoJob: demoJob{project: "ads", prefix: "sweep", workloadType: "Distributed training", priority: "medium-low"}, podChoices: []int32{4}, gpuChoices: []int64{1}, runMin: 90, runMax: 180},
+}
+
+// demoUrgent are high-priority jobs submitted every minute or so: they take GPUs back from
+// lower-priority work of their own project (S16) or borrowed GPUs of others (S17).
+var demoUrgent = []demoJob{
+	{project: "vision", prefix: "urgent", workloadType: "Standard training", priority: "high", pods: 1, gpus: 4, runSeconds: 90},
+	{project: "ads", prefix: "launch-eval", workloadType: "Standard training", priority: "high", pods: 1, gpus: 4, runSeconds: 90},
+	{project: "nlp", prefix: "urgent-eval", workloadType: "Standard training", priority: "very-high", pods: 1, gpus: 2, runSeconds: 60},
+}
+
+// demoFirst is the first batch on a cluster without demo jobs: the cluster is full within
+// seconds, and the trickle then keeps it oversubscribed.
+var demoFirst = []demoJob{
+	{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium", pods: 2, gpus: 8, runSeconds: 300},
+	{project: "vision", prefix: "ddp", workloadType: "Distributed training", priority: "medium-low", pods: 4, gpus: 2, runSeconds: 240},
+	{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low", pods: 1, gpus: 2, runSeconds: 150},
+	{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low", pods: 1, gpus: 2, runSeconds: 200},
+	{project: "speech", prefix: "workspace", workloadType: "Workspace", pods: 1, gpus: 1, runSeconds: 600},
+	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 70},
+	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 90},
+	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 110},
+	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 130},
+	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 150},
+	{project: "ads", prefix: "ctr", workloadType: "Standard training", priority: "low", pods: 1, gpus: 4, runSeconds: 120},
+	{project: "search", prefix: "rerank", workloadType: "Standard training", pods: 1, gpus: 2, runSeconds: 100},
+	{project: "nlp", prefix: "finetune", workloadType: "Standard training", priority: "low", pods: 1, gpus: 4, runSeconds: 150},
+	{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium", pods: 2, gpus: 8, runSeconds: 240},
+	{project: "ads", prefix: "sweep", workloadType: "Distributed training", priority: "medium-low", pods: 4, gpus: 1, runSeconds: 120},
+}
+
+// demoDeployments are inference services: non-preemptible by their type, inside deserved quota.
+var demoDeployments = []struct {
+	project, name string
+	replicas      int32
+	gpus          int64
+}{
+	{"search", "embedder", 2, 1},
+	{"ads", "ranker", 1, 2},
+}
+
+// How much Job work the trickle keeps outstanding (the cluster has 48 GPUs).
+const (
+	demoLowGPUs  = 56  // below this a job is submitted at every tick
+	demoHighGPUs = 72  // above this none is
+	demoMaxPods  = 50  // and never more unfinished Job pods than this
+	demoTTL      = 300 // seconds a finished Job stays visible
+)
+
+// draw makes one job of the template.
+func (t demoTemplate) draw(r *rand.Rand) demoJob {
+	j := t.demoJob
+	j.pods = t.podChoices[r.IntN(len(t.podChoices))]
+	j.gpus = t.gpuChoices[r.IntN(len(t.gpuChoices))]
+	j.runSeconds = t.runMin + r.IntN(t.runMax-t.runMin+1)
+	return j
+}
+
+// drawDemoJob picks a template by weight and draws a job from it.
+func drawDemoJob(r *rand.Rand) demoJob {
+	total := 0
+	for _, t := range demoTemplates {
+		total += t.weight
+	}
+	n := r.IntN(total)
+	for _, t := range demoTemplates {
+		if n < t.weight {
+			return t.draw(r)
+		}
+		n -= t.weight
+	}
+	return demoTemplates[0].draw(r)
+}
+
+func demoResources(gpus int64) corev1.ResourceRequirements {
+	g := *resource.NewQuantity(gpus, resource.DecimalSI)
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": g},
+		Limits:   corev1.ResourceList{"nvidia.com/gpu": g},
+	}
+}
+
+// object builds the Job: its pods form one gang (parallelism = completions), finish after
+// runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job.
+func (j demoJob) object(schedulerName string) *batchv1.Job {
+	labels := map[string]string{LabelDemo: "true", kube.LabelWorkloadType: j.workloadType}
+	if j.priority != "" {
+		labels[kube.LabelPriority] = j.priority
+	}
+	backoff, ttl, pods := int32(0), int32(demoTTL), j.pods
+	noToken := false
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: j.project + "-" + j.prefix + "-", Namespace: j.project, Labels: labels},
+		Spec: batchv1.JobSpec{
+			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl,
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      map[string]string{LabelDemo: "true"},
+					Annotations: map[string]string{devcluster.AnnotationRunSeconds: strconv.Itoa(j.runSeconds)},
+				},
+				Spec: corev1.PodSpec{
+					SchedulerName: schedulerName, RestartPolicy: corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: &noToken,
+					Containers: []corev1.Container{{
+						Name: "main", Image: "example.invalid/demo/" + j.prefix + ":1", Resources: demoResources(j.gpus),
+					}},
+				},
+			},
+		},
+	}
+}
+
+func demoDeployment(project, name string, replicas int32, gpus int64, schedulerName string) *appsv1.Deployment {
+	sel := map[string]string{"app": name}
+	noToken := false
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: project, Labels: map[string]string{LabelDemo: "true"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, LabelDemo: "true"}},
+				Spec: corev1.PodSpec{
+					SchedulerName: schedulerName, AutomountServiceAccountToken: &noToken,
+					Containers: []corev1.Container{{Name: "server", Image: "example.invalid/demo/" + name + ":1", Resources: demoResources(gpus)}},
+				},
+			},
+		},
+	}
+}
+
+// outstanding is the unfinished demo Jobs' pods and GPUs.
+func outstanding(jobs []batchv1.Job) (pods int, gpus int64) {
+	for i := range jobs {
+		j := &jobs[i]
+		if jobFinished(j) || j.Spec.Parallelism == nil {
+			continue
+		}
+		n := int(*j.Spec.Parallelism)
+		if j.Spec.Completions != nil {
+			n = min(n, int(*j.Spec.Completions)-int(j.Status.Succeeded))
+		}
+		if n <= 0 {
+			continue
+		}
+		var per int64
+		for _, c := range j.Spec.Template.Spec.Containers {
+			q := c.Resources.Requests["nvidia.com/gpu"]
+			per += q.Value()
+		}
+		pods += n
+		gpus += int64(n) * per
+	}
+	return pods, gpus
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// startDemoWorkloads runs the demo trickle until ctx ends or the returned stop is called
+// (which waits for it).
+func startDemoWorkloads(ctx context.Context, cfg *rest.Config, c Config, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := runDemoWorkloads(ctx, cfg, c.SchedulerName, log); err != nil && ctx.Err() == nil {
+			log.Warn("demo workloads stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); wg.Wait() }
+}
+
+type demoRunner struct {
+	client        kubernetes.Interface
+	schedulerName string
+	log           *slog.Logger
+	rng           *rand.Rand
+	failures      int
+}
+
+func runDemoWorkloads(ctx context.Context, cfg *rest.Config, schedulerName string, log *slog.Logger) error {
+	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return err
+	}
+	seed := uint64(time.Now().UnixNano())
+	d := &demoRunner{client: client, schedulerName: schedulerName, log: log, rng: rand.New(rand.NewPCG(seed, seed>>1))}
+	return d.run(ctx, 3*time.Second)
+}
+
+func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
+	for _, p := range demoProjects {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: map[string]string{LabelDemo: "true"}}}
+		if _, err := d.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("namespace %s: %w", p.name, err)
+		}
+	}
+	for _, dep := range demoDeployments {
+		obj := demoDeployment(dep.project, dep.name, dep.replicas, dep.gpus, d.schedulerName)
+		if _, err := d.client.AppsV1().Deployments(dep.project).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("deployment %s/%s: %w", dep.project, dep.name, err)
+		}
+	}
+	jobs, err := d.jobs(ctx)
+	if err != nil {
+		return err
+	}
+	if pods, _ := outstanding(jobs); pods == 0 {
+		for _, j := range demoFirst {
+			d.submit(ctx, j)
+		}
+	}
+	d.log.Info("demo workloads are trickling in", "projects", len(demoProjects), "namespaces", "vision, nlp, speech, search, ads")
+
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	nextUrgent, urgent := time.Now().Add(40*time.Second), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+		jobs, err := d.jobs(ctx)
+		if err != nil {
+			d.warn(ctx, "listing demo jobs", err)
+			continue
+		}
+		pods, gpus := outstanding(jobs)
+		if time.Now().After(nextUrgent) {
+			d.submit(ctx, demoUrgent[urgent%len(demoUrgent)])
+			urgent++
+			nextUrgent = time.Now().Add(time.Duration(50+d.rng.IntN(40)) * time.Second)
+			continue
+		}
+		if pods >= demoMaxPods || gpus >= demoHighGPUs {
+			continue
+		}
+		if gpus < demoLowGPUs || d.rng.IntN(3) == 0 {
+			d.submit(ctx, drawDemoJob(d.rng))
+		}
+	}
+}
+
+func (d *demoRunner) jobs(ctx context.Context) ([]batchv1.Job, error) {
+	list, err := d.client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{LabelSelector: LabelDemo + "=true"})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func (d *demoRunner) submit(ctx context.Context, j demoJob) {
+	created, err := d.client.BatchV1().Jobs(j.project).Create(ctx, j.object(d.schedulerName), metav1.CreateOptions{})
+	if err != nil {
+		d.warn(ctx, "submitting a demo job", err)
+		return
+	}
+	d.failures = 0
+	d.log.Debug("demo job submitted", "job", j.project+"/"+created.Name, "pods", j.pods, "gpusPerPod", j.gpus, "priority", j.priority)
+}
+
+// warn logs a failure, but not on shutdown and not every tick while the API server is away.
+func (d *demoRunner) warn(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	d.failures++
+	if d.failures == 1 || d.failures%20 == 0 {
+		d.log.Warn("demo: "+what, "err", err, "failures", d.failures)
+	}
+}
