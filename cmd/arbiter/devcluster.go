@@ -17,9 +17,8 @@ const devclusterUsage = `Usage:
                                   stop the processes "up" started in DIR
   arbiter devcluster env [--dir DIR]
                                   print "export KUBECONFIG=..." for DIR's cluster
-  arbiter devcluster build [--all]
-                                  build the control plane binaries into the cache if missing
-                                  (--all: kube-scheduler too, for benchmarks)
+  arbiter devcluster build        build all the binaries (kube-scheduler too) into the cache if
+                                  missing; "up" and tests build what they need themselves
 
 SPEC is a comma-separated list of POOL=NODESxGPUS, e.g. a100=4x8,h100=2x8 (see docs/devcluster.md).
 `
@@ -73,16 +72,11 @@ func runDevcluster(ctx context.Context, args []string) error {
 		fmt.Printf("export KUBECONFIG=%s\n", kc)
 		return nil
 	case "build":
-		all := fs.Bool("all", false, "also build kube-scheduler (the benchmark baseline)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		var names []string
-		if *all {
-			names = devcluster.AllComponents
-		}
 		start := time.Now()
-		b, err := devcluster.EnsureBinaries(ctx, os.Stderr, names...)
+		b, err := devcluster.EnsureBinaries(ctx, os.Stderr, devcluster.AllComponents...)
 		if err != nil {
 			return err
 		}
