@@ -100,7 +100,9 @@ func startClusterBench(b *testing.B) *clusterBench {
 	done := make(chan error, 1)
 	serveCtx, stopServe := context.WithCancel(ctx)
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), DatabaseURL: dbURL, Kubeconfig: c.Kubeconfig(), SchedulerName: "arbiter", AdminPassword: "bench-password"}
-	go func() { done <- server.Serve(serveCtx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, ready) }()
+	go func() {
+		done <- server.Serve(serveCtx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, ready)
+	}()
 	select {
 	case <-ready:
 	case err := <-done:
