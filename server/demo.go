@@ -178,8 +178,8 @@ func seedDemoOrg(ctx context.Context, st *store.Store) (created int, err error) 
 // demoJob is one Job the demo submits.
 type demoJob struct {
 	project, prefix string
-	workloadType    string // arbiter.dev/workload-type
-	priority        string // priorityClassName label; empty: the type's default
+	priority        string // priorityClassName label; empty: the default (Job: high)
+	preemptible     bool   // kai.scheduler/preemptibility: preemptible; else the default (Job: non-preemptible)
 	pods            int32
 	gpus            int64 // per pod
 	runSeconds      int
@@ -195,47 +195,47 @@ type demoTemplate struct {
 }
 
 var demoTemplates = []demoTemplate{
-	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 90, runMax: 240},
-	{weight: 2, demoJob: demoJob{project: "vision", prefix: "ddp", workloadType: "Distributed training", priority: "medium-low"}, podChoices: []int32{2, 4}, gpuChoices: []int64{2}, runMin: 120, runMax: 300},
-	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{8}, runMin: 180, runMax: 360},
-	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "finetune", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{2, 4}, runMin: 90, runMax: 200},
-	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "eval", workloadType: "Standard training", priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
-	{weight: 4, demoJob: demoJob{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
-	{weight: 1, demoJob: demoJob{project: "speech", prefix: "tts-ddp", workloadType: "Distributed training", priority: "low"}, podChoices: []int32{2, 3}, gpuChoices: []int64{1, 2}, runMin: 90, runMax: 200},
-	{weight: 1, demoJob: demoJob{project: "speech", prefix: "workspace", workloadType: "Workspace"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 300, runMax: 600},
-	{weight: 2, demoJob: demoJob{project: "search", prefix: "rerank", workloadType: "Standard training"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2}, runMin: 60, runMax: 180},
+	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 90, runMax: 240},
+	{weight: 2, demoJob: demoJob{project: "vision", prefix: "ddp", preemptible: true, priority: "medium-low"}, podChoices: []int32{2, 4}, gpuChoices: []int64{2}, runMin: 120, runMax: 300},
+	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{8}, runMin: 180, runMax: 360},
+	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "finetune", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{2, 4}, runMin: 90, runMax: 200},
+	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "eval", preemptible: true, priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
+	{weight: 4, demoJob: demoJob{project: "speech", prefix: "asr", preemptible: true, priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
+	{weight: 1, demoJob: demoJob{project: "speech", prefix: "tts-ddp", preemptible: true, priority: "low"}, podChoices: []int32{2, 3}, gpuChoices: []int64{1, 2}, runMin: 90, runMax: 200},
+	{weight: 1, demoJob: demoJob{project: "speech", prefix: "workspace"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 300, runMax: 600},
+	{weight: 2, demoJob: demoJob{project: "search", prefix: "rerank", preemptible: true}, podChoices: []int32{1}, gpuChoices: []int64{1, 2}, runMin: 60, runMax: 180},
 	// search forbids priority changes: this label is ignored, with a PriorityChangeNotAllowed warning.
-	{weight: 1, demoJob: demoJob{project: "search", prefix: "hotfix", workloadType: "Standard training", priority: "high"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 120},
-	{weight: 3, demoJob: demoJob{project: "ads", prefix: "ctr", workloadType: "Standard training", priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 60, runMax: 200},
-	{weight: 1, demoJob: demoJob{project: "ads", prefix: "sweep", workloadType: "Distributed training", priority: "medium-low"}, podChoices: []int32{4}, gpuChoices: []int64{1}, runMin: 90, runMax: 180},
+	{weight: 1, demoJob: demoJob{project: "search", prefix: "hotfix", preemptible: true, priority: "very-high"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 120},
+	{weight: 3, demoJob: demoJob{project: "ads", prefix: "ctr", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 60, runMax: 200},
+	{weight: 1, demoJob: demoJob{project: "ads", prefix: "sweep", preemptible: true, priority: "medium-low"}, podChoices: []int32{4}, gpuChoices: []int64{1}, runMin: 90, runMax: 180},
 }
 
 // demoUrgent are high-priority jobs submitted every minute or so: they take GPUs back from
 // lower-priority work of their own project (S16) or borrowed GPUs of others (S17).
 var demoUrgent = []demoJob{
-	{project: "vision", prefix: "urgent", workloadType: "Standard training", priority: "high", pods: 1, gpus: 4, runSeconds: 90},
-	{project: "ads", prefix: "launch-eval", workloadType: "Standard training", priority: "high", pods: 1, gpus: 4, runSeconds: 90},
-	{project: "nlp", prefix: "urgent-eval", workloadType: "Standard training", priority: "very-high", pods: 1, gpus: 2, runSeconds: 60},
+	{project: "vision", prefix: "urgent", preemptible: true, priority: "high", pods: 1, gpus: 4, runSeconds: 90},
+	{project: "ads", prefix: "launch-eval", preemptible: true, priority: "high", pods: 1, gpus: 4, runSeconds: 90},
+	{project: "nlp", prefix: "urgent-eval", preemptible: true, priority: "very-high", pods: 1, gpus: 2, runSeconds: 60},
 }
 
 // demoFirst is the first batch on a cluster without demo jobs: the cluster is full within
 // seconds, and the trickle then keeps it oversubscribed.
 var demoFirst = []demoJob{
-	{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium", pods: 2, gpus: 8, runSeconds: 300},
-	{project: "vision", prefix: "ddp", workloadType: "Distributed training", priority: "medium-low", pods: 4, gpus: 2, runSeconds: 240},
-	{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low", pods: 1, gpus: 2, runSeconds: 150},
-	{project: "vision", prefix: "train", workloadType: "Standard training", priority: "low", pods: 1, gpus: 2, runSeconds: 200},
-	{project: "speech", prefix: "workspace", workloadType: "Workspace", pods: 1, gpus: 1, runSeconds: 600},
-	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 70},
-	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 90},
-	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 110},
-	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 130},
-	{project: "speech", prefix: "asr", workloadType: "Standard training", priority: "very-low", pods: 1, gpus: 1, runSeconds: 150},
-	{project: "ads", prefix: "ctr", workloadType: "Standard training", priority: "low", pods: 1, gpus: 4, runSeconds: 120},
-	{project: "search", prefix: "rerank", workloadType: "Standard training", pods: 1, gpus: 2, runSeconds: 100},
-	{project: "nlp", prefix: "finetune", workloadType: "Standard training", priority: "low", pods: 1, gpus: 4, runSeconds: 150},
-	{project: "nlp", prefix: "pretrain", workloadType: "Distributed training", priority: "medium", pods: 2, gpus: 8, runSeconds: 240},
-	{project: "ads", prefix: "sweep", workloadType: "Distributed training", priority: "medium-low", pods: 4, gpus: 1, runSeconds: 120},
+	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 8, runSeconds: 300},
+	{project: "vision", prefix: "ddp", preemptible: true, priority: "medium-low", pods: 4, gpus: 2, runSeconds: 240},
+	{project: "vision", prefix: "train", preemptible: true, priority: "low", pods: 1, gpus: 2, runSeconds: 150},
+	{project: "vision", prefix: "train", preemptible: true, priority: "low", pods: 1, gpus: 2, runSeconds: 200},
+	{project: "speech", prefix: "workspace", pods: 1, gpus: 1, runSeconds: 600},
+	{project: "speech", prefix: "asr", preemptible: true, priority: "very-low", pods: 1, gpus: 1, runSeconds: 70},
+	{project: "speech", prefix: "asr", preemptible: true, priority: "very-low", pods: 1, gpus: 1, runSeconds: 90},
+	{project: "speech", prefix: "asr", preemptible: true, priority: "very-low", pods: 1, gpus: 1, runSeconds: 110},
+	{project: "speech", prefix: "asr", preemptible: true, priority: "very-low", pods: 1, gpus: 1, runSeconds: 130},
+	{project: "speech", prefix: "asr", preemptible: true, priority: "very-low", pods: 1, gpus: 1, runSeconds: 150},
+	{project: "ads", prefix: "ctr", preemptible: true, priority: "low", pods: 1, gpus: 4, runSeconds: 120},
+	{project: "search", prefix: "rerank", preemptible: true, pods: 1, gpus: 2, runSeconds: 100},
+	{project: "nlp", prefix: "finetune", preemptible: true, priority: "low", pods: 1, gpus: 4, runSeconds: 150},
+	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 8, runSeconds: 240},
+	{project: "ads", prefix: "sweep", preemptible: true, priority: "medium-low", pods: 4, gpus: 1, runSeconds: 120},
 }
 
 // demoDeployments are inference services: non-preemptible by their type, inside deserved quota.
@@ -292,9 +292,12 @@ func demoResources(gpus int64) corev1.ResourceRequirements {
 // object builds the Job: its pods form one gang (parallelism = completions), finish after
 // runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job.
 func (j demoJob) object(schedulerName string) *batchv1.Job {
-	labels := map[string]string{LabelDemo: "true", kube.LabelWorkloadType: j.workloadType}
+	labels := map[string]string{LabelDemo: "true"}
 	if j.priority != "" {
 		labels[kube.LabelPriority] = j.priority
+	}
+	if j.preemptible {
+		labels[kube.LabelPreemptibility] = "preemptible"
 	}
 	backoff, ttl, pods := int32(0), int32(demoTTL), j.pods
 	noToken := false
@@ -426,9 +429,14 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if pods, _ := outstanding(jobs); pods == 0 {
-		for _, j := range demoFirst {
-			d.submit(ctx, j)
+	// The first batch, or as much of it as tops up what an earlier run left.
+	pods, gpus := outstanding(jobs)
+	for _, j := range demoFirst {
+		if gpus >= demoLowGPUs || pods >= demoMaxPods {
+			break
+		}
+		if d.submit(ctx, j) {
+			pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
 		}
 	}
 	d.log.Info("demo workloads are trickling in", "projects", len(demoProjects), "namespaces", "vision, nlp, speech, search, ads")
@@ -457,8 +465,13 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 		if pods >= demoMaxPods || gpus >= demoHighGPUs {
 			continue
 		}
-		if gpus < demoLowGPUs || d.rng.IntN(3) == 0 {
-			d.submit(ctx, drawDemoJob(d.rng))
+		// Below the low mark, catch up a few jobs at a time; between the marks, now and then.
+		for n := 0; n < 3 && pods < demoMaxPods && (gpus < demoLowGPUs || n == 0 && d.rng.IntN(3) == 0); n++ {
+			j := drawDemoJob(d.rng)
+			if !d.submit(ctx, j) {
+				break
+			}
+			pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
 		}
 	}
 }
@@ -471,14 +484,15 @@ func (d *demoRunner) jobs(ctx context.Context) ([]batchv1.Job, error) {
 	return list.Items, nil
 }
 
-func (d *demoRunner) submit(ctx context.Context, j demoJob) {
+func (d *demoRunner) submit(ctx context.Context, j demoJob) bool {
 	created, err := d.client.BatchV1().Jobs(j.project).Create(ctx, j.object(d.schedulerName), metav1.CreateOptions{})
 	if err != nil {
 		d.warn(ctx, "submitting a demo job", err)
-		return
+		return false
 	}
 	d.failures = 0
 	d.log.Debug("demo job submitted", "job", j.project+"/"+created.Name, "pods", j.pods, "gpusPerPod", j.gpus, "priority", j.priority)
+	return true
 }
 
 // warn logs a failure, but not on shutdown and not every tick while the API server is away.
