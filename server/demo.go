@@ -68,10 +68,10 @@ var (
 
 	demoProjects = []demoProject{
 		// Suspends instead of terminating what it loses (S20).
-		{"vision", "research", []demoQuota{{"a100", 8, -1, 2}, {"h100", 4, -1, 2}},
+		{"vision", "research", []demoQuota{{"a100", 6, -1, 2}, {"h100", 4, -1, 2}},
 			store.PolicyUpdate{PreemptionMode: set("suspend")}},
 		// Strict queueing: nothing passes a blocked head (S12); a bigger share of the surplus.
-		{"nlp", "research", []demoQuota{{"a100", 6, -1, 3}, {"h100", 4, -1, 3}},
+		{"nlp", "research", []demoQuota{{"a100", 8, -1, 3}, {"h100", 4, -1, 3}},
 			store.PolicyUpdate{Queueing: set("strict")}},
 		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
 		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
@@ -197,7 +197,7 @@ type demoTemplate struct {
 var demoTemplates = []demoTemplate{
 	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 90, runMax: 240},
 	{weight: 2, demoJob: demoJob{project: "vision", prefix: "ddp", preemptible: true, priority: "medium-low"}, podChoices: []int32{2, 4}, gpuChoices: []int64{2}, runMin: 120, runMax: 300},
-	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{8}, runMin: 180, runMax: 360},
+	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{4}, runMin: 180, runMax: 360},
 	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "finetune", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{2, 4}, runMin: 90, runMax: 200},
 	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "eval", preemptible: true, priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
 	{weight: 4, demoJob: demoJob{project: "speech", prefix: "asr", preemptible: true, priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
@@ -221,7 +221,7 @@ var demoUrgent = []demoJob{
 // demoFirst is the first batch on a cluster without demo jobs: the cluster is full within
 // seconds, and the trickle then keeps it oversubscribed.
 var demoFirst = []demoJob{
-	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 8, runSeconds: 300},
+	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 4, runSeconds: 300},
 	{project: "vision", prefix: "ddp", preemptible: true, priority: "medium-low", pods: 4, gpus: 2, runSeconds: 240},
 	{project: "vision", prefix: "train", preemptible: true, priority: "low", pods: 1, gpus: 2, runSeconds: 150},
 	{project: "vision", prefix: "train", preemptible: true, priority: "low", pods: 1, gpus: 2, runSeconds: 200},
@@ -234,7 +234,7 @@ var demoFirst = []demoJob{
 	{project: "ads", prefix: "ctr", preemptible: true, priority: "low", pods: 1, gpus: 4, runSeconds: 120},
 	{project: "search", prefix: "rerank", preemptible: true, pods: 1, gpus: 2, runSeconds: 100},
 	{project: "nlp", prefix: "finetune", preemptible: true, priority: "low", pods: 1, gpus: 4, runSeconds: 150},
-	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 8, runSeconds: 240},
+	{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium", pods: 2, gpus: 4, runSeconds: 240},
 	{project: "ads", prefix: "sweep", preemptible: true, priority: "medium-low", pods: 4, gpus: 1, runSeconds: 120},
 }
 
