@@ -250,8 +250,8 @@ var demoDeployments = []struct {
 
 // How much Job work the trickle keeps outstanding (the cluster has 48 GPUs).
 const (
-	demoLowGPUs  = 56  // below this a job is submitted at every tick
-	demoHighGPUs = 72  // above this none is
+	demoLowGPUs  = 60  // below this up to three jobs are submitted per tick
+	demoHighGPUs = 76  // between the marks one now and then; above, none
 	demoMaxPods  = 50  // and never more unfinished Job pods than this
 	demoTTL      = 300 // seconds a finished Job stays visible
 )
