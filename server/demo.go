@@ -195,18 +195,18 @@ type demoTemplate struct {
 }
 
 var demoTemplates = []demoTemplate{
-	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 90, runMax: 240},
+	{weight: 4, demoJob: demoJob{project: "vision", prefix: "train", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 1, 2, 4}, runMin: 90, runMax: 240},
 	{weight: 2, demoJob: demoJob{project: "vision", prefix: "ddp", preemptible: true, priority: "medium-low"}, podChoices: []int32{2, 4}, gpuChoices: []int64{2}, runMin: 120, runMax: 300},
 	{weight: 1, demoJob: demoJob{project: "nlp", prefix: "pretrain", preemptible: true, priority: "medium"}, podChoices: []int32{2}, gpuChoices: []int64{4}, runMin: 180, runMax: 360},
 	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "finetune", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{2, 4}, runMin: 90, runMax: 200},
-	{weight: 2, demoJob: demoJob{project: "nlp", prefix: "eval", preemptible: true, priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
-	{weight: 4, demoJob: demoJob{project: "speech", prefix: "asr", preemptible: true, priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
+	{weight: 3, demoJob: demoJob{project: "nlp", prefix: "eval", preemptible: true, priority: "medium-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 45, runMax: 120},
+	{weight: 6, demoJob: demoJob{project: "speech", prefix: "asr", preemptible: true, priority: "very-low"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 180},
 	{weight: 1, demoJob: demoJob{project: "speech", prefix: "tts-ddp", preemptible: true, priority: "low"}, podChoices: []int32{2, 3}, gpuChoices: []int64{1, 2}, runMin: 90, runMax: 200},
 	{weight: 1, demoJob: demoJob{project: "speech", prefix: "workspace"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 300, runMax: 600},
 	{weight: 2, demoJob: demoJob{project: "search", prefix: "rerank", preemptible: true}, podChoices: []int32{1}, gpuChoices: []int64{1, 2}, runMin: 60, runMax: 180},
 	// search forbids priority changes: this label is ignored, with a PriorityChangeNotAllowed warning.
 	{weight: 1, demoJob: demoJob{project: "search", prefix: "hotfix", preemptible: true, priority: "very-high"}, podChoices: []int32{1}, gpuChoices: []int64{1}, runMin: 60, runMax: 120},
-	{weight: 3, demoJob: demoJob{project: "ads", prefix: "ctr", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 2, 4}, runMin: 60, runMax: 200},
+	{weight: 3, demoJob: demoJob{project: "ads", prefix: "ctr", preemptible: true, priority: "low"}, podChoices: []int32{1}, gpuChoices: []int64{1, 1, 2, 4}, runMin: 60, runMax: 200},
 	{weight: 1, demoJob: demoJob{project: "ads", prefix: "sweep", preemptible: true, priority: "medium-low"}, podChoices: []int32{4}, gpuChoices: []int64{1}, runMin: 90, runMax: 180},
 }
 
