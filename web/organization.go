@@ -100,27 +100,11 @@ func (r nodePoolRequest) update() store.NodePoolUpdate {
 }
 
 func (s *Server) listNodePools(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.NodePoolSpec)
-	if err != nil {
-		return err
-	}
-	ps, err := s.org.store.NodePools(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"nodePools": mapSlice(ps, s.nodePoolView)})
+	return listAll(c, store.NodePoolSpec, "nodePools", s.org.store.NodePools, s.nodePoolView)
 }
 
 func (s *Server) getNodePool(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.org.store.NodePool(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.nodePoolView(p))
+	return getByID(c, "id", s.org.store.NodePool, s.nodePoolView)
 }
 
 func (s *Server) createNodePool(c echo.Context) error {
@@ -253,27 +237,11 @@ func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 }
 
 func (s *Server) listDepartments(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.DepartmentSpec)
-	if err != nil {
-		return err
-	}
-	ds, err := s.org.store.Departments(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"departments": mapSlice(ds, s.departmentView)})
+	return listAll(c, store.DepartmentSpec, "departments", s.org.store.Departments, s.departmentView)
 }
 
 func (s *Server) getDepartment(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	d, err := s.org.store.Department(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.departmentView(d))
+	return getByID(c, "id", s.org.store.Department, s.departmentView)
 }
 
 func (s *Server) createDepartment(c echo.Context) error {
@@ -430,15 +398,7 @@ func (s *Server) listProjects(c echo.Context) error {
 }
 
 func (s *Server) getProject(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.org.store.Project(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.projectView(p))
+	return getByID(c, "id", s.org.store.Project, s.projectView)
 }
 
 func (s *Server) createProject(c echo.Context) error {

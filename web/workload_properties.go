@@ -36,51 +36,19 @@ func (s *Server) routeWorkloadProperties(api *echo.Group) {
 }
 
 func (s *Server) listPriorities(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
-	if err != nil {
-		return err
-	}
-	ps, err := s.props.Priorities(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"priorities": s.priorityViews(ps)})
+	return listAll(c, store.PrioritySpec, "priorities", s.props.Priorities, s.priorityView)
 }
 
 func (s *Server) getPriority(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.props.Priority(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, s.priorityView(p))
+	return getByID(c, "id", s.props.Priority, s.priorityView)
 }
 
 func (s *Server) listCategories(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.CategorySpec)
-	if err != nil {
-		return err
-	}
-	cs, err := s.props.Categories(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"categories": mapSlice(cs, categoryView)})
+	return listAll(c, store.CategorySpec, "categories", s.props.Categories, categoryView)
 }
 
 func (s *Server) getCategory(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	cat, err := s.props.Category(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, categoryView(cat))
+	return getByID(c, "id", s.props.Category, categoryView)
 }
 
 type categoryRequest struct {
@@ -135,15 +103,7 @@ func (s *Server) listWorkloadTypes(c echo.Context) error {
 }
 
 func (s *Server) getWorkloadType(c echo.Context) error {
-	id, err := pathID(c, "workloadTypeId")
-	if err != nil {
-		return err
-	}
-	t, err := s.props.WorkloadType(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, workloadTypeView(t))
+	return getByID(c, "workloadTypeId", s.props.WorkloadType, workloadTypeView)
 }
 
 type workloadTypeRequest struct {
