@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
@@ -34,4 +35,27 @@ func listAll[T, V any](c echo.Context, spec listquery.Spec, key string, list fun
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{key: mapSlice(items, view)})
+}
+
+// adminChange starts a change of the resource named by the path parameter "id": it names the
+// audit target, parses the id and checks that the caller is an admin.
+func adminChange(c echo.Context, action, entityType, what string) (uuid.UUID, error) {
+	id, err := pathID(c, "id")
+	target(c, action, entityType, c.Param("id"))
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return id, requireAdmin(c, what)
+}
+
+// deleteByID answers an admin's DELETE of one resource with 204.
+func deleteByID(c echo.Context, entityType, what string, del func(context.Context, uuid.UUID, store.Actor) error) error {
+	id, err := adminChange(c, "delete", entityType, what)
+	if err != nil {
+		return err
+	}
+	if err := del(c.Request().Context(), id, actor(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }

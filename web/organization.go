@@ -124,12 +124,8 @@ func (s *Server) createNodePool(c echo.Context) error {
 }
 
 func (s *Server) putNodePool(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "node-pool", c.Param("id"))
+	id, err := adminChange(c, "update", "node-pool", "change a node pool")
 	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "change a node pool"); err != nil {
 		return err
 	}
 	var req nodePoolRequest
@@ -144,18 +140,7 @@ func (s *Server) putNodePool(c echo.Context) error {
 }
 
 func (s *Server) deleteNodePool(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "node-pool", c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "delete a node pool"); err != nil {
-		return err
-	}
-	if err := s.org.store.DeleteNodePool(c.Request().Context(), id, actor(c)); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteByID(c, "node-pool", "delete a node pool", s.org.store.DeleteNodePool)
 }
 
 // Quotas.
@@ -265,12 +250,8 @@ func (s *Server) createDepartment(c echo.Context) error {
 }
 
 func (s *Server) putDepartment(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "department", c.Param("id"))
+	id, err := adminChange(c, "update", "department", "change a department")
 	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "change a department"); err != nil {
 		return err
 	}
 	var req departmentRequest
@@ -289,18 +270,7 @@ func (s *Server) putDepartment(c echo.Context) error {
 }
 
 func (s *Server) deleteDepartment(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "department", c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "delete a department"); err != nil {
-		return err
-	}
-	if err := s.org.store.DeleteDepartment(c.Request().Context(), id, actor(c)); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteByID(c, "department", "delete a department", s.org.store.DeleteDepartment)
 }
 
 // Projects.
@@ -422,12 +392,8 @@ func (s *Server) createProject(c echo.Context) error {
 }
 
 func (s *Server) putProject(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "project", c.Param("id"))
+	id, err := adminChange(c, "update", "project", "change a project")
 	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "change a project"); err != nil {
 		return err
 	}
 	var req projectRequest
@@ -447,12 +413,8 @@ func (s *Server) putProject(c echo.Context) error {
 
 // putProjectResources replaces the project's quotas with the body, a JSON array of Quota.
 func (s *Server) putProjectResources(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "project", c.Param("id"))
+	id, err := adminChange(c, "update", "project", "change a project's quotas")
 	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "change a project's quotas"); err != nil {
 		return err
 	}
 	var req struct {
@@ -495,18 +457,7 @@ func decodeJSONArray(c echo.Context, field string, dst any) error {
 }
 
 func (s *Server) deleteProject(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "project", c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "delete a project"); err != nil {
-		return err
-	}
-	if err := s.org.store.DeleteProject(c.Request().Context(), id, actor(c)); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteByID(c, "project", "delete a project", s.org.store.DeleteProject)
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.
