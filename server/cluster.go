@@ -19,37 +19,46 @@ import (
 // NoCluster is the --kubeconfig value that runs the console and API without any cluster.
 const NoCluster = "none"
 
+// cluster is the Kubernetes cluster Arbiter schedules.
+type cluster struct {
+	config *rest.Config // nil with --kubeconfig=none
+	stop   func()
+	// failed reports a component of a local control plane that died (nil otherwise: a
+	// remote cluster's outages are retried by client-go).
+	failed <-chan error
+}
+
 // connectCluster finds the cluster to schedule: --kubeconfig (or $KUBECONFIG), else the
-// in-cluster configuration, else a local control plane started in the data dir. It returns
-// nil for --kubeconfig=none.
-func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writer) (*rest.Config, func(), error) {
+// in-cluster configuration, else a local control plane started in the data dir.
+func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writer) (cluster, error) {
+	nothing := func() {}
 	switch {
 	case c.Kubeconfig == NoCluster:
-		return nil, func() {}, nil
+		return cluster{stop: nothing}, nil
 	case c.Kubeconfig != "":
 		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 		if err != nil {
-			return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+			return cluster{}, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
 		}
-		return cfg, func() {}, nil
+		return cluster{config: cfg, stop: nothing}, nil
 	case InCluster():
 		cfg, err := rest.InClusterConfig()
-		return cfg, func() {}, err
+		return cluster{config: cfg, stop: nothing}, err
 	}
 	dir := filepath.Join(c.DataDir, "devcluster")
 	log.Info("starting a local Kubernetes control plane", "dir", dir)
 	cl, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: devcluster.DefaultNodes, Progress: out})
 	if err != nil {
-		return nil, nil, err
+		return cluster{}, err
 	}
 	fmt.Fprintf(out, "  Local control plane ready; point kubectl at it with:\n    export KUBECONFIG=%s\n", cl.Kubeconfig())
-	return cl.RESTConfig(), func() {
+	return cluster{config: cl.RESTConfig(), failed: cl.Failed(), stop: func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := cl.Stop(stopCtx); err != nil {
 			log.Warn("local control plane did not stop cleanly", "err", err)
 		}
-	}, nil
+	}}, nil
 }
 
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in

@@ -57,11 +57,12 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer pool.Close()
 	st := store.New(pool)
 
-	kubeConfig, stopCluster, err := connectCluster(ctx, c, log, out)
+	k8s, err := connectCluster(ctx, c, log, out)
 	if err != nil {
 		return err
 	}
-	defer stopCluster()
+	defer k8s.stop()
+	kubeConfig := k8s.config
 	if c.Demo {
 		seedDemo(ctx, st, log)
 	}
@@ -122,6 +123,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 
 	select {
 	case <-ctx.Done():
+	case err := <-k8s.failed:
+		log.Error("the local control plane failed", "err", err)
+		return err
 	case <-schedDone:
 		log.Error("the scheduler stopped", "err", schedErr)
 		return fmt.Errorf("scheduler: %w", schedErr)

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -246,8 +247,10 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[st
 		NodePools: s.NodePools, Departments: s.Departments, Projects: s.Projects,
 	}
 	typeByKind := make(map[[2]string]string, len(s.WorkloadTypes))
+	typeBySlug := make(map[string]string, len(s.WorkloadTypes))
 	for _, t := range s.WorkloadTypes {
 		typeByKind[[2]string{t.Group, t.Name}] = t.Name
+		typeBySlug[typeSlug(t.Name)] = t.Name
 	}
 	projects := make(map[string]bool, len(s.Projects))
 	for _, p := range s.Projects {
@@ -284,7 +287,7 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[st
 				Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
 				QueuedAt: queuedAt(top, e.created),
 			}
-			w.Type = workloadType(top, typeByKind)
+			w.Type = workloadType(top, typeByKind, typeBySlug)
 			byUID[key] = w
 			meta[key] = &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind)}
 		}
@@ -319,7 +322,7 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[st
 			Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: scheduler.PhaseSuspended,
 			QueuedAt: queuedAt(o, o.Created),
 		}
-		w.Type = workloadType(o, typeByKind)
+		w.Type = workloadType(o, typeByKind, typeBySlug)
 		w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, s.NamespaceProject, projects)
 		template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
 		template.Namespace = o.Namespace
@@ -432,8 +435,12 @@ func queuedAt(o *owner, fallback time.Time) time.Time {
 
 // workloadType is S4: the type label on the top owner, else the type of its kind and group,
 // else the kind itself (an unknown type, which gets the cluster default).
-func workloadType(o *owner, byKind map[[2]string]string) string {
+func workloadType(o *owner, byKind map[[2]string]string, bySlug map[string]string) string {
 	if t := o.Labels[LabelWorkloadType]; t != "" {
+		// Label values cannot hold spaces: "standard-training" names "Standard training".
+		if name, ok := bySlug[typeSlug(t)]; ok {
+			return name
+		}
 		return t
 	}
 	if t, ok := byKind[[2]string{o.Group, o.Kind}]; ok {
@@ -441,6 +448,9 @@ func workloadType(o *owner, byKind map[[2]string]string) string {
 	}
 	return o.Kind
 }
+
+// typeSlug is a type name as a label value can hold it: lower case, spaces as dashes.
+func typeSlug(name string) string { return strings.ToLower(strings.ReplaceAll(name, " ", "-")) }
 
 // projectOf is S6: the project label on the top owner or the pod, then KAI's and Run:ai's
 // queue labels, then the project owning the namespace. A label naming no project is skipped.

@@ -192,3 +192,11 @@ func TestPodRequestsCountInitContainersAndOverhead(t *testing.T) {
 		t.Errorf("requests = %+v, want %+v", got, want)
 	}
 }
+
+func TestS4_TypeLabelMayUseDashes(t *testing.T) {
+	bySlug := map[string]string{"standard-training": "Standard training"}
+	o := &owner{Kind: "Job", Group: "batch", Labels: map[string]string{LabelWorkloadType: "Standard-Training"}}
+	if got := workloadType(o, map[[2]string]string{{"batch", "Job"}: "Job"}, bySlug); got != "Standard training" {
+		t.Errorf("type %q, want Standard training", got)
+	}
+}
