@@ -58,8 +58,10 @@ type Cache struct {
 	// evicting maps a victim workload to the workload its eviction makes room for (S19), until
 	// the victim has no pods left holding resources.
 	evicting map[string]string
-	// nominated are preemptors whose victims are gone: tried first next cycle (S19).
-	nominated map[string]bool
+	// nominated are preemptors whose victims are gone, and workloads just resumed: tried first
+	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
+	// workload runs, or nominationTTL passes (its pods never came).
+	nominated map[string]time.Time
 	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report one.
 	boundAt map[string]time.Time
 
@@ -80,7 +82,7 @@ func NewCache(schedulerName string) *Cache {
 		owners:        map[types.UID]*owner{},
 		assumed:       map[types.UID]assumedBind{},
 		evicting:      map[string]string{},
-		nominated:     map[string]bool{},
+		nominated:     map[string]time.Time{},
 		boundAt:       map[string]time.Time{},
 		changed:       make(chan struct{}, 1),
 	}
@@ -194,6 +196,17 @@ func (c *Cache) Forget(pod types.UID) {
 func (c *Cache) MarkEvicting(victim, preemptor string) {
 	c.mu.Lock()
 	c.evicting[victim] = preemptor
+	c.mu.Unlock()
+}
+
+// nominationTTL bounds how long a nomination waits for its workload's pods to appear.
+const nominationTTL = 30 * time.Second
+
+// Nominate makes a workload first in line for the capacity set aside for it (a resumed
+// workload whose controller is recreating its pods).
+func (c *Cache) Nominate(workload string, now time.Time) {
+	c.mu.Lock()
+	c.nominated[workload] = now
 	c.mu.Unlock()
 }
 
@@ -353,12 +366,14 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[st
 			continue
 		}
 		delete(c.evicting, victim)
-		c.nominated[preemptor] = true
+		c.nominated[preemptor] = now
 	}
-	for uid := range c.nominated {
-		if w, ok := byUID[uid]; ok && w.Phase != scheduler.PhaseRunning {
+	for uid, since := range c.nominated {
+		w, ok := byUID[uid]
+		switch {
+		case ok && w.Phase != scheduler.PhaseRunning:
 			w.Nominated = true
-		} else {
+		case ok || now.Sub(since) > nominationTTL:
 			delete(c.nominated, uid)
 		}
 	}
