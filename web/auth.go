@@ -236,13 +236,18 @@ func (s *Server) bearerIdentity(ctx context.Context, token string) (auth.Identit
 		return auth.Anonymous, unauthorized("this server has no credential store")
 	}
 	if keyID, secret, ok := auth.ParseAPIKey(token); ok {
-		k, err := s.users.CheckAPIKey(ctx, keyID, auth.HashAPIKeySecret(secret))
+		hash := auth.HashAPIKeySecret(secret)
+		if k, ok := s.keys.get(keyID, hash, time.Now()); ok {
+			return apiKeyIdentity(k), nil
+		}
+		k, err := s.users.CheckAPIKey(ctx, keyID, hash)
 		if errors.Is(err, store.ErrBadKey) {
 			return auth.Anonymous, unauthorized("the API key is unknown, revoked or expired; ask an admin for a new one")
 		}
 		if err != nil {
 			return auth.Anonymous, err
 		}
+		s.keys.put(k, hash, time.Now())
 		return apiKeyIdentity(k), nil
 	}
 	if s.login.OIDC == nil {

@@ -251,6 +251,7 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 	if err := s.users.RevokeAPIKey(c.Request().Context(), id, actor(c)); err != nil {
 		return err
 	}
+	s.keys.forget(id)
 	return c.NoContent(http.StatusNoContent)
 }
 

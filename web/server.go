@@ -58,6 +58,7 @@ type Server struct {
 	sm    *scs.SessionManager
 	org   organization
 	wl    workloads
+	keys  keyCache // API keys validated in the last few seconds
 }
 
 // New builds the router with every route, middleware and the error handler.
