@@ -47,10 +47,8 @@ func benchmarkGET(b *testing.B, api benchAPI, path string) {
 	b.Helper()
 	client := &http.Client{Transport: bearer{token: api.token, base: &http.Transport{MaxIdleConnsPerHost: 256}}}
 	url := api.url + path
-	if res, err := client.Get(url); err != nil || res.StatusCode != http.StatusOK {
-		b.Fatalf("GET %s: %v %v", path, err, res)
-	} else {
-		res.Body.Close()
+	if !get(context.Background(), client, url) {
+		b.Fatalf("GET %s does not answer 200", path)
 	}
 	// Warm up connections and the database's caches.
 	ConstantRate(context.Background(), client, url, 200, time.Second)
