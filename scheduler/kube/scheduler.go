@@ -55,13 +55,15 @@ type Result struct {
 
 // Scheduler connects the decision core to a cluster.
 type Scheduler struct {
-	opts     Options
-	log      *slog.Logger
-	client   kubernetes.Interface
-	dynamic  dynamic.Interface
-	cache    *Cache
-	recorder record.EventRecorder
-	workers  int
+	opts   Options
+	log    *slog.Logger
+	client kubernetes.Interface
+	// eventClient records events under its own rate limit.
+	eventClient kubernetes.Interface
+	dynamic     dynamic.Interface
+	cache       *Cache
+	recorder    record.EventRecorder
+	workers     int
 
 	settings     atomic.Pointer[Settings]
 	reload       chan struct{}
@@ -90,9 +92,16 @@ func New(opts Options) (*Scheduler, error) {
 		opts.Interval = time.Second
 	}
 	cfg := rest.CopyConfig(opts.Config)
-	// Binding thousands of pods a second needs more than client-go's default 5 QPS.
-	cfg.QPS, cfg.Burst = 500, 1000
+	// Binding thousands of pods a second needs far more than client-go's default 5 QPS.
+	cfg.QPS, cfg.Burst = 2000, 4000
 	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
+	// Events get a client (and rate limit) of their own, so a burst of them never delays a bind.
+	eventCfg := rest.CopyConfig(opts.Config)
+	eventCfg.QPS, eventCfg.Burst = 200, 400
+	eventClient, err := kubernetes.NewForConfig(eventCfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
@@ -101,7 +110,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	s := &Scheduler{
-		opts: opts, log: opts.Log, client: client, dynamic: dyn, cache: NewCache(opts.SchedulerName),
+		opts: opts, log: opts.Log, client: client, eventClient: eventClient, dynamic: dyn, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 	}
@@ -136,7 +145,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.eventClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	s.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: s.opts.SchedulerName})
 
