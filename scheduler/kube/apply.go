@@ -28,9 +28,10 @@ const (
 	ReasonPreemptionByArbiter = "PreemptionByArbiter"
 )
 
-// apply carries out a plan: evictions and resumes first (they free and claim capacity), then
-// binds, then pending reasons. Each group runs with bounded concurrency; a failed call is
-// logged and rolled back in the cache so the next cycle decides afresh.
+// apply carries out a plan: evictions and resumes first (they free and claim capacity; the
+// cycle waits for them), then binds and pending reasons, handed to the worker pool. All API
+// calls run with bounded concurrency; a failed call is logged and rolled back in the cache so a
+// later cycle decides afresh.
 func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[string]*WorkloadMeta, byUID map[string]*scheduler.Workload) {
 	now := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -92,14 +93,15 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 	}
 	_ = g.Wait()
 
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(s.workers)
+	// Binds are assumed in the cache now and sent by the worker pool without holding up the
+	// next cycle: it already counts them, and pods that arrive meanwhile need not wait for
+	// this cycle's API calls (S22).
 	for _, b := range plan.Binds {
 		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
 	}
 	for _, b := range plan.Binds {
-		g.Go(func() error {
-			err := s.client.CoreV1().Pods(b.Pod.Namespace).Bind(gctx, &corev1.Binding{
+		s.dispatch(ctx, func(ctx context.Context) {
+			err := s.client.CoreV1().Pods(b.Pod.Namespace).Bind(ctx, &corev1.Binding{
 				ObjectMeta: metav1.ObjectMeta{Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
 				Target:     corev1.ObjectReference{Kind: "Node", Name: b.Node},
 			}, metav1.CreateOptions{})
@@ -108,21 +110,17 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 				s.log.Warn("bind failed", "pod", b.Pod.Namespace+"/"+b.Pod.Name, "node", b.Node, "err", err)
 				s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
 					corev1.EventTypeWarning, EventFailedToBind, "Binding to "+b.Node+" failed: "+err.Error())
-				return nil
+				return
 			}
 			s.cache.MarkBound(b.Workload, now)
 			s.bound.Add(1)
 			s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
 				corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
-			return nil
 		})
 	}
-	_ = g.Wait()
 
 	s.warn(plan.Warnings, meta)
 
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(s.workers)
 	for i := range plan.Pending {
 		pw := &plan.Pending[i]
 		m := meta[pw.Workload]
@@ -138,21 +136,21 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 			if p.NodeName != "" || p.ScheduledReason == key {
 				continue
 			}
-			g.Go(func() error {
-				if err := s.patchPodCondition(gctx, p, corev1.PodCondition{
+			// Remembered before the call so the next cycle does not write it again; forgotten
+			// if the call fails, so a later cycle retries.
+			s.cache.SetScheduledReason(p.UID, key)
+			s.dispatch(ctx, func(ctx context.Context) {
+				if err := s.patchPodCondition(ctx, p, corev1.PodCondition{
 					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: string(pw.Reason), Message: pw.Message,
 				}); err != nil {
+					s.cache.SetScheduledReason(p.UID, "")
 					if !apierrors.IsNotFound(err) {
 						s.log.Debug("pending reason not written", "pod", p.Name, "err", err)
 					}
-					return nil
 				}
-				s.cache.SetScheduledReason(p.UID, key)
-				return nil
 			})
 		}
 	}
-	_ = g.Wait()
 	// Forget reasons of workloads that no longer wait.
 	if len(s.lastReason) > len(plan.Pending) {
 		waiting := make(map[string]bool, len(plan.Pending))
@@ -277,5 +275,29 @@ func (s *Scheduler) warn(warnings []scheduler.Warning, meta map[string]*Workload
 		if !current[key] {
 			delete(s.warned, key)
 		}
+	}
+}
+
+// runWorkers starts the pool that makes the API calls of binds and pending reasons.
+func (s *Scheduler) runWorkers(ctx context.Context) {
+	for range s.workers {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case task := <-s.tasks:
+					task(ctx)
+				}
+			}
+		}()
+	}
+}
+
+// dispatch hands a call to the worker pool, waiting while the pool's queue is full.
+func (s *Scheduler) dispatch(ctx context.Context, task func(context.Context)) {
+	select {
+	case s.tasks <- task:
+	case <-ctx.Done():
 	}
 }

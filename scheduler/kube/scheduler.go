@@ -70,6 +70,7 @@ type Scheduler struct {
 	last         atomic.Pointer[Result]
 	lastReason   map[string]string
 	warned       map[string]bool
+	tasks        chan func(context.Context)
 	bound        atomic.Int64
 	priorityCls  *priorityClassSync
 	ownersMu     sync.Mutex
@@ -112,6 +113,7 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		opts: opts, log: opts.Log, client: client, eventClient: eventClient, dynamic: dyn, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
+		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)
@@ -195,6 +197,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 	}
 	s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+	s.runWorkers(ctx)
 	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
 
 	ticker := time.NewTicker(s.opts.Interval)
