@@ -87,7 +87,6 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	records.outcome = sched.OwnerOutcome
 	go records.run(ctx)
 	st.OnConfigChange(func(string) { sched.Reload() })
-	go listenConfigChanges(ctx, st, sched.Reload, log)
 	done := make(chan struct{})
 	go func() {
 		*runErr = sched.Run(ctx)
@@ -100,11 +99,12 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	return sched, done, nil
 }
 
-// listenConfigChanges reloads on NOTIFY from other replicas, reconnecting when the database
-// goes away (scheduling continues from the last good configuration meanwhile).
-func listenConfigChanges(ctx context.Context, st *store.Store, reload func(), log *slog.Logger) {
+// listenConfigChanges hears configuration changes announced by any replica (LISTEN/NOTIFY)
+// and passes them to the store's hooks and caches, reconnecting when the database goes away
+// (scheduling continues from the last good configuration meanwhile).
+func listenConfigChanges(ctx context.Context, st *store.Store, log *slog.Logger) {
 	for ctx.Err() == nil {
-		err := st.ListenConfigChanges(ctx, func(string) { reload() })
+		err := st.ListenConfigChanges(ctx, st.ConfigChanged)
 		if ctx.Err() != nil {
 			return
 		}

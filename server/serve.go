@@ -56,6 +56,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 	defer pool.Close()
 	st := store.New(pool)
+	go listenConfigChanges(ctx, st, log)
 
 	k8s, err := connectCluster(ctx, c, log, out)
 	if err != nil {

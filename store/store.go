@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -20,16 +22,39 @@ const ConfigChannel = "arbiter_config"
 // Store gives typed access to Arbiter's tables.
 type Store struct {
 	pool *pgxpool.Pool
-	// onChange, when set, hears every committed configuration change in this process
-	// (LISTEN/NOTIFY carries the same news to other replicas).
-	onChange func(aggregate string)
+	// configVersion counts configuration changes heard (made here, or announced by another
+	// replica): caches of configuration compare it to know they are stale.
+	configVersion atomic.Uint64
+	hooksMu       sync.Mutex
+	hooks         []func(aggregate string)
 }
 
 // New wraps a pgx pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// OnConfigChange registers the in-process hook called after a configuration change commits.
-func (s *Store) OnConfigChange(fn func(aggregate string)) { s.onChange = fn }
+// OnConfigChange adds a hook called after every configuration change: one committed in this
+// process, or one another replica announced (see ConfigChanged).
+func (s *Store) OnConfigChange(fn func(aggregate string)) {
+	s.hooksMu.Lock()
+	s.hooks = append(s.hooks, fn)
+	s.hooksMu.Unlock()
+}
+
+// ConfigChanged records that the configuration changed and calls the hooks. changeConfig calls
+// it after each commit; the server's LISTEN loop calls it for every NOTIFY on ConfigChannel, so
+// other replicas' changes are heard too (a change made here is then heard twice: harmless).
+func (s *Store) ConfigChanged(aggregate string) {
+	s.configVersion.Add(1)
+	s.hooksMu.Lock()
+	hooks := s.hooks
+	s.hooksMu.Unlock()
+	for _, fn := range hooks {
+		fn(aggregate)
+	}
+}
+
+// ConfigVersion is the number of configuration changes heard so far.
+func (s *Store) ConfigVersion() uint64 { return s.configVersion.Load() }
 
 // Pool exposes the pool for health checks and tests.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
@@ -62,8 +87,8 @@ func (s *Store) changeConfig(ctx context.Context, aggregate string, entry AuditE
 		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", ConfigChannel, aggregate)
 		return err
 	})
-	if err == nil && s.onChange != nil {
-		s.onChange(aggregate)
+	if err == nil {
+		s.ConfigChanged(aggregate)
 	}
 	return err
 }

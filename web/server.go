@@ -49,16 +49,18 @@ type Deps struct {
 type Server struct {
 	*echo.Echo
 	props WorkloadPropertiesStore
-	audit AuditStore
-	ready func(ctx context.Context) error
-	pcs   PriorityClassStatus
-	log   *slog.Logger
-	users AuthStore
-	login LoginConfig
-	sm    *scs.SessionManager
-	org   organization
-	wl    workloads
-	keys  keyCache // API keys validated in the last few seconds
+	// typesCache holds encoded workload-type lists between configuration changes.
+	typesCache responseCache
+	audit      AuditStore
+	ready      func(ctx context.Context) error
+	pcs        PriorityClassStatus
+	log        *slog.Logger
+	users      AuthStore
+	login      LoginConfig
+	sm         *scs.SessionManager
+	org        organization
+	wl         workloads
+	keys       keyCache // API keys validated in the last few seconds
 }
 
 // New builds the router with every route, middleware and the error handler.

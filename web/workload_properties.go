@@ -22,6 +22,8 @@ type WorkloadPropertiesStore interface {
 	WorkloadTypes(ctx context.Context, q listquery.Query, externalOnly bool) ([]store.WorkloadType, error)
 	WorkloadType(ctx context.Context, id uuid.UUID) (store.WorkloadType, error)
 	UpdateWorkloadType(ctx context.Context, id uuid.UUID, u store.WorkloadTypeUpdate, by store.Actor) (store.WorkloadType, error)
+	// ConfigVersion changes whenever the configuration may have (see responseCache).
+	ConfigVersion() uint64
 }
 
 func (s *Server) routeWorkloadProperties(api *echo.Group) {
@@ -95,11 +97,13 @@ func (s *Server) listWorkloadTypes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, err := s.props.WorkloadTypes(c.Request().Context(), q, externalOnly)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"types": mapSlice(ts, workloadTypeView)})
+	return cachedJSON(c, &s.typesCache, s.props.ConfigVersion, c.QueryString(), func() (any, error) {
+		ts, err := s.props.WorkloadTypes(c.Request().Context(), q, externalOnly)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"types": mapSlice(ts, workloadTypeView)}, nil
+	})
 }
 
 func (s *Server) getWorkloadType(c echo.Context) error {
