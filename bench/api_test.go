@@ -3,9 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,6 +75,9 @@ type benchAPI struct {
 	token string
 }
 
+// startServe runs `arbiter serve` as its own process (as in production, so the load generator
+// in this process does not share a Go runtime with the server) on a fresh database, without a
+// cluster, and waits until it answers.
 func startServe(b *testing.B) benchAPI {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,19 +87,44 @@ func startServe(b *testing.B) benchAPI {
 		b.Fatal(err)
 	}
 	st := store.New(pool)
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), DatabaseURL: dbURL, SchedulerName: "arbiter",
-		Kubeconfig: server.NoCluster, AdminPassword: "bench-password"}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- server.Serve(ctx, cfg, log, io.Discard, ready) }()
-	var url string
-	select {
-	case url = <-ready:
-	case err := <-done:
-		b.Fatalf("serve: %v", err)
+	bin := filepath.Join(b.TempDir(), "arbiter")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/arbiter").CombinedOutput(); err != nil {
+		b.Fatalf("build arbiter: %v\n%s", err, out)
 	}
-	b.Cleanup(func() { cancel(); <-done; pool.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--database-url", dbURL, "--kubeconfig", server.NoCluster,
+		"--data-dir", b.TempDir(), "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "ARBITER_ADMIN_PASSWORD=bench-password")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		cancel()
+		pool.Close()
+	})
+	url := "http://" + addr
+	deadline := time.Now().Add(time.Minute)
+	for {
+		res, err := http.Get(url + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("arbiter serve did not become ready within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return benchAPI{url: url, st: st, token: adminKey(b, st)}
 }
 
