@@ -205,30 +205,34 @@ func oneGPUJob(name, namespace, schedulerName string, labels map[string]string) 
 	}
 }
 
-// createJobs creates n one-GPU Jobs with 32 concurrent clients.
-func (cb *clusterBench) createJobs(namespace, prefix, schedulerName string, n int, labels map[string]string) {
-	cb.b.Helper()
+// concurrently calls f(0) … f(n-1) from 32 goroutines and counts the calls that failed.
+func concurrently(n int, f func(i int) error) int64 {
 	var wg sync.WaitGroup
-	var failed atomic.Int64
-	next := atomic.Int64{}
+	var failed, next atomic.Int64
 	for w := 0; w < 32; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					return
-				}
-				if _, err := cb.client.BatchV1().Jobs(namespace).Create(cb.ctx, oneGPUJob(fmt.Sprintf("%s-%d", prefix, i), namespace, schedulerName, labels), metav1.CreateOptions{}); err != nil {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if f(int(i)) != nil {
 					failed.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if failed.Load() > 0 {
-		cb.b.Fatalf("%d Job creations failed", failed.Load())
+	return failed.Load()
+}
+
+// createJobs creates n one-GPU Jobs with 32 concurrent clients.
+func (cb *clusterBench) createJobs(namespace, prefix, schedulerName string, n int, labels map[string]string) {
+	cb.b.Helper()
+	failed := concurrently(n, func(i int) error {
+		_, err := cb.client.BatchV1().Jobs(namespace).Create(cb.ctx, oneGPUJob(fmt.Sprintf("%s-%d", prefix, i), namespace, schedulerName, labels), metav1.CreateOptions{})
+		return err
+	})
+	if failed > 0 {
+		cb.b.Fatalf("%d Job creations failed", failed)
 	}
 }
 
@@ -295,23 +299,10 @@ func BenchmarkFillCluster(b *testing.B) {
 // of thousands of Jobs outlives the API server's request timeout).
 func (cb *clusterBench) deleteJobs(namespace, prefix string, n int) {
 	cb.b.Helper()
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					return
-				}
-				_ = cb.client.BatchV1().Jobs(namespace).Delete(cb.ctx, fmt.Sprintf("%s-%d", prefix, i),
-					metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(n, func(i int) error {
+		return cb.client.BatchV1().Jobs(namespace).Delete(cb.ctx, fmt.Sprintf("%s-%d", prefix, i),
+			metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	})
 }
 
 func waitNoPods(b *testing.B, cb *clusterBench, ns string) {
