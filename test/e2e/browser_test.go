@@ -36,7 +36,9 @@ func newBrowser(t *testing.T) context.Context {
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	// Generous: browser tests run in parallel with the scheduling tests and their control
+	// plane on two cores; a stuck page still fails well inside the go test timeout.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
@@ -69,4 +71,11 @@ func changeSelect(sel, value string) chromedp.Action[chromedp.Void] {
 
 func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// htmxIdle waits until htmx has loaded and wired up the page, has no request in flight and has
+// settled what it swapped in, so the next event reaches elements htmx listens on.
+func htmxIdle() chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](`document.readyState === 'complete' && typeof htmx !== 'undefined' &&
+		document.querySelectorAll('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added').length === 0`)
 }

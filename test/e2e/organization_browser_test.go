@@ -60,6 +60,7 @@ func TestBrowserOrganizationQuotas(t *testing.T) {
 
 	// An edit inside the department's share is saved.
 	err = chromedp.Do(ctx,
+		htmxIdle(),
 		changeSelect(quota+` input[name="deserved"]`, "6"),
 		chromedp.WaitVisible(quota+`.saved`),
 	)
@@ -73,6 +74,7 @@ func TestBrowserOrganizationQuotas(t *testing.T) {
 
 	// One beyond it is refused, with the numbers, next to the quota.
 	err = chromedp.Do(ctx,
+		htmxIdle(),
 		changeSelect(quota+` input[name="deserved"]`, "12"),
 		chromedp.WaitVisible(quota+`.refused .field-error`),
 	)

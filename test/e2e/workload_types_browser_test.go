@@ -23,6 +23,7 @@ func TestBrowserChangesTypePriority(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(a.URL+"/workload-types"),
 		chromedp.WaitVisible(row+` select[name="priorityId"]`),
+		htmxIdle(),
 		changeSelect(row+` select[name="priorityId"]`, veryLow),
 		chromedp.WaitVisible(row+` .ok`), // the refreshed row says Saved
 	)
