@@ -46,11 +46,20 @@ func newBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
+// screenshot saves the page as an artifact. It is evidence for people, not an assertion: a
+// page caught mid-navigation (Chromium refuses a 0-wide capture) is retried, then only logged.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	var png []byte
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	if err != nil {
-		t.Errorf("screenshot %s: %v", name, err)
+		t.Logf("screenshot %s not taken: %v", name, err)
 		return
 	}
 	path := filepath.Join(artifactDir(t), name+".png")
