@@ -26,13 +26,9 @@ func decodeJSON(c echo.Context, dst any, accepted ...string) error {
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return &httpError{status: http.StatusUnsupportedMediaType, message: "send the body as JSON with the header Content-Type: application/json"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
+	body, err := readBody(c)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return echo.ErrStatusRequestEntityTooLarge
-		}
-		return badRequest("the request body could not be read")
+		return err
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -53,6 +49,19 @@ func decodeJSON(c echo.Context, dst any, accepted ...string) error {
 		return badRequest("the request body holds more than one JSON value; send exactly one object")
 	}
 	return nil
+}
+
+// readBody reads the request body up to maxBody (413 over it).
+func readBody(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, echo.ErrStatusRequestEntityTooLarge
+		}
+		return nil, badRequest("the request body could not be read")
+	}
+	return body, nil
 }
 
 func describeJSONError(err error, accepted []string) error {
@@ -130,15 +139,13 @@ func storeOptionalID(field string, o optional[string]) (store.Optional[uuid.UUID
 	return store.Optional[uuid.UUID]{Set: true, Value: &id}, nil
 }
 
-func storeOptionalString(o optional[string]) store.Optional[string] {
-	if !o.Set {
-		return store.Optional[string]{}
-	}
-	if o.Null {
-		return store.Optional[string]{Set: true}
+// storeOptionalValue turns an optional field into the store's form.
+func storeOptionalValue[T any](o optional[T]) store.Optional[T] {
+	if !o.Set || o.Null {
+		return store.Optional[T]{Set: o.Set}
 	}
 	v := o.Value
-	return store.Optional[string]{Set: true, Value: &v}
+	return store.Optional[T]{Set: true, Value: &v}
 }
 
 // pathID parses a UUID path parameter; a malformed one is a 400 that says so.

@@ -90,9 +90,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 	} else if status == http.StatusServiceUnavailable {
 		s.log.Warn("dependency unavailable", "request_id", requestID(c), "err", err)
 	}
-	if status == http.StatusMethodNotAllowed {
-		// echo sets Allow on the response already when it knows the route.
-	}
 	if isAPI(c) {
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(status)

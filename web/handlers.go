@@ -37,11 +37,17 @@ func listAll[T, V any](c echo.Context, spec listquery.Spec, key string, list fun
 	return c.JSON(http.StatusOK, map[string]any{key: mapSlice(items, view)})
 }
 
-// adminChange starts a change of the resource named by the path parameter "id": it names the
-// audit target, parses the id and checks that the caller is an admin.
-func adminChange(c echo.Context, action, entityType, what string) (uuid.UUID, error) {
+// changeTarget starts a change of the resource named by the path parameter "id": it names the
+// audit target and parses the id.
+func changeTarget(c echo.Context, action, entityType string) (uuid.UUID, error) {
 	id, err := pathID(c, "id")
 	target(c, action, entityType, c.Param("id"))
+	return id, err
+}
+
+// adminChange is changeTarget that also checks that the caller is an admin.
+func adminChange(c echo.Context, action, entityType, what string) (uuid.UUID, error) {
+	id, err := changeTarget(c, action, entityType)
 	if err != nil {
 		return uuid.Nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,8 +94,8 @@ type nodePoolRequest struct {
 var nodePoolFields = []string{"name", "labelKey", "labelValue", "placement"}
 
 func (r nodePoolRequest) update() store.NodePoolUpdate {
-	return store.NodePoolUpdate{Name: storeOptionalString(r.Name), LabelKey: storeOptionalString(r.LabelKey),
-		LabelValue: storeOptionalString(r.LabelValue), Placement: storeOptionalString(r.Placement)}
+	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
+		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}
 }
 
 func (s *Server) listNodePools(c echo.Context) error {
@@ -218,7 +217,7 @@ type departmentRequest struct {
 
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 	res, err := optionalQuotas(r.Resources)
-	return store.DepartmentUpdate{Name: storeOptionalString(r.Name), Resources: res}, err
+	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
 }
 
 func (s *Server) listDepartments(c echo.Context) error {
@@ -300,7 +299,7 @@ var projectFields = []string{"name", "departmentId", "namespaces", "nodePools", 
 func (r projectRequest) update() (store.ProjectUpdate, error) {
 	var u store.ProjectUpdate
 	var err error
-	u.Name = storeOptionalString(r.Name)
+	u.Name = storeOptionalValue(r.Name)
 	if u.DepartmentID, err = storeOptionalID("departmentId", r.DepartmentID); err != nil {
 		return u, err
 	}
@@ -341,18 +340,10 @@ func (p policyRequest) update() (store.PolicyUpdate, error) {
 	prio, err := storeOptionalID("policy.defaultPriorityId", p.DefaultPriorityID)
 	return store.PolicyUpdate{
 		DefaultPriorityID: prio, AllowPriorityChange: storeOptionalValue(p.AllowPriorityChange),
-		MinPriority: storeOptionalString(p.MinPriority), MaxPriority: storeOptionalString(p.MaxPriority),
-		PreemptionOrder: storeOptionalString(p.PreemptionOrder), PreemptionMode: storeOptionalString(p.PreemptionMode),
-		MinRuntimeSeconds: storeOptionalValue(p.MinRuntimeSeconds), Queueing: storeOptionalString(p.Queueing),
+		MinPriority: storeOptionalValue(p.MinPriority), MaxPriority: storeOptionalValue(p.MaxPriority),
+		PreemptionOrder: storeOptionalValue(p.PreemptionOrder), PreemptionMode: storeOptionalValue(p.PreemptionMode),
+		MinRuntimeSeconds: storeOptionalValue(p.MinRuntimeSeconds), Queueing: storeOptionalValue(p.Queueing),
 	}, err
-}
-
-func storeOptionalValue[T any](o optional[T]) store.Optional[T] {
-	if !o.Set || o.Null {
-		return store.Optional[T]{Set: o.Set}
-	}
-	v := o.Value
-	return store.Optional[T]{Set: true, Value: &v}
 }
 
 func (s *Server) listProjects(c echo.Context) error {
@@ -437,14 +428,9 @@ func (s *Server) putProjectResources(c echo.Context) error {
 // decodeJSONArray reads a body that is a JSON array into dst's field named field, by wrapping
 // it in an object and letting decodeJSON apply every rule (type, size, unknown fields).
 func decodeJSONArray(c echo.Context, field string, dst any) error {
-	r := c.Request()
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, maxBody))
+	body, err := readBody(c)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return echo.ErrStatusRequestEntityTooLarge
-		}
-		return badRequest("the request body could not be read")
+		return err
 	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 {
 		return badRequest("the request body is empty; send a JSON array of quotas ([] for none)")
@@ -452,7 +438,7 @@ func decodeJSONArray(c echo.Context, field string, dst any) error {
 		return badRequest("the request body must be a JSON array of quotas, e.g. [{\"nodePool\":{\"name\":\"default\"},\"gpu\":{\"deserved\":2}}]")
 	}
 	wrapped := append(append([]byte(`{"`+field+`":`), body...), '}')
-	r.Body = io.NopCloser(bytes.NewReader(wrapped))
+	c.Request().Body = io.NopCloser(bytes.NewReader(wrapped))
 	return decodeJSON(c, dst, field)
 }
 

@@ -297,8 +297,7 @@ func formString(v string) store.Optional[string] {
 }
 
 func (s *Server) saveNodePoolRow(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "node-pool", c.Param("id"))
+	id, err := changeTarget(c, "update", "node-pool")
 	if err != nil {
 		return err
 	}
@@ -323,8 +322,7 @@ func (s *Server) saveNodePoolRow(c echo.Context) error {
 }
 
 func (s *Server) deleteNodePoolRow(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "node-pool", c.Param("id"))
+	id, err := changeTarget(c, "delete", "node-pool")
 	if err != nil {
 		return err
 	}
@@ -429,8 +427,7 @@ func (s *Server) createDepartmentForm(c echo.Context) error {
 
 // saveDepartment applies u to a department and answers its row, the refusal shown at field.
 func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error)) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "department", c.Param("id"))
+	id, err := changeTarget(c, "update", "department")
 	if err != nil {
 		return err
 	}
@@ -487,8 +484,7 @@ func (s *Server) saveDepartmentQuota(c echo.Context) error {
 }
 
 func (s *Server) deleteDepartmentRow(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "department", c.Param("id"))
+	id, err := changeTarget(c, "delete", "department")
 	if err != nil {
 		return err
 	}
@@ -653,8 +649,7 @@ func (s *Server) createProjectForm(c echo.Context) error {
 
 // saveProject applies u to a project and answers its row, the refusal shown at field.
 func (s *Server) saveProject(c echo.Context, field string, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "project", c.Param("id"))
+	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
 	}
@@ -732,8 +727,7 @@ func (s *Server) saveProjectPolicy(c echo.Context) error {
 }
 
 func (s *Server) deleteProjectRow(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "delete", "project", c.Param("id"))
+	id, err := changeTarget(c, "delete", "project")
 	if err != nil {
 		return err
 	}

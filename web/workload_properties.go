@@ -59,12 +59,8 @@ type categoryRequest struct {
 }
 
 func (s *Server) putCategory(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "workload-category", c.Param("id"))
+	id, err := adminChange(c, "update", "workload-category", "change a workload category")
 	if err != nil {
-		return err
-	}
-	if err := requireAdmin(c, "change a workload category"); err != nil {
 		return err
 	}
 	var req categoryRequest
@@ -80,7 +76,7 @@ func (s *Server) putCategory(c echo.Context) error {
 		return err
 	}
 	u.DefaultPriorityID = prio.Value
-	u.DefaultPreemptibility = storeOptionalString(req.DefaultPreemptibility).Value
+	u.DefaultPreemptibility = storeOptionalValue(req.DefaultPreemptibility).Value
 	cat, err := s.props.UpdateCategory(c.Request().Context(), id, u, actor(c))
 	if err != nil {
 		return err
@@ -149,7 +145,7 @@ func workloadTypeUpdate(req workloadTypeRequest) (store.WorkloadTypeUpdate, erro
 	if u.PriorityID, err = storeOptionalID("priorityId", req.PriorityID); err != nil {
 		return u, err
 	}
-	u.Preemptibility = storeOptionalString(req.Preemptibility)
+	u.Preemptibility = storeOptionalValue(req.Preemptibility)
 	return u, nil
 }
 

@@ -124,8 +124,7 @@ func (s *Server) workloadTypesCSV(c echo.Context) error {
 // saveWorkloadTypeRow is the inline edit of one row: with htmx it answers the refreshed row
 // (or the row with the reason the change was refused); without JavaScript it redirects back.
 func (s *Server) saveWorkloadTypeRow(c echo.Context) error {
-	id, err := pathID(c, "id")
-	target(c, "update", "workload-type", c.Param("id"))
+	id, err := changeTarget(c, "update", "workload-type")
 	if err != nil {
 		return err
 	}
