@@ -121,8 +121,13 @@ func (s *Store) Project(ctx context.Context, id uuid.UUID) (Project, error) {
 }
 
 func project(ctx context.Context, db querier, id uuid.UUID) (Project, error) {
-	rows, err := db.Query(ctx, projectSelect+` WHERE p.id = $1`, id)
-	p, err := scanOne[Project](rows, err, "project "+id.String())
+	return projectWhere(ctx, db, `p.id = $1`, id, "project "+id.String())
+}
+
+// projectWhere returns the one project matching cond (with its one argument), completed.
+func projectWhere(ctx context.Context, db querier, cond string, arg any, what string) (Project, error) {
+	rows, err := db.Query(ctx, projectSelect+` WHERE `+cond, arg)
+	p, err := scanOne[Project](rows, err, what)
 	if err != nil {
 		return p, err
 	}

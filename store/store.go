@@ -6,7 +6,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -129,13 +128,6 @@ func scanAll[T any](rows pgx.Rows, err error) ([]T, error) {
 		return nil, classify(err)
 	}
 	return v, nil
-}
-
-func wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // ListenConfigChanges calls fn for every configuration change announced on ConfigChannel

@@ -258,14 +258,7 @@ func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
 // ProjectNamed returns the project with that name, with its policy and quotas (workload
 // records name their project).
 func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) {
-	rows, err := s.pool.Query(ctx, projectSelect+` WHERE p.name = $1`, name)
-	p, err := scanOne[Project](rows, err, "project "+name)
-	if err != nil {
-		return p, err
-	}
-	ps := []Project{p}
-	err = completeProjects(ctx, s.pool, ps)
-	return ps[0], err
+	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
 }
 
 // AddWorkloadEvent records a change people made to a workload (PriorityChanged, S9): the event
