@@ -151,10 +151,7 @@ func (r *recorder) observe(res *kube.Result) {
 	for _, b := range plan.Binds {
 		nodesOf[b.Workload] = appendUnique(nodesOf[b.Workload], b.Node)
 	}
-	byUID := make(map[string]*scheduler.Workload, len(snap.Workloads))
-	for i := range snap.Workloads {
-		byUID[snap.Workloads[i].UID] = &snap.Workloads[i]
-	}
+	byUID := res.ByUID
 
 	var events []store.WorkloadEvent
 	records := make([]store.WorkloadRecord, 0)

@@ -50,10 +50,8 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 		}
 		msg := fmt.Sprintf("Preempted by %s under %s (%s); %d GPUs freed; exit code 3006", by, ev.Rule, ruleText(ev.Rule), ev.GPUs)
 		s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
-		if preemptor != nil {
-			if pm := meta[ev.Preemptor]; pm != nil {
-				s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
-			}
+		if pm := meta[ev.Preemptor]; preemptor != nil && pm != nil {
+			s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
 		}
 		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare {
 			g.Go(func() error {
@@ -100,6 +98,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
 	}
 	for _, b := range plan.Binds {
+		pod := ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)}
 		s.dispatch(ctx, func(ctx context.Context) {
 			err := s.client.CoreV1().Pods(b.Pod.Namespace).Bind(ctx, &corev1.Binding{
 				ObjectMeta: metav1.ObjectMeta{Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
@@ -108,14 +107,11 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 			if err != nil {
 				s.cache.Forget(types.UID(b.Pod.UID))
 				s.log.Warn("bind failed", "pod", b.Pod.Namespace+"/"+b.Pod.Name, "node", b.Node, "err", err)
-				s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
-					corev1.EventTypeWarning, EventFailedToBind, "Binding to "+b.Node+" failed: "+err.Error())
+				s.event(pod, corev1.EventTypeWarning, EventFailedToBind, "Binding to "+b.Node+" failed: "+err.Error())
 				return
 			}
 			s.cache.MarkBound(b.Workload, now)
-			s.bound.Add(1)
-			s.event(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
-				corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
+			s.event(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
 		})
 	}
 

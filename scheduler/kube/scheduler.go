@@ -50,7 +50,9 @@ type Result struct {
 	Apply    time.Duration
 	Snapshot *scheduler.Snapshot
 	Plan     *scheduler.Plan
-	Meta     map[string]*WorkloadMeta
+	// ByUID indexes Snapshot.Workloads by UID.
+	ByUID map[string]*scheduler.Workload
+	Meta  map[string]*WorkloadMeta
 }
 
 // Scheduler connects the decision core to a cluster.
@@ -71,11 +73,9 @@ type Scheduler struct {
 	lastReason   map[string]string
 	warned       map[string]bool
 	tasks        chan func(context.Context)
-	bound        atomic.Int64
 	priorityCls  *priorityClassSync
 	ownersMu     sync.Mutex
 	ownerWatched map[schema.GroupVersionResource]bool
-	synced       atomic.Bool
 }
 
 // New builds a scheduler; Run starts it.
@@ -132,14 +132,8 @@ func (s *Scheduler) Reload() {
 // Last returns the most recent cycle's result, or nil before the first.
 func (s *Scheduler) Last() *Result { return s.last.Load() }
 
-// Synced reports whether the informers have synced and a first cycle ran.
-func (s *Scheduler) Synced() bool { return s.synced.Load() }
-
 // PriorityClassStatus reports a dictionary entry's PriorityClass status (S1).
 func (s *Scheduler) PriorityClassStatus(name string) string { return s.priorityCls.status(name) }
-
-// Bound returns how many pods this scheduler has bound since it started.
-func (s *Scheduler) Bound() int64 { return s.bound.Load() }
 
 // Run starts the informers, waits for them to sync, and schedules until ctx is cancelled.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -204,7 +198,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	for {
 		s.cycle(ctx)
-		s.synced.Store(true)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -251,7 +244,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		byUID[snap.Workloads[i].UID] = &snap.Workloads[i]
 	}
 	s.apply(ctx, &plan, meta, byUID)
-	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), Snapshot: &snap, Plan: &plan, Meta: meta}
+	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), Snapshot: &snap, Plan: &plan, ByUID: byUID, Meta: meta}
 	s.last.Store(r)
 	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
 		s.log.Debug("cycle", "binds", len(plan.Binds), "evictions", len(plan.Evictions), "resumes", len(plan.Resumes),
