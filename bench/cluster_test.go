@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -343,7 +344,7 @@ func BenchmarkReclaimLatency(b *testing.B) {
 				cb.podsMu.Lock()
 				var at time.Time
 				for k, t := range cb.started {
-					if len(k) > len(owner)+len(name)+1 && k[:len(owner)+1+len(name)+1] == owner+"/"+name+"-" {
+					if strings.HasPrefix(k, owner+"/"+name+"-") {
 						at = t
 					}
 				}

@@ -343,12 +343,3 @@ func (e *env) history(uid string) []string {
 	}
 	return kinds
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,9 @@ func TestS16_HigherPriorityJobPreemptsInsideProject(t *testing.T) {
 	}
 	e.eventually("the victim's history records the preemption", 10*time.Second, func() bool {
 		h := e.history(string(victim.UID))
-		return contains(h, "Preempted") && e.record(string(victim.UID)).Preemptions == 1
+		return slices.Contains(h, "Preempted") && e.record(string(victim.UID)).Preemptions == 1
 	})
-	if h := e.history(string(urgent.UID)); !contains(h, "Admitted") {
+	if h := e.history(string(urgent.UID)); !slices.Contains(h, "Admitted") {
 		t.Errorf("urgent's history %v has no Admitted", h)
 	}
 }
@@ -91,7 +92,7 @@ func TestS14_S15_S17_BorrowingAndReclaim(t *testing.T) {
 	if !hasEvent(evs, "Preempted: Preempted by "+owner+"/mine under S17") {
 		t.Errorf("the borrowed Job's events do not name the reclaim: %s", fmtEvents(evs))
 	}
-	e.eventually("the reclaim is in the history", 10*time.Second, func() bool { return contains(e.history(string(borrowed.UID)), "Reclaimed") })
+	e.eventually("the reclaim is in the history", 10*time.Second, func() bool { return slices.Contains(e.history(string(borrowed.UID)), "Reclaimed") })
 	if n := e.running(borrower, "borrowed"); n != 0 {
 		t.Errorf("%d borrowed pods still run; the gang of 4 cannot fit on 2 GPUs", n)
 	}
@@ -144,6 +145,6 @@ func TestS20_SuspendModeSuspendsAndResumes(t *testing.T) {
 	}
 	e.eventually("the history shows the suspension and the resume", 10*time.Second, func() bool {
 		h := e.history(string(victim.UID))
-		return contains(h, "Preempted") && contains(h, "Resumed")
+		return slices.Contains(h, "Preempted") && slices.Contains(h, "Resumed")
 	})
 }

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func TestS22_RestartMidRun(t *testing.T) {
 		for _, p := range e.jobPods(ns, job) {
 			n := 0
 			for _, ev := range e.events(ns, p.Name) {
-				if len(ev) > 10 && ev[:10] == "Scheduled:" {
+				if strings.HasPrefix(ev, "Scheduled:") {
 					n++
 				}
 			}
@@ -69,7 +71,7 @@ func TestS22_RestartMidRun(t *testing.T) {
 			s.Phase == "Completed" && s.FinishedAt != nil &&
 			w.Phase == "Running"
 	})
-	if h := e.history(string(long.UID)); len(h) < 2 || h[0] != "Queued" || h[1] != "Admitted" || contains(h[2:], "Admitted") {
+	if h := e.history(string(long.UID)); len(h) < 2 || h[0] != "Queued" || h[1] != "Admitted" || slices.Contains(h[2:], "Admitted") {
 		t.Errorf("long's history %v: want Queued, Admitted once", h)
 	}
 }
