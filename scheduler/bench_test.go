@@ -89,3 +89,42 @@ func BenchmarkCycleGrowth(b *testing.B) {
 		})
 	}
 }
+
+// The shape of the end-to-end fill benchmark: 500 nodes x 8 GPUs in one pool, one department
+// and one project with 4,000 deserved GPUs, 3,500 one-GPU Jobs running and 500 pending. The
+// Jobs carry 50 distinct label sets, some naming a priority or a preemptibility, so that
+// resolution sees the same few inputs over and over, as it does in a real cluster.
+func BenchmarkCycleFill(b *testing.B) {
+	benchmarkPlan(b, fillSnapshot(3500, 500))
+}
+
+func fillSnapshot(running, pending int) *Snapshot {
+	sb := snap().gpuNodes("node-", 500, 8).dept("dept", 4000, NoLimit).project(project("proj", 4000).dept("dept"))
+	prios := []string{"low", "medium", "high", "very-low", "medium-high"}
+	for i := range running + pending {
+		name := "job-" + strconv.Itoa(i)
+		w := wl(name).in("proj").kind("Job", "batch").typ("Job").queued(i / 40)
+		set := i % 50
+		w.w.Labels["app"] = "train-" + strconv.Itoa(set)
+		w.w.Labels["team"] = "team-" + strconv.Itoa(set%7)
+		if set%3 == 0 {
+			w.prio(prios[set%len(prios)])
+		}
+		switch set % 4 {
+		case 0:
+			w.preemptible()
+		case 1:
+			w.np()
+		}
+		if set%10 == 5 {
+			w.pod.PriorityClassName = "medium-low"
+		}
+		w.pod.Labels = map[string]string{"job-name": name, "controller-uid": "uid-" + name,
+			"batch.kubernetes.io/job-name": name, "batch.kubernetes.io/controller-uid": "uid-" + name}
+		if i < running {
+			w.on(i/100, "node-"+strconv.Itoa(1+i/8)) // many start in the same minute
+		}
+		sb.wl(w)
+	}
+	return sb.build()
+}
