@@ -119,9 +119,11 @@ func (r *recorder) signal() {
 	}
 }
 
-// observe merges one cycle into the pending batch. It runs on the scheduler's goroutine.
+// observe merges one cycle into the pending batch. It runs on the scheduler's goroutine, so
+// it looks only at the workloads that can have changed: those rebuilt for this cycle, those
+// the plan binds, evicts, resumes or keeps waiting, and new ones. Any other is as recorded.
 func (r *recorder) observe(res *kube.Result) {
-	snap, plan := res.Snapshot, res.Plan
+	snap, plan := &res.Snapshot, res.Plan
 	now := res.At
 	typeCategory := make(map[string]string, len(snap.WorkloadTypes))
 	for _, t := range snap.WorkloadTypes {
@@ -135,10 +137,6 @@ func (r *recorder) observe(res *kube.Result) {
 	for i := range plan.Pending {
 		pending[plan.Pending[i].Workload] = &plan.Pending[i]
 	}
-	running := make(map[string]*scheduler.RunningWorkload, len(plan.Running))
-	for i := range plan.Running {
-		running[plan.Running[i].Workload] = &plan.Running[i]
-	}
 	evicted := make(map[string]*scheduler.Eviction, len(plan.Evictions))
 	for i := range plan.Evictions {
 		evicted[plan.Evictions[i].Workload] = &plan.Evictions[i]
@@ -151,14 +149,27 @@ func (r *recorder) observe(res *kube.Result) {
 	for _, b := range plan.Binds {
 		nodesOf[b.Workload] = appendUnique(nodesOf[b.Workload], b.Node)
 	}
-	byUID := res.ByUID
+	changed := func(uid string) bool {
+		if res.Rebuilt(uid) || pending[uid] != nil || evicted[uid] != nil || resumed[uid] || nodesOf[uid] != nil {
+			return true
+		}
+		_, known := r.last[uid]
+		return !known
+	}
+	running := make(map[string]*scheduler.RunningWorkload)
+	for i := range plan.Running {
+		if uid := plan.Running[i].Workload; changed(uid) {
+			running[uid] = &plan.Running[i]
+		}
+	}
 
 	var events []store.WorkloadEvent
 	records := make([]store.WorkloadRecord, 0)
-	seen := make(map[string]bool, len(snap.Workloads))
 	for i := range snap.Workloads {
 		w := &snap.Workloads[i]
-		seen[w.UID] = true
+		if !changed(w.UID) {
+			continue
+		}
 		rec := store.WorkloadRecord{
 			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,
 			CategoryName: typeCategory[w.Type], ProjectName: w.Project, DepartmentName: department[w.Project],
@@ -188,7 +199,7 @@ func (r *recorder) observe(res *kube.Result) {
 				kind = "Reclaimed"
 			}
 			preemptor := ev.Preemptor
-			if p := byUID[ev.Preemptor]; p != nil {
+			if p, _ := res.Workload(ev.Preemptor); p != nil {
 				preemptor = p.Namespace + "/" + p.Name
 			}
 			msg := fmt.Sprintf("Evicted for %s under %s; %d GPUs freed (exit code 3006).", preemptor, ev.Rule, ev.GPUs)
@@ -251,7 +262,12 @@ func (r *recorder) observe(res *kube.Result) {
 	}
 	finished := map[string]string{}
 	for uid, prev := range r.last {
-		if seen[uid] {
+		// Every workload of the snapshot is in last by now: only when last holds more has any
+		// left the cluster's active set.
+		if len(r.last) == len(snap.Workloads) {
+			break
+		}
+		if w, _ := res.Workload(uid); w != nil {
 			continue
 		}
 		// A workload whose top owner still exists and has not finished is between pods (a

@@ -60,10 +60,10 @@ func (l *liveStatus) refresh() {
 	l.result = r
 	l.pools = map[string]views.NodePoolStatus{}
 	l.usage = map[usageKey]views.Usage{}
-	if r == nil || r.Snapshot == nil || r.Plan == nil {
+	if r == nil || r.View == nil || r.Plan == nil {
 		return
 	}
-	l.pools = poolStatuses(r.Snapshot, r.Plan)
+	l.pools = poolStatuses(&r.Snapshot, r.Plan)
 	for _, q := range r.Plan.Projects {
 		l.usage[usageKey{"project", q.Name, q.NodePool}] = usageOf(q)
 	}

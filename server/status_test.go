@@ -63,7 +63,7 @@ func TestLiveStatus(t *testing.T) {
 		t.Errorf("before the first cycle: %+v", got)
 	}
 
-	result = &kube.Result{Snapshot: snap, Plan: plan}
+	result = &kube.Result{View: &kube.View{Snapshot: *snap}, Plan: plan}
 	pools := map[string]views.NodePoolStatus{
 		"a100":    {Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 5},
 		"h100":    {Nodes: 1, ReadyNodes: 1, GPUs: 8, AllocatedGPUs: 4},
@@ -98,7 +98,7 @@ func TestLiveStatus(t *testing.T) {
 	}
 	plan2 := *plan
 	plan2.Projects = []scheduler.QueueStatus{{Name: "vision", NodePool: "a100", Allocated: 8, RunningWorkloads: 2}}
-	result = &kube.Result{Snapshot: snap, Plan: &plan2}
+	result = &kube.Result{View: &kube.View{Snapshot: *snap}, Plan: &plan2}
 	if got := l.Usage("project", "vision", "a100"); got.Allocated != 8 || got.RunningWorkloads != 2 {
 		t.Errorf("after a new cycle: %+v", got)
 	}

@@ -32,25 +32,29 @@ const (
 // cycle waits for them), then binds and pending reasons, handed to the worker pool. All API
 // calls run with bounded concurrency; a failed call is logged and rolled back in the cache so a
 // later cycle decides afresh.
-func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[string]*WorkloadMeta, byUID map[string]*scheduler.Workload) {
+func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View) {
+	meta := func(uid string) *WorkloadMeta {
+		_, m := view.Workload(uid)
+		return m
+	}
 	now := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.workers)
 	for i := range plan.Evictions {
 		ev := plan.Evictions[i]
-		m := meta[ev.Workload]
+		m := meta(ev.Workload)
 		if m == nil {
 			continue
 		}
 		s.cache.MarkEvicting(ev.Workload, ev.Preemptor)
-		preemptor := byUID[ev.Preemptor]
+		preemptor, pm := view.Workload(ev.Preemptor)
 		by := ev.Preemptor
 		if preemptor != nil {
 			by = preemptor.Namespace + "/" + preemptor.Name
 		}
 		msg := fmt.Sprintf("Preempted by %s under %s (%s); %d GPUs freed; exit code 3006", by, ev.Rule, ruleText(ev.Rule), ev.GPUs)
 		s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
-		if pm := meta[ev.Preemptor]; preemptor != nil && pm != nil {
+		if pm != nil {
 			s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
 		}
 		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare {
@@ -75,7 +79,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 		}
 	}
 	for _, r := range plan.Resumes {
-		m := meta[r.Workload]
+		m := meta(r.Workload)
 		if m == nil {
 			continue
 		}
@@ -115,11 +119,11 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, meta map[st
 		})
 	}
 
-	s.warn(plan.Warnings, meta)
+	s.warn(plan.Warnings, view)
 
 	for i := range plan.Pending {
 		pw := &plan.Pending[i]
-		m := meta[pw.Workload]
+		m := meta(pw.Workload)
 		if m == nil {
 			continue
 		}
@@ -254,7 +258,7 @@ func (s *Scheduler) event(o ownerRef, eventType, reason, message string) {
 
 // warn records each resolution warning (an invalid label, a clamped priority, ...) as a
 // Warning event on the workload, once for as long as the warning lasts.
-func (s *Scheduler) warn(warnings []scheduler.Warning, meta map[string]*WorkloadMeta) {
+func (s *Scheduler) warn(warnings []scheduler.Warning, view *View) {
 	current := make(map[string]bool, len(warnings))
 	for _, w := range warnings {
 		key := w.Workload + "\x00" + string(w.Code) + "\x00" + w.Message
@@ -263,7 +267,7 @@ func (s *Scheduler) warn(warnings []scheduler.Warning, meta map[string]*Workload
 			continue
 		}
 		s.warned[key] = true
-		if m := meta[w.Workload]; m != nil {
+		if _, m := view.Workload(w.Workload); m != nil {
 			s.event(m.Owner, corev1.EventTypeWarning, string(w.Code), w.Message)
 		}
 	}

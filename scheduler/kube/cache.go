@@ -2,6 +2,7 @@ package kube
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -43,10 +44,31 @@ type podEntry struct {
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
 	// written only when it changes (S23).
 	scheduledReason string
+	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
+	// not Arbiter's or no longer active.
+	workload types.UID
+}
+
+// builtWorkload is a workload as the last snapshot that needed it built it. Snapshots share
+// it (its Pods and Meta are never modified once built), so an unchanged workload costs a
+// copy per cycle rather than a regrouping of its pods.
+type builtWorkload struct {
+	w    scheduler.Workload
+	meta *WorkloadMeta
+}
+
+// settingsIndex is what grouping needs of the settings, derived once per settings value.
+type settingsIndex struct {
+	settings   *Settings
+	typeByKind map[[2]string]string
+	typeBySlug map[string]string
+	projects   map[string]bool
 }
 
 // Cache holds the cluster as informers report it, plus what Arbiter has decided but the API
-// server has not yet confirmed (assumed binds, evictions in flight).
+// server has not yet confirmed (assumed binds, evictions in flight). It keeps its workloads
+// grouped as events arrive: an event marks the workloads it touches dirty, and a snapshot
+// rebuilds only those.
 type Cache struct {
 	schedulerName string
 
@@ -64,6 +86,21 @@ type Cache struct {
 	nominated map[string]time.Time
 	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report one.
 	boundAt map[string]time.Time
+
+	// The incremental index. members are the grouped pods of each workload; byController the
+	// grouped pods of each direct controller (to regroup them when an owner arrives or
+	// changes); built the workloads as last built; dirty those to build again.
+	members      map[types.UID]map[types.UID]*podEntry
+	byController map[types.UID]map[types.UID]*podEntry
+	built        map[types.UID]*builtWorkload
+	dirty        map[types.UID]struct{}
+	// order is built's keys sorted, nil when a workload came or went.
+	order []types.UID
+	// occupied is what pods of other schedulers hold on each node (S3); nodeList the sorted
+	// nodes with it, nil when a node or an occupation changed.
+	occupied map[string]scheduler.Resources
+	nodeList []scheduler.Node
+	index    settingsIndex
 
 	changed chan struct{}
 }
@@ -84,11 +121,18 @@ func NewCache(schedulerName string) *Cache {
 		evicting:      map[string]string{},
 		nominated:     map[string]time.Time{},
 		boundAt:       map[string]time.Time{},
+		members:       map[types.UID]map[types.UID]*podEntry{},
+		byController:  map[types.UID]map[types.UID]*podEntry{},
+		built:         map[types.UID]*builtWorkload{},
+		dirty:         map[types.UID]struct{}{},
+		occupied:      map[string]scheduler.Resources{},
 		changed:       make(chan struct{}, 1),
 	}
 }
 
-// Changed is signalled (without blocking, coalescing) whenever the cache changes.
+// Changed is signalled (without blocking, coalescing) whenever the cache changes in a way
+// that can change a decision. Changes that cannot (a bound pod reporting Running, a Job's
+// status counters, a node's heartbeat) are taken into the next cycle without asking for one.
 func (c *Cache) Changed() <-chan struct{} { return c.changed }
 
 func (c *Cache) notify() {
@@ -102,15 +146,29 @@ func (c *Cache) notify() {
 func (c *Cache) UpsertNode(n *corev1.Node) {
 	sn := schedulingNode(n)
 	c.mu.Lock()
-	c.nodes[n.Name] = sn
+	old, known := c.nodes[n.Name]
+	changed := !known || !sameNode(old, sn)
+	if changed {
+		c.nodes[n.Name] = sn
+		c.nodeList = nil
+	}
 	c.mu.Unlock()
-	c.notify()
+	if changed {
+		c.notify()
+	}
+}
+
+// sameNode reports whether two versions of a node schedule alike.
+func sameNode(a, b scheduler.Node) bool {
+	return a.Ready == b.Ready && a.Unschedulable == b.Unschedulable && a.Capacity == b.Capacity &&
+		a.Allocatable == b.Allocatable && maps.Equal(a.Labels, b.Labels) && slices.Equal(a.Taints, b.Taints)
 }
 
 // DeleteNode forgets a node.
 func (c *Cache) DeleteNode(name string) {
 	c.mu.Lock()
 	delete(c.nodes, name)
+	c.nodeList = nil
 	c.mu.Unlock()
 	c.notify()
 }
@@ -140,34 +198,174 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 			e.pod.NodeName = a.node
 		}
 	}
+	old := c.pods[p.UID]
+	if old != nil {
+		c.unplace(old)
+		c.occupy(old, -1)
+	}
 	c.pods[p.UID] = e
+	c.place(e)
+	c.occupy(e, +1)
 	c.mu.Unlock()
-	c.notify()
+	if needsCycle(old, e) {
+		c.notify()
+	}
+}
+
+// needsCycle reports whether a pod's new version can change a decision. Arbiter's pods do
+// when they arrive or when anything a decision reads of them changes, but not when one goes
+// Running or a condition Arbiter wrote comes back. Other schedulers' pods do only when they
+// give capacity back: their binds only take away, and the next cycle counts them.
+func needsCycle(old, e *podEntry) bool {
+	if old == nil {
+		return e.ours
+	}
+	if !old.ours && !e.ours {
+		return holds(old) && !holds(e)
+	}
+	return old.ours != e.ours || old.active != e.active || old.pod.NodeName != e.pod.NodeName ||
+		old.pod.Terminating != e.pod.Terminating || old.pod.PriorityClassName != e.pod.PriorityClassName ||
+		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller)
+}
+
+// holds reports whether a pod of another scheduler holds capacity on a node (S3).
+func holds(e *podEntry) bool { return !e.ours && e.active && e.pod.NodeName != "" }
+
+func controllerUID(ref *metav1.OwnerReference) types.UID {
+	if ref == nil {
+		return ""
+	}
+	return ref.UID
 }
 
 // DeletePod forgets a pod.
 func (c *Cache) DeletePod(uid types.UID) {
 	c.mu.Lock()
+	e := c.pods[uid]
+	if e != nil {
+		c.unplace(e)
+		c.occupy(e, -1)
+	}
 	delete(c.pods, uid)
 	delete(c.assumed, uid)
 	c.mu.Unlock()
-	c.notify()
+	if e == nil || e.ours || holds(e) {
+		c.notify()
+	}
+}
+
+// place files an Arbiter pod that still wants resources under its workload (S4).
+func (c *Cache) place(e *podEntry) {
+	if !e.ours || !e.active {
+		return
+	}
+	top, _ := c.topOwner(e)
+	e.workload = top.UID
+	uid := types.UID(e.pod.UID)
+	addMember(c.members, e.workload, uid, e)
+	if e.controller != nil {
+		addMember(c.byController, e.controller.UID, uid, e)
+	}
+	c.dirty[e.workload] = struct{}{}
+}
+
+// unplace takes a pod out of its workload.
+func (c *Cache) unplace(e *podEntry) {
+	if e.workload == "" {
+		return
+	}
+	uid := types.UID(e.pod.UID)
+	removeMember(c.members, e.workload, uid)
+	if e.controller != nil {
+		removeMember(c.byController, e.controller.UID, uid)
+	}
+	c.dirty[e.workload] = struct{}{}
+	e.workload = ""
+}
+
+func addMember(m map[types.UID]map[types.UID]*podEntry, key, uid types.UID, e *podEntry) {
+	set := m[key]
+	if set == nil {
+		set = map[types.UID]*podEntry{}
+		m[key] = set
+	}
+	set[uid] = e
+}
+
+func removeMember(m map[types.UID]map[types.UID]*podEntry, key, uid types.UID) {
+	if set := m[key]; set != nil {
+		delete(set, uid)
+		if len(set) == 0 {
+			delete(m, key)
+		}
+	}
+}
+
+// occupy adds (sign +1) or removes (-1) what a pod of another scheduler holds on its node (S3).
+func (c *Cache) occupy(e *podEntry, sign int64) {
+	if !holds(e) {
+		return
+	}
+	r := e.pod.Requests
+	r.MilliCPU, r.Memory, r.GPUs, r.Pods = sign*r.MilliCPU, sign*r.Memory, sign*r.GPUs, sign*r.Pods
+	sum := addResources(c.occupied[e.pod.NodeName], r)
+	if sum == (scheduler.Resources{}) {
+		delete(c.occupied, e.pod.NodeName)
+	} else {
+		c.occupied[e.pod.NodeName] = sum
+	}
+	c.nodeList = nil
 }
 
 // UpsertOwner records a controller object.
 func (c *Cache) UpsertOwner(o *owner) {
 	c.mu.Lock()
+	old := c.owners[o.UID]
 	c.owners[o.UID] = o
+	changed := old == nil || !sameOwnerDecision(old, o)
+	if changed {
+		c.regroup(o.UID)
+	}
 	c.mu.Unlock()
-	c.notify()
+	if changed {
+		c.notify()
+	}
+}
+
+// sameOwnerDecision reports whether two versions of an owner weigh alike in a decision: a
+// Job's counters of active and ready pods do not.
+func sameOwnerDecision(a, b *owner) bool {
+	return controllerUID(a.Controller) == controllerUID(b.Controller) && a.Suspended == b.Suspended &&
+		a.Finished == b.Finished && a.Failed == b.Failed && a.TemplateCount == b.TemplateCount &&
+		a.Created.Equal(b.Created) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
+		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
 }
 
 // DeleteOwner forgets a controller object.
 func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
 	delete(c.owners, uid)
+	c.regroup(uid)
 	c.mu.Unlock()
 	c.notify()
+}
+
+// regroup files again the pods an owner's arrival, change or departure can move: those it
+// controls directly and those grouped under it. The owner's own workload (a suspended Job
+// with no pods, say) is rebuilt too.
+func (c *Cache) regroup(uid types.UID) {
+	var moved []*podEntry
+	for _, e := range c.byController[uid] {
+		moved = append(moved, e)
+	}
+	for _, e := range c.members[uid] {
+		moved = append(moved, e)
+	}
+	for _, e := range moved {
+		c.unplace(e)
+		c.place(e)
+	}
+	c.dirty[uid] = struct{}{}
 }
 
 // Assume records a bind before the API call, so the next snapshot already counts the pod on
@@ -177,6 +375,7 @@ func (c *Cache) Assume(pod types.UID, node string, now time.Time) {
 	c.assumed[pod] = assumedBind{node: node, at: now}
 	if e := c.pods[pod]; e != nil {
 		e.pod.NodeName = node
+		c.touch(e)
 	}
 	c.mu.Unlock()
 }
@@ -187,9 +386,17 @@ func (c *Cache) Forget(pod types.UID) {
 	delete(c.assumed, pod)
 	if e := c.pods[pod]; e != nil {
 		e.pod.NodeName = ""
+		c.touch(e)
 	}
 	c.mu.Unlock()
 	c.notify()
+}
+
+// touch marks a pod's workload for rebuilding after the pod's entry changed in place.
+func (c *Cache) touch(e *podEntry) {
+	if e.workload != "" {
+		c.dirty[e.workload] = struct{}{}
+	}
 }
 
 // MarkEvicting records that victim is being evicted for preemptor.
@@ -225,6 +432,7 @@ func (c *Cache) SetScheduledReason(pod types.UID, reason string) {
 	c.mu.Lock()
 	if e := c.pods[pod]; e != nil {
 		e.scheduledReason = reason
+		c.touch(e)
 	}
 	c.mu.Unlock()
 }
@@ -249,66 +457,206 @@ type PodMeta struct {
 	ScheduledReason string
 }
 
-// Snapshot builds one cycle's scheduler.Snapshot from the cache and the settings, with the
-// metadata the applier needs, keyed by workload UID.
-func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[string]*WorkloadMeta) {
+// View is one cycle's snapshot with what the applier and the recorder need beyond it.
+type View struct {
+	// Snapshot's workloads are sorted by UID.
+	Snapshot scheduler.Snapshot
+	meta     []*WorkloadMeta // meta[i] is of Snapshot.Workloads[i]
+	rebuilt  map[string]bool
+}
+
+// Workload finds a workload of the view and its metadata; nil when the view has none.
+func (v *View) Workload(uid string) (*scheduler.Workload, *WorkloadMeta) {
+	ws := v.Snapshot.Workloads
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].UID >= uid })
+	if i == len(ws) || ws[i].UID != uid {
+		return nil, nil
+	}
+	if i >= len(v.meta) { // a view made elsewhere than Cache.Snapshot
+		return &ws[i], nil
+	}
+	return &ws[i], v.meta[i]
+}
+
+// Rebuilt reports whether a workload was built afresh for this view: it is new, or something
+// of it changed since the previous view. Any other workload is as the previous view had it,
+// apart from what each cycle sets (StartedAt of a pod not yet started, PreemptedBy, Nominated).
+func (v *View) Rebuilt(uid string) bool { return v.rebuilt[uid] }
+
+// Snapshot builds one cycle's view from the cache and the settings. It rebuilds only the
+// workloads changed since the last snapshot (all of them when the settings changed).
+func (c *Cache) Snapshot(now time.Time, s *Settings) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
-	snap := scheduler.Snapshot{
+	v := &View{Snapshot: scheduler.Snapshot{
 		Now: now, Priorities: s.Priorities, Categories: s.Categories, WorkloadTypes: s.WorkloadTypes,
 		NodePools: s.NodePools, Departments: s.Departments, Projects: s.Projects,
-	}
-	typeByKind := make(map[[2]string]string, len(s.WorkloadTypes))
-	typeBySlug := make(map[string]string, len(s.WorkloadTypes))
-	for _, t := range s.WorkloadTypes {
-		typeByKind[[2]string{t.Group, t.Name}] = t.Name
-		typeBySlug[typeSlug(t.Name)] = t.Name
-	}
-	projects := make(map[string]bool, len(s.Projects))
-	for _, p := range s.Projects {
-		projects[p.Name] = true
+	}}
+	snap := &v.Snapshot
+	if c.index.settings != s {
+		c.indexSettings(s)
 	}
 
 	// Nodes, with what pods that are not Arbiter's hold on them (S3).
-	occupied := make(map[string]scheduler.Resources)
-	for _, e := range c.pods {
-		if !e.ours && e.active && e.pod.NodeName != "" {
-			occupied[e.pod.NodeName] = addResources(occupied[e.pod.NodeName], e.pod.Requests)
+	if c.nodeList == nil {
+		c.nodeList = make([]scheduler.Node, 0, len(c.nodes))
+		for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
+			n := c.nodes[name]
+			n.Occupied = c.occupied[name]
+			c.nodeList = append(c.nodeList, n)
 		}
 	}
-	snap.Nodes = make([]scheduler.Node, 0, len(c.nodes))
-	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
-		n := c.nodes[name]
-		n.Occupied = occupied[name]
-		snap.Nodes = append(snap.Nodes, n)
+	snap.Nodes = c.nodeList
+
+	// Workloads: Arbiter's active pods grouped by top owner (S4), and the workloads Arbiter
+	// suspended.
+	v.rebuilt = make(map[string]bool, len(c.dirty))
+	for key := range c.dirty {
+		c.build(key)
+		v.rebuilt[string(key)] = true
+	}
+	clear(c.dirty)
+	if c.order == nil {
+		c.order = slices.Sorted(maps.Keys(c.built))
+	}
+	snap.Workloads = make([]scheduler.Workload, len(c.order))
+	v.meta = make([]*WorkloadMeta, len(c.order))
+	for i, key := range c.order {
+		b := c.built[key]
+		w := &snap.Workloads[i]
+		*w = b.w
+		v.meta[i] = b.meta
+		if w.Phase == scheduler.PhaseRunning && w.StartedAt.IsZero() {
+			if at, ok := c.boundAt[w.UID]; ok {
+				w.StartedAt = at
+			} else {
+				w.StartedAt = now
+			}
+		}
+	}
+	find := func(uid string) *scheduler.Workload {
+		w, _ := v.Workload(uid)
+		return w
 	}
 
-	// Workloads: Arbiter's active pods grouped by top owner (S4).
-	byUID := map[string]*scheduler.Workload{}
-	meta := map[string]*WorkloadMeta{}
-	for _, e := range c.pods {
-		if !e.ours || !e.active {
+	// Eviction bookkeeping (S19): a victim stays marked while any of its pods still hold
+	// resources; once gone, its preemptor is nominated.
+	for victim, preemptor := range c.evicting {
+		holding := false
+		for _, e := range c.members[types.UID(victim)] {
+			if e.pod.NodeName != "" {
+				holding = true
+				break
+			}
+		}
+		if holding {
+			if w := find(victim); w != nil {
+				w.PreemptedBy = preemptor
+			}
 			continue
 		}
-		top, bare := c.topOwner(e)
-		key := string(top.UID)
-		w := byUID[key]
-		if w == nil {
-			w = &scheduler.Workload{
-				UID: key, Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
-				Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
-				QueuedAt: queuedAt(top, e.created),
-			}
-			w.Type = workloadType(top, typeByKind, typeBySlug)
-			byUID[key] = w
-			meta[key] = &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind)}
+		delete(c.evicting, victim)
+		c.nominated[preemptor] = now
+	}
+	for uid, since := range c.nominated {
+		w := find(uid)
+		switch {
+		case w != nil && w.Phase != scheduler.PhaseRunning:
+			w.Nominated = true
+		case w != nil || now.Sub(since) > nominationTTL:
+			delete(c.nominated, uid)
 		}
+	}
+	for k := range c.boundAt {
+		if _, ok := c.built[types.UID(k)]; !ok {
+			delete(c.boundAt, k)
+		}
+	}
+	return v
+}
+
+// indexSettings derives the lookups grouping needs from new settings, and marks every
+// workload for rebuilding: types and projects may resolve differently now.
+func (c *Cache) indexSettings(s *Settings) {
+	x := settingsIndex{
+		settings:   s,
+		typeByKind: make(map[[2]string]string, len(s.WorkloadTypes)),
+		typeBySlug: make(map[string]string, len(s.WorkloadTypes)),
+		projects:   make(map[string]bool, len(s.Projects)),
+	}
+	for _, t := range s.WorkloadTypes {
+		x.typeByKind[[2]string{t.Group, t.Name}] = t.Name
+		x.typeBySlug[typeSlug(t.Name)] = t.Name
+	}
+	for _, p := range s.Projects {
+		x.projects[p.Name] = true
+	}
+	c.index = x
+	for key := range c.members {
+		c.dirty[key] = struct{}{}
+	}
+	for key := range c.built {
+		c.dirty[key] = struct{}{}
+	}
+	for key, o := range c.owners {
+		if arbiterSuspended(o) {
+			c.dirty[key] = struct{}{}
+		}
+	}
+}
+
+// arbiterSuspended reports whether an owner is a workload Arbiter suspended (S20): pending
+// work whose pods will be made from its template.
+func arbiterSuspended(o *owner) bool {
+	return o.Suspended && o.Annotations[AnnotationSuspendedBy] != "" && o.Template != nil && !o.Finished
+}
+
+// build makes the workload keyed by a top owner's UID from its pods, or from its owner's
+// template when Arbiter suspended it; a key with neither is dropped.
+func (c *Cache) build(key types.UID) {
+	b := c.groupWorkload(key)
+	if b == nil {
+		if o := c.owners[key]; o != nil && arbiterSuspended(o) {
+			b = c.suspendedWorkload(o)
+		}
+	}
+	_, had := c.built[key]
+	if b == nil {
+		if had {
+			delete(c.built, key)
+			c.order = nil
+		}
+		return
+	}
+	c.built[key] = b
+	if !had {
+		c.order = nil
+	}
+}
+
+// groupWorkload builds a workload from its grouped pods, or returns nil when it has none.
+func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
+	set := c.members[key]
+	if len(set) == 0 {
+		return nil
+	}
+	pods := slices.SortedFunc(maps.Values(set), func(a, b *podEntry) int { return strings.Compare(a.pod.Name, b.pod.Name) })
+	top, bare := c.topOwner(pods[0])
+	x := &c.index
+	w := scheduler.Workload{
+		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
+		Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
+		QueuedAt: queuedAt(top, pods[0].created), Type: workloadType(top, x.typeByKind, x.typeBySlug),
+		Pods: make([]scheduler.Pod, 0, len(pods)),
+	}
+	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
+	for _, e := range pods {
 		if bare && w.QueuedAt.After(e.created) {
 			w.QueuedAt = e.created
 		}
 		if w.Project == "" {
-			w.Project = projectOf(top.Labels, e.pod.Labels, top.Namespace, s.NamespaceProject, projects)
+			w.Project = projectOf(top.Labels, e.pod.Labels, top.Namespace, x.settings.NamespaceProject, x.projects)
 		}
 		w.Pods = append(w.Pods, e.pod)
 		if e.pod.NodeName != "" {
@@ -317,88 +665,29 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) (scheduler.Snapshot, map[st
 				w.StartedAt = e.started
 			}
 		}
-		meta[key].Pods = append(meta[key].Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
+		m.Pods = append(m.Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
 			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason})
 	}
+	return &builtWorkload{w: w, meta: m}
+}
 
-	// Workloads Arbiter suspended: pending work whose pods will be made from the template (S20).
-	for _, o := range c.owners {
-		if !o.Suspended || o.Annotations[AnnotationSuspendedBy] == "" || o.Template == nil || o.Finished {
-			continue
-		}
-		key := string(o.UID)
-		if _, ok := byUID[key]; ok {
-			continue // pods still terminating; the workload is still counted by them
-		}
-		w := &scheduler.Workload{
-			UID: key, Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
-			Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: scheduler.PhaseSuspended,
-			QueuedAt: queuedAt(o, o.Created),
-		}
-		w.Type = workloadType(o, typeByKind, typeBySlug)
-		w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, s.NamespaceProject, projects)
-		template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
-		template.Namespace = o.Namespace
-		for i := int32(0); i < max(o.TemplateCount, 1); i++ {
-			p := schedulingPod(&template)
-			p.UID, p.Name = "", ""
-			w.Pods = append(w.Pods, p)
-		}
-		byUID[key] = w
-		meta[key] = &WorkloadMeta{Owner: o.ref(), Suspendable: true}
+// suspendedWorkload builds a workload Arbiter suspended from its owner's pod template (S20).
+func (c *Cache) suspendedWorkload(o *owner) *builtWorkload {
+	x := &c.index
+	w := scheduler.Workload{
+		UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
+		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: scheduler.PhaseSuspended,
+		QueuedAt: queuedAt(o, o.Created), Type: workloadType(o, x.typeByKind, x.typeBySlug),
 	}
-
-	// Eviction bookkeeping (S19): a victim stays marked while any of its pods still hold
-	// resources; once gone, its preemptor is nominated.
-	for victim, preemptor := range c.evicting {
-		w, ok := byUID[victim]
-		holding := false
-		if ok {
-			for _, p := range w.Pods {
-				if p.NodeName != "" {
-					holding = true
-					break
-				}
-			}
-		}
-		if holding {
-			w.PreemptedBy = preemptor
-			continue
-		}
-		delete(c.evicting, victim)
-		c.nominated[preemptor] = now
+	w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
+	template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
+	template.Namespace = o.Namespace
+	for i := int32(0); i < max(o.TemplateCount, 1); i++ {
+		p := schedulingPod(&template)
+		p.UID, p.Name = "", ""
+		w.Pods = append(w.Pods, p)
 	}
-	for uid, since := range c.nominated {
-		w, ok := byUID[uid]
-		switch {
-		case ok && w.Phase != scheduler.PhaseRunning:
-			w.Nominated = true
-		case ok || now.Sub(since) > nominationTTL:
-			delete(c.nominated, uid)
-		}
-	}
-
-	keys := slices.Sorted(maps.Keys(byUID))
-	snap.Workloads = make([]scheduler.Workload, 0, len(keys))
-	for _, k := range keys {
-		w := byUID[k]
-		if w.Phase == scheduler.PhaseRunning && w.StartedAt.IsZero() {
-			if at, ok := c.boundAt[k]; ok {
-				w.StartedAt = at
-			} else {
-				w.StartedAt = now
-			}
-		}
-		sort.Slice(w.Pods, func(i, j int) bool { return w.Pods[i].Name < w.Pods[j].Name })
-		sort.Slice(meta[k].Pods, func(i, j int) bool { return meta[k].Pods[i].Name < meta[k].Pods[j].Name })
-		snap.Workloads = append(snap.Workloads, *w)
-	}
-	for k := range c.boundAt {
-		if _, ok := byUID[k]; !ok {
-			delete(c.boundAt, k)
-		}
-	}
-	return snap, meta
+	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true}}
 }
 
 // topOwner follows controller references up from a pod to its workload's top owner (S4): a

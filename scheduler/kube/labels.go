@@ -71,7 +71,7 @@ func (s *Scheduler) workloadOwner(uid types.UID) (ownerRef, bool) {
 		return o, true
 	}
 	if last := s.Last(); last != nil {
-		if m := last.Meta[string(uid)]; m != nil {
+		if _, m := last.Workload(string(uid)); m != nil {
 			return m.Owner, true
 		}
 	}

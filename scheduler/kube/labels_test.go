@@ -61,7 +61,10 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 	}
 
 	// A workload known only from the last cycle (a kind Arbiter does not watch) is named.
-	s.last.Store(&Result{Meta: map[string]*WorkloadMeta{"g1": {Owner: ownerRef{APIVersion: "example.com/v1", Kind: "Gadget", Namespace: "ns", Name: "g", UID: "g1"}}}})
+	gadget := controllerRef("example.com/v1", "Gadget", "g", "g1")
+	lastCycle := NewCache("arbiter")
+	lastCycle.UpsertPod(gpuPod("g-0", "pg", 1, &gadget))
+	s.last.Store(&Result{View: lastCycle.Snapshot(t0, &Settings{})})
 	if err := s.PatchWorkloadLabels(ctx, "g1", map[string]*string{LabelPriority: &high}); err == nil || errors.As(err, new(*WorkloadNotFoundError)) {
 		t.Errorf("unwatched kind: err = %v, want a plain error naming the kind", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,28 +34,45 @@ const (
 	resourceGPU        = corev1.ResourceName("nvidia.com/gpu")
 )
 
-// ownerKind is a kind of top owner Arbiter watches.
+// ownerKind is a kind of top owner Arbiter watches, and how.
 type ownerKind struct {
-	GVR  schema.GroupVersionResource
-	Kind string
+	GVR   schema.GroupVersionResource
+	Kind  string
+	Watch ownerWatch
 }
+
+// ownerWatch is how a kind's objects are watched: each kind at the least cost that still
+// gives Arbiter what it reads of them.
+type ownerWatch int
+
+const (
+	// watchDynamic: custom resources, whose gang and suspend fields are read from the
+	// unstructured object.
+	watchDynamic ownerWatch = iota
+	// watchMetadata: owners of which Arbiter needs only metadata (labels, annotations,
+	// controller, creation time), watched as PartialObjectMetadata in protobuf.
+	watchMetadata
+	// watchJobs: Jobs, watched typed in protobuf for their parallelism, completions, suspend
+	// switch, template and outcome.
+	watchJobs
+)
 
 // watchedOwners are the kinds whose objects Arbiter caches to find a pod's top owner (S4) and
 // its gang (S5). Custom resources are watched only when the API server serves them.
 var watchedOwners = []ownerKind{
-	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, "Job"},
-	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, "CronJob"},
-	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment"},
-	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, "ReplicaSet"},
-	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "StatefulSet"},
-	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}, "PyTorchJob"},
-	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}, "TFJob"},
-	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "jaxjobs"}, "JAXJob"},
-	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "xgboostjobs"}, "XGBoostJob"},
-	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}, "MPIJob"},
-	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster"},
-	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob"},
-	{schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, "LeaderWorkerSet"},
+	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, "Job", watchJobs},
+	{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, "CronJob", watchMetadata},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment", watchMetadata},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, "ReplicaSet", watchMetadata},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "StatefulSet", watchMetadata},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}, "PyTorchJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}, "TFJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "jaxjobs"}, "JAXJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "xgboostjobs"}, "XGBoostJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}, "MPIJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster", watchDynamic},
+	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, "LeaderWorkerSet", watchDynamic},
 }
 
 // owner is what the cache keeps of a controller object: enough to walk up to the top owner,
@@ -92,40 +110,53 @@ type ownerRef struct {
 	UID                               types.UID
 }
 
-// ownerFrom extracts an owner from an object served by a dynamic informer.
-func ownerFrom(u *unstructured.Unstructured) *owner {
-	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
-	o := &owner{
-		UID: u.GetUID(), Kind: u.GetKind(), Group: gv.Group, APIVersion: u.GetAPIVersion(),
-		Namespace: u.GetNamespace(), Name: u.GetName(), Controller: metav1.GetControllerOfNoCopy(u),
-		Labels: u.GetLabels(), Annotations: u.GetAnnotations(), Created: u.GetCreationTimestamp().Time,
+// ownerOf is what every owner has: its identity, labels, annotations and controller.
+// apiVersion and kind are passed because typed and metadata informers leave TypeMeta empty.
+func ownerOf(m metav1.Object, apiVersion, kind string) *owner {
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	return &owner{
+		UID: m.GetUID(), Kind: kind, Group: gv.Group, APIVersion: apiVersion,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Controller: metav1.GetControllerOfNoCopy(m),
+		Labels: m.GetLabels(), Annotations: m.GetAnnotations(), Created: m.GetCreationTimestamp().Time,
 	}
+}
+
+// ownerFromJob reads a Job's gang (S5), suspend switch, pod template and outcome.
+func ownerFromJob(j *batchv1.Job) *owner {
+	o := ownerOf(j, "batch/v1", "Job")
+	o.Gang.Parallelism = ptr32(1)
+	if j.Spec.Parallelism != nil {
+		o.Gang.Parallelism = ptr32(int64(*j.Spec.Parallelism))
+	}
+	if j.Spec.Completions != nil {
+		o.Gang.Completions = ptr32(int64(*j.Spec.Completions))
+	}
+	o.Gang.Succeeded = j.Status.Succeeded
+	o.Suspended = j.Spec.Suspend != nil && *j.Spec.Suspend
+	o.Template = &j.Spec.Template
+	o.TemplateCount = *o.Gang.Parallelism
+	if o.Gang.Completions != nil {
+		o.TemplateCount = min(o.TemplateCount, *o.Gang.Completions-o.Gang.Succeeded)
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			o.Finished = true
+			o.Failed = c.Type == batchv1.JobFailed
+		}
+	}
+	return o
+}
+
+// ownerFrom extracts an owner from an object served by a dynamic informer (custom resources),
+// reading the spec fields S5 and S20 need.
+func ownerFrom(u *unstructured.Unstructured) *owner {
+	o := ownerOf(u, u.GetAPIVersion(), u.GetKind())
 	obj := u.Object
 	switch {
 	case o.Kind == "Job" && o.Group == "batch":
-		if v, ok, _ := unstructured.NestedInt64(obj, "spec", "parallelism"); ok {
-			o.Gang.Parallelism = ptr32(v)
-		} else {
-			o.Gang.Parallelism = ptr32(1)
-		}
-		if v, ok, _ := unstructured.NestedInt64(obj, "spec", "completions"); ok {
-			o.Gang.Completions = ptr32(v)
-		}
-		succeeded, _, _ := unstructured.NestedInt64(obj, "status", "succeeded")
-		o.Gang.Succeeded = int32(succeeded)
-		o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "suspend")
-		o.Template = podTemplate(obj, "spec", "template")
-		o.TemplateCount = *o.Gang.Parallelism
-		if o.Gang.Completions != nil {
-			o.TemplateCount = min(o.TemplateCount, *o.Gang.Completions-o.Gang.Succeeded)
-		}
-		conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["status"] == "True" && (m["type"] == "Complete" || m["type"] == "Failed") {
-				o.Finished = true
-				o.Failed = m["type"] == "Failed"
-			}
+		var j batchv1.Job
+		if err := runtimeConverter.FromUnstructured(obj, &j); err == nil {
+			return ownerFromJob(&j)
 		}
 	case o.Group == "kubeflow.org" && strings.HasSuffix(o.Kind, "Job"):
 		spec, _, _ := unstructured.NestedMap(obj, "spec")
@@ -165,19 +196,6 @@ func ownerFrom(u *unstructured.Unstructured) *owner {
 		o.Gang.GroupSize = int32(n)
 	}
 	return o
-}
-
-// podTemplate decodes a pod template found at path, or nil.
-func podTemplate(obj map[string]any, path ...string) *corev1.PodTemplateSpec {
-	m, ok, _ := unstructured.NestedMap(obj, path...)
-	if !ok {
-		return nil
-	}
-	var t corev1.PodTemplateSpec
-	if err := runtimeConverter.FromUnstructured(m, &t); err != nil {
-		return nil
-	}
-	return &t
 }
 
 func ptr32(v int64) *int32 {

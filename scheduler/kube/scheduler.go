@@ -10,7 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -48,11 +51,9 @@ type Result struct {
 	At       time.Time
 	Decide   time.Duration // snapshot + Plan()
 	Apply    time.Duration
-	Snapshot *scheduler.Snapshot
-	Plan     *scheduler.Plan
-	// ByUID indexes Snapshot.Workloads by UID.
-	ByUID map[string]*scheduler.Workload
-	Meta  map[string]*WorkloadMeta
+	// View is what was decided from: the snapshot (r.Snapshot), r.Workload(uid), r.Rebuilt(uid).
+	*View
+	Plan *scheduler.Plan
 }
 
 // Scheduler connects the decision core to a cluster.
@@ -63,6 +64,7 @@ type Scheduler struct {
 	// eventClient records events under its own rate limit.
 	eventClient kubernetes.Interface
 	dynamic     dynamic.Interface
+	metadata    metadata.Interface
 	cache       *Cache
 	recorder    record.EventRecorder
 	workers     int
@@ -92,7 +94,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
-	cfg := rest.CopyConfig(opts.Config)
+	cfg := protobuf(opts.Config)
 	// Binding thousands of pods a second needs far more than client-go's default 5 QPS.
 	cfg.QPS, cfg.Burst = 2000, 4000
 	client, err := kubernetes.NewForConfig(cfg)
@@ -100,7 +102,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	// Events get a client (and rate limit) of their own, so a burst of them never delays a bind.
-	eventCfg := rest.CopyConfig(opts.Config)
+	eventCfg := protobuf(opts.Config)
 	eventCfg.QPS, eventCfg.Burst = 200, 400
 	eventClient, err := kubernetes.NewForConfig(eventCfg)
 	if err != nil {
@@ -110,14 +112,28 @@ func New(opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %w", err)
+	}
 	s := &Scheduler{
-		opts: opts, log: opts.Log, client: client, eventClient: eventClient, dynamic: dyn, cache: NewCache(opts.SchedulerName),
+		opts: opts, log: opts.Log, client: client, eventClient: eventClient, dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)
 	return s, nil
+}
+
+// protobuf returns a copy of cfg that speaks protobuf, as Kubernetes' own components do: the
+// API server encodes each watched object once per format, and protobuf is cheaper than JSON
+// to encode and to decode (the dynamic client, which cannot use it, keeps JSON).
+func protobuf(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.ContentType = runtime.ContentTypeProtobuf
+	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return c
 }
 
 // Reload asks for the settings to be read again before the next cycle (the store's
@@ -174,20 +190,27 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.priorityCls.watch(pcInf); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-
-	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(s.dynamic, 0)
-	if err := s.watchOwners(ctx, dynFactory); err != nil {
+	owners := ownerFactories{
+		typed:    factory,
+		metadata: metadatainformer.NewSharedInformerFactory(s.metadata, 0),
+		dynamic:  dynamicinformer.NewDynamicSharedInformerFactory(s.dynamic, 0),
+	}
+	if err := s.watchOwners(ctx, owners); err != nil {
 		return err
 	}
+	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return fmt.Errorf("kube: informer for %v did not sync", typ)
 		}
 	}
-	for gvr, ok := range dynFactory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("kube: informer for %v did not sync", gvr)
+	for _, f := range []interface {
+		WaitForCacheSync(<-chan struct{}) map[schema.GroupVersionResource]bool
+	}{owners.metadata, owners.dynamic} {
+		for gvr, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("kube: informer for %v did not sync", gvr)
+			}
 		}
 	}
 	s.priorityCls.sync(ctx, s.settings.Load().Priorities)
@@ -236,15 +259,11 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 // cycle takes a snapshot, plans, applies and publishes the result.
 func (s *Scheduler) cycle(ctx context.Context) {
 	start := time.Now()
-	snap, meta := s.cache.Snapshot(start, s.settings.Load())
-	plan := snap.Plan()
+	view := s.cache.Snapshot(start, s.settings.Load())
+	plan := view.Snapshot.Plan()
 	decided := time.Now()
-	byUID := make(map[string]*scheduler.Workload, len(snap.Workloads))
-	for i := range snap.Workloads {
-		byUID[snap.Workloads[i].UID] = &snap.Workloads[i]
-	}
-	s.apply(ctx, &plan, meta, byUID)
-	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), Snapshot: &snap, Plan: &plan, ByUID: byUID, Meta: meta}
+	s.apply(ctx, &plan, view)
+	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), View: view, Plan: &plan}
 	s.last.Store(r)
 	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
 		s.log.Debug("cycle", "binds", len(plan.Binds), "evictions", len(plan.Evictions), "resumes", len(plan.Resumes),
@@ -255,10 +274,17 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	}
 }
 
+// ownerFactories are the informer factories owners are watched with (see ownerWatch).
+type ownerFactories struct {
+	typed    informers.SharedInformerFactory
+	metadata metadatainformer.SharedInformerFactory
+	dynamic  dynamicinformer.DynamicSharedInformerFactory
+}
+
 // watchOwners starts informers for the owner kinds the API server serves, and watches
 // CustomResourceDefinitions so that kinds installed later (a Kubeflow operator, say) are
 // watched from then on.
-func (s *Scheduler) watchOwners(ctx context.Context, factory dynamicinformer.DynamicSharedInformerFactory) error {
+func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
 	served := func(gvr schema.GroupVersionResource) bool {
 		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 		if err != nil {
@@ -271,31 +297,34 @@ func (s *Scheduler) watchOwners(ctx context.Context, factory dynamicinformer.Dyn
 		}
 		return false
 	}
-	start := func(gvr schema.GroupVersionResource) {
+	start := func(k ownerKind) {
 		s.ownersMu.Lock()
 		defer s.ownersMu.Unlock()
-		if s.ownerWatched[gvr] {
+		if s.ownerWatched[k.GVR] {
 			return
 		}
-		s.ownerWatched[gvr] = true
-		inf := factory.ForResource(gvr).Informer()
-		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { s.upsertOwner(obj) },
-			UpdateFunc: func(_, obj any) { s.upsertOwner(obj) },
-			DeleteFunc: func(obj any) {
-				if u, ok := tombstone[*unstructured.Unstructured](obj); ok {
-					s.cache.DeleteOwner(u.GetUID())
-				}
-			},
-		})
-		factory.Start(ctx.Done())
+		s.ownerWatched[k.GVR] = true
+		apiVersion := k.GVR.GroupVersion().String()
+		switch k.Watch {
+		case watchJobs:
+			_, _ = f.typed.Batch().V1().Jobs().Informer().AddEventHandler(ownerEvents(s.cache, ownerFromJob))
+			f.typed.Start(ctx.Done())
+		case watchMetadata:
+			_, _ = f.metadata.ForResource(k.GVR).Informer().AddEventHandler(ownerEvents(s.cache, func(m *metav1.PartialObjectMetadata) *owner {
+				return ownerOf(m, apiVersion, k.Kind)
+			}))
+			f.metadata.Start(ctx.Done())
+		default:
+			_, _ = f.dynamic.ForResource(k.GVR).Informer().AddEventHandler(ownerEvents(s.cache, ownerFrom))
+			f.dynamic.Start(ctx.Done())
+		}
 	}
 	for _, k := range watchedOwners {
 		if served(k.GVR) {
-			start(k.GVR)
+			start(k)
 		}
 	}
-	crds := factory.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
+	crds := f.metadata.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
 	_, err := crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
 		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
@@ -303,37 +332,51 @@ func (s *Scheduler) watchOwners(ctx context.Context, factory dynamicinformer.Dyn
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	f.metadata.Start(ctx.Done())
 	return nil
 }
 
-func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(schema.GroupVersionResource) bool, start func(schema.GroupVersionResource)) {
-	u, ok := obj.(*unstructured.Unstructured)
+// ownerEvents feeds an informer's objects of type T to the cache as owners.
+func ownerEvents[T metav1.Object](c *Cache, convert func(T) *owner) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if t, ok := obj.(T); ok {
+				c.UpsertOwner(convert(t))
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if t, ok := obj.(T); ok {
+				c.UpsertOwner(convert(t))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := tombstone[T](obj); ok {
+				c.DeleteOwner(t.GetUID())
+			}
+		},
+	}
+}
+
+func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(schema.GroupVersionResource) bool, start func(ownerKind)) {
+	crd, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
 	}
-	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-	plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
 	for _, k := range watchedOwners {
-		if k.GVR.Group != group || k.GVR.Resource != plural {
+		// A CustomResourceDefinition is named <plural>.<group>.
+		if crd.Name != k.GVR.Resource+"."+k.GVR.Group {
 			continue
 		}
 		// The CRD may not be established yet; poll discovery briefly off the event goroutine.
 		go func() {
 			for i := 0; i < 50 && ctx.Err() == nil; i++ {
 				if served(k.GVR) {
-					start(k.GVR)
+					start(k)
 					return
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
 		}()
-	}
-}
-
-func (s *Scheduler) upsertOwner(obj any) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		s.cache.UpsertOwner(ownerFrom(u))
 	}
 }
 

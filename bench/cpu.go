@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of /proc CPU times (100 on every Linux Go supports).
+const clockTicks = 100
+
+// cpuTimes is CPU time used so far, by process group name ("total" is the whole machine).
+type cpuTimes map[string]time.Duration
+
+// readCPU reads the CPU time used by each named process, by this process ("arbiter+bench":
+// Arbiter runs in the benchmark's process), by every postgres process, and by the machine.
+func readCPU(pids map[string]int) cpuTimes {
+	t := cpuTimes{}
+	for name, pid := range pids {
+		t[name] = procCPU(pid)
+	}
+	t["arbiter+bench"] = procCPU(os.Getpid())
+	matches, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, m := range matches {
+		comm, err := os.ReadFile(m)
+		if err != nil || !strings.HasPrefix(string(comm), "postgres") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(m)))
+		t["postgres"] += procCPU(pid)
+	}
+	if stat, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(stat), "\n")
+		f := strings.Fields(line)
+		var busy int64
+		for i, v := range f[1:] {
+			if i == 3 || i == 4 { // idle, iowait
+				continue
+			}
+			n, _ := strconv.ParseInt(v, 10, 64)
+			busy += n
+		}
+		t["total"] = ticks(busy)
+	}
+	return t
+}
+
+// procCPU is a process's user+system time (its exited children's too), or 0 when it is gone.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 15 {
+		return 0
+	}
+	var sum int64
+	for _, i := range []int{11, 12} {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		sum += n
+	}
+	return ticks(sum)
+}
+
+func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+
+// since formats the CPU used between two readings, largest first: "total 98s: apiserver 40s, …".
+func (t cpuTimes) since(before cpuTimes) string {
+	type use struct {
+		name string
+		d    time.Duration
+	}
+	var uses []use
+	for name, d := range t {
+		if name != "total" {
+			uses = append(uses, use{name, d - before[name]})
+		}
+	}
+	slices.SortFunc(uses, func(a, b use) int { return int(b.d - a.d) })
+	parts := make([]string, len(uses))
+	for i, u := range uses {
+		parts[i] = fmt.Sprintf("%s %.1fs", u.name, u.d.Seconds())
+	}
+	return fmt.Sprintf("CPU %.1fs: %s", (t["total"] - before["total"]).Seconds(), strings.Join(parts, ", "))
+}
