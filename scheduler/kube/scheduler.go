@@ -48,9 +48,9 @@ type Options struct {
 
 // Result is one cycle: what was decided from what, and how long deciding took.
 type Result struct {
-	At       time.Time
-	Decide   time.Duration // snapshot + Plan()
-	Apply    time.Duration
+	At     time.Time
+	Decide time.Duration // snapshot + Plan()
+	Apply  time.Duration
 	// View is what was decided from: the snapshot (r.Snapshot), r.Workload(uid), r.Rebuilt(uid).
 	*View
 	Plan *scheduler.Plan
