@@ -52,7 +52,7 @@ func (c *cycle) nominate() {
 			continue
 		}
 		if ws.project < 0 {
-			ws.outcome, ws.fail = skipped, failure{reason: NoProject, pool: -1}
+			ws.outcome, *c.failOf(ws) = skipped, failure{reason: NoProject, pool: -1}
 			continue
 		}
 		p := &c.projects[ws.project]
@@ -63,7 +63,7 @@ func (c *cycle) nominate() {
 		}
 		if int(have) < ws.gang {
 			ws.outcome = skipped
-			ws.fail = failure{reason: GangIncomplete, pool: -1, amount: int64(ws.gang), bound: int64(have)}
+			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(ws.gang), bound: int64(have)}
 		}
 	}
 }
@@ -88,9 +88,13 @@ func (c *cycle) markWaitingForEvictions() {
 		}
 		ws := &c.wls[wi]
 		ws.waitEvictions = true
+		if ws.pend < 0 {
+			continue // nothing of it waits, so nothing is shown
+		}
+		nominated := &c.pend[ws.pend].nominatedNodes
 		for k := v.firstPod; k < v.firstPod+v.pods; k++ {
-			if ps := &c.pods[k]; ps.terminating && !slices.Contains(ws.nominatedNodes, ps.node) {
-				ws.nominatedNodes = append(ws.nominatedNodes, ps.node)
+			if ps := &c.pods[k]; ps.terminating && !slices.Contains(*nominated, ps.node) {
+				*nominated = append(*nominated, ps.node)
 			}
 		}
 	}
@@ -118,6 +122,25 @@ func (c *cycle) order() {
 	}
 }
 
+// maxBinds bounds how many pods the cycle binds: pending pods, and of those that need GPUs no
+// more than are free, as what evictions free goes to preemptors, which are bound in a later cycle.
+func (c *cycle) maxBinds() int {
+	var gpuPods, otherPods, free int64
+	for k := range c.pods {
+		if ps := &c.pods[k]; !ps.bound && !ps.terminating && !c.wls[ps.wl].suspended {
+			if ps.req.GPUs > 0 {
+				gpuPods++
+			} else {
+				otherPods++
+			}
+		}
+	}
+	for p := range c.pools {
+		free += c.pools[p].freeGPUs
+	}
+	return int(otherPods + min(gpuPods, free))
+}
+
 // advance moves a project's head past workloads that are no longer waiting.
 func (c *cycle) advance(j int32) bool {
 	p := &c.projects[j]
@@ -129,6 +152,7 @@ func (c *cycle) advance(j int32) bool {
 
 // admit is phase 4.
 func (c *cycle) admit() {
+	c.plan.Binds = make([]Bind, 0, c.maxBinds())
 	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
 	// what was freed for them is theirs (S19).
 	for j := range c.projects {
@@ -186,6 +210,9 @@ func (c *cycle) admit() {
 			c.refresh(c.wls[e].project)
 		}
 	}
+	if len(c.plan.Binds) == 0 {
+		c.plan.Binds = nil // as it was before room was made
+	}
 }
 
 func (c *cycle) lessGroup(a, b *group, ia, ib int32) bool {
@@ -214,7 +241,7 @@ func (c *cycle) blockBehind(j, head int32) {
 	p := &c.projects[j]
 	for _, wi := range p.queue[p.next:] {
 		if ws := &c.wls[wi]; ws.outcome == waiting {
-			ws.outcome, ws.fail = skipped, failure{reason: BehindStrictHead, pool: -1, head: head}
+			ws.outcome, *c.failOf(ws) = skipped, failure{reason: BehindStrictHead, pool: -1, head: head}
 		}
 	}
 }
@@ -243,7 +270,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 		if !ok {
 			if reserved {
 				// what is set aside waits for its victims; the rest is tried again then
-				ws.fail = failure{reason: WaitingForEvictions, pool: -1}
+				*c.failOf(ws) = failure{reason: WaitingForEvictions, pool: -1}
 			}
 			return
 		}
@@ -253,7 +280,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	switch {
 	case reserved:
 		ws.outcome = reservedOutcome
-		ws.fail = failure{reason: WaitingForEvictions, pool: -1}
+		*c.failOf(ws) = failure{reason: WaitingForEvictions, pool: -1}
 	case ws.suspended:
 		ws.outcome = admitted
 		c.plan.Resumes = append(c.plan.Resumes, Resume{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
@@ -299,7 +326,7 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 	if f.reason == "" {
 		f.reason = NoMatchingNodes // the project may use no node pool at all
 	}
-	ws.fail = f
+	*c.failOf(ws) = f
 	return false, false
 }
 
@@ -380,8 +407,8 @@ func (c *cycle) commit(wi int32, mark int) {
 		case opPlace:
 			if evicting {
 				c.pods[o.id].reserved = true
-				if !slices.Contains(ws.nominatedNodes, o.node) {
-					ws.nominatedNodes = append(ws.nominatedNodes, o.node)
+				if nominated := &c.pend[ws.pend].nominatedNodes; !slices.Contains(*nominated, o.node) {
+					*nominated = append(*nominated, o.node)
 				}
 				continue
 			}

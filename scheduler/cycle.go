@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -64,9 +65,11 @@ type projectState struct {
 	group
 	dept   int32
 	policy Policy
-	pools  []int32 // node pools to try, in order
-	queue  []int32 // pending workloads, S10 order
-	next   int     // queue[next] is the head
+	// policyClass numbers the distinct parts of policies that resolution reads (resolveKey)
+	policyClass int32
+	pools       []int32 // node pools to try, in order
+	queue       []int32 // pending workloads, S10 order
+	next        int     // queue[next] is the head
 	// ranked[pool] lists the workloads running at the snapshot with pods in that pool, in
 	// the S15 ranking: non-preemptible first, then by priority, then by start time.
 	ranked [][]int32
@@ -85,30 +88,39 @@ const (
 	skipped               // not tried this cycle (reason already known)
 )
 
+// wlState is a workload during a cycle. Most workloads of a large cluster run and never wait,
+// so what only a waiting one needs is in pendState: this stays small.
 type wlState struct {
 	w              *Workload
-	project, dept  int32 // -1 without a project
 	prio           Priority
-	preemptible    bool
+	boundGPUs      int64
+	pendingGPUs    int64
+	queued, start  int64 // QueuedAt and StartedAt in Unix nanoseconds: kept here for sorting
 	gang           int
+	project, dept  int32 // -1 without a project
 	firstPod, pods int32 // range into cycle.pods
 	boundPods      int32 // bound at the snapshot, not terminating
 	pendingPods    int32
-	boundGPUs      int64
-	pendingGPUs    int64
-	pool           int32 // pool of its first bound pod, -1 if none
-	queued, start  int64 // QueuedAt and StartedAt in Unix nanoseconds: kept here for sorting
-	running        bool  // has bound pods at the snapshot
-	terminating    bool  // has pods still terminating
+	pend           int32 // its pendState in cycle.pend; -1 when it has no pending pods
+	preemptible    bool
+	running        bool // has bound pods at the snapshot
+	terminating    bool // has pods still terminating
 	suspended      bool
 	evicted        bool
 	waitEvictions  bool // an earlier eviction for it is still terminating (S19)
 	// evictionRecorded is set once its eviction is in the plan
 	evictionRecorded bool
 	outcome          uint8
-	fail             failure
-	nominatedNodes   []int32
 }
+
+// pendState is what a workload with pending pods needs besides its wlState.
+type pendState struct {
+	fail           failure
+	nominatedNodes []int32
+}
+
+// failOf is the failure of a workload with pending pods.
+func (c *cycle) failOf(ws *wlState) *failure { return &c.pend[ws.pend].fail }
 
 type podState struct {
 	pod         *Pod
@@ -130,16 +142,21 @@ type cycle struct {
 	depts    []deptState
 	projects []projectState
 	wls      []wlState
+	pend     []pendState
 	pods     []podState
 	st       statement
 	deptHeap indexedHeap
 	plan     Plan
 	// projectIndex finds projects by name while loading.
 	projectIndex map[string]int32
+	// resolved memoises resolution while loading (see resolveKey).
+	resolved map[resolveKey]resolved
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32
+	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)
+	runningOrder []rankItem
 }
 
 func sortedIndex[T any](xs []T, name func(*T) string) []int32 {
@@ -263,6 +280,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 	slab = slab[len(c.depts)*nPools:]
 
 	projOrder := sortedIndex(s.Projects, func(p *Project) string { return p.Name })
+	policyClasses := policyClasses{resolvePolicy{}: 0} // workloads without a project have the zero policy
 	c.projects = make([]projectState, len(projOrder))
 	for i, o := range projOrder {
 		p := &s.Projects[o]
@@ -278,6 +296,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 		}
 		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
 		ps.policy = p.Policy
+		ps.policyClass = policyClasses.of(p.Policy)
 		ps.ranked = make([][]int32, nPools)
 		d, ok := deptIdx[p.Department]
 		if !ok {
@@ -313,15 +332,12 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			continue
 		}
 		wi := int32(len(c.wls))
-		ws := wlState{w: w, project: -1, dept: -1, pool: -1, suspended: w.Phase == PhaseSuspended,
+		ws := wlState{w: w, project: -1, dept: -1, pend: -1, suspended: w.Phase == PhaseSuspended,
 			queued: w.QueuedAt.UnixNano(), start: w.StartedAt.UnixNano()}
-		var policy Policy
 		if j, ok := c.projectIndex[w.Project]; ok {
-			ws.project, ws.dept, policy = j, c.projects[j].dept, c.projects[j].policy
+			ws.project, ws.dept = j, c.projects[j].dept
 		}
-		r := c.catalog.Resolve(w, policy)
-		ws.prio, ws.preemptible = r.Priority, r.Preemptibility == Preemptible
-		c.plan.Warnings = append(c.plan.Warnings, r.Warnings...)
+		c.resolve(&ws)
 		gang, warnings := ResolveGangSize(w)
 		ws.gang = gang
 		c.plan.Warnings = append(c.plan.Warnings, warnings...)
@@ -332,15 +348,49 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		}
 		c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
 	}
+	// Count first, so that each of the following is allocated once, at its size.
+	nPools := len(c.pools)
+	nPending, nRunning, nRanked := 0, 0, 0
+	rankedCap := make([]int32, len(c.projects)*nPools) // bound pods: at least the entries of a ranked list
 	for wi := range c.wls {
-		if c.wls[wi].running {
-			c.rankRunning(int32(wi))
+		ws := &c.wls[wi]
+		if ws.pendingPods > 0 {
+			nPending++
+		}
+		if !ws.running {
+			continue
+		}
+		nRunning++
+		for k := ws.firstPod; ws.project >= 0 && k < ws.firstPod+ws.pods; k++ {
+			if ps := &c.pods[k]; ps.bound && !ps.terminating && c.nodes[ps.node].pool >= 0 {
+				rankedCap[int(ws.project)*nPools+int(c.nodes[ps.node].pool)]++
+				nRanked++
+			}
 		}
 	}
-	for j := range c.projects {
-		for _, list := range c.projects[j].ranked {
-			slices.SortFunc(list, c.compareRank)
+	c.pend = make([]pendState, 0, nPending)
+	for wi := range c.wls {
+		if c.wls[wi].pendingPods > 0 {
+			c.wls[wi].pend = int32(len(c.pend))
+			c.pend = append(c.pend, pendState{})
 		}
+	}
+	slab := make([]int32, nRanked)
+	for i, n := range rankedCap {
+		c.projects[i/nPools].ranked[i%nPools] = slab[:0:n]
+		slab = slab[n:]
+	}
+	// The ranking is one order over all running workloads, so it is sorted once: appending
+	// in that order leaves every project's lists sorted, and the report reuses it.
+	c.runningOrder = make([]rankItem, 0, nRunning)
+	for wi := range c.wls {
+		if c.wls[wi].running {
+			c.runningOrder = append(c.runningOrder, c.rankItemOf(int32(wi)))
+		}
+	}
+	slices.SortFunc(c.runningOrder, c.compareRank)
+	for _, r := range c.runningOrder {
+		c.rankRunning(r.wi)
 	}
 }
 
@@ -367,9 +417,6 @@ func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
 		ws.boundPods++
 		ws.boundGPUs += ps.req.GPUs
 		pool := c.nodes[n].pool
-		if ws.pool < 0 {
-			ws.pool = pool
-		}
 		c.account(wi, pool, ps.req.GPUs)
 		c.addRunning(wi, pool, ps.req.GPUs)
 	case !pod.Terminating:
@@ -427,29 +474,54 @@ func (c *cycle) rankRunning(wi int32) {
 	}
 }
 
+// rankItem is a workload with what the ranking orders it by, packed so that sorting compares
+// integers and reaches into the workload only to break ties by UID.
+type rankItem struct {
+	key   uint64 // non-preemptible first, then higher priority, then running at the snapshot first
+	start int64
+	uid   uint64 // the UID's first 8 bytes, big-endian: most UIDs differ there
+	wi    int32
+}
+
+// uidPrefix orders as the UIDs do wherever two prefixes differ: a UID shorter than 8 bytes is
+// padded with zeros, which sort first.
+func uidPrefix(uid string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(uid) {
+			p |= uint64(uid[i])
+		}
+	}
+	return p
+}
+
+func (c *cycle) rankItemOf(wi int32) rankItem {
+	ws := &c.wls[wi]
+	var key uint64
+	if ws.preemptible {
+		key = 1 << 34
+	}
+	key |= uint64(math.MaxInt32-int64(ws.prio.Value)) << 1 // higher priority first; fits in 32 bits
+	if !ws.running {
+		key |= 1 // what starts in this cycle starts last
+	}
+	return rankItem{key: key, start: ws.start, uid: uidPrefix(ws.w.UID), wi: wi}
+}
+
 // compareRank is the ranking of a project's running work (section 8 of the contract):
 // non-preemptible first, then higher priority, then earlier start.
-func (c *cycle) compareRank(a, b int32) int {
-	wa, wb := &c.wls[a], &c.wls[b]
-	if wa.preemptible != wb.preemptible {
-		if !wa.preemptible {
-			return -1
-		}
-		return 1
+func (c *cycle) compareRank(a, b rankItem) int {
+	if a.key != b.key {
+		return cmp.Compare(a.key, b.key)
 	}
-	if wa.prio.Value != wb.prio.Value {
-		return cmp.Compare(wb.prio.Value, wa.prio.Value)
+	if a.start != b.start {
+		return cmp.Compare(a.start, b.start)
 	}
-	if wa.running != wb.running {
-		if wa.running {
-			return -1 // what starts in this cycle starts last
-		}
-		return 1
+	if a.uid != b.uid {
+		return cmp.Compare(a.uid, b.uid)
 	}
-	if wa.start != wb.start {
-		return cmp.Compare(wa.start, wb.start)
-	}
-	return cmp.Compare(wa.w.UID, wb.w.UID)
+	return cmp.Compare(c.wls[a.wi].w.UID, c.wls[b.wi].w.UID)
 }
 
 // gpusIn is the GPUs a workload's bound pods hold in a pool.
@@ -491,5 +563,108 @@ func (c *cycle) buildBuckets() {
 				p.shapes = append(p.shapes, ns.node.Allocatable)
 			}
 		}
+	}
+}
+
+// resolvePolicy is what Catalog.Resolve reads of a policy (S7).
+type resolvePolicy struct {
+	defaultPriority, minPriority, maxPriority string
+	forbidChange                              bool
+}
+
+type policyClasses map[resolvePolicy]int32
+
+func (m policyClasses) of(p Policy) int32 {
+	k := resolvePolicy{p.DefaultPriority, p.MinPriority, p.MaxPriority, p.ForbidPriorityChange}
+	class, ok := m[k]
+	if !ok {
+		class = int32(len(m))
+		m[k] = class
+	}
+	return class
+}
+
+// resolveKey is everything Catalog.Resolve reads of a workload, bar its UID (which only
+// names the warnings), and what it reads of its project's policy. Workloads of one controller
+// share them, so a cycle resolves each combination once instead of once per workload.
+// A source that a source before it overrides is left out (zero), as Resolve does not read it:
+// a workload's own valid labels spare looking at its pod's labels.
+type resolveKey struct {
+	typ, group                  string
+	ownerPrio, ownerPreemptible string // the workload's labels
+	podPrio, podPreemptible     string // its first pod's labels
+	podClass                    string // its first pod's spec.priorityClassName
+	present                     uint8  // which of the four labels are set, even to ""
+	policyClass                 int32
+}
+
+const (
+	hasOwnerPrio uint8 = 1 << iota
+	hasOwnerPreemptible
+	hasPodPrio
+	hasPodPreemptible
+)
+
+// resolved is a memoised Resolution: its warnings are those of whichever workload was
+// resolved first, and are given the UID of each workload that shares them.
+type resolved struct {
+	prio        Priority
+	preemptible bool
+	warnings    []Warning
+}
+
+func label(labels map[string]string, key string, bit uint8, present *uint8) (string, bool) {
+	v, ok := labels[key]
+	if ok {
+		*present |= bit
+	}
+	return v, ok
+}
+
+// resolve is Catalog.Resolve for a loaded workload (S7, S8), memoised for the cycle.
+func (c *cycle) resolve(ws *wlState) {
+	w := ws.w
+	k := resolveKey{typ: w.Type, group: w.Group}
+	if ws.project >= 0 {
+		k.policyClass = c.projects[ws.project].policyClass
+	}
+	var pod *Pod
+	if len(w.Pods) > 0 {
+		pod = &w.Pods[0]
+	}
+	// userPriority stops at the first source naming a dictionary entry
+	known := func(name string) bool { _, ok := c.catalog.priorities[name]; return ok }
+	v, ok := label(w.Labels, LabelPriority, hasOwnerPrio, &k.present)
+	k.ownerPrio = v
+	if (!ok || !known(v)) && pod != nil {
+		v, ok = label(pod.Labels, LabelPriority, hasPodPrio, &k.present)
+		k.podPrio = v
+		if !ok || !known(v) {
+			k.podClass = pod.PriorityClassName
+		}
+	}
+	// resolvePreemptibility stops at the first valid label
+	v, ok = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &k.present)
+	k.ownerPreemptible = v
+	if (!ok || !validPreemptibility(v)) && pod != nil {
+		k.podPreemptible, _ = label(pod.Labels, LabelPreemptibility, hasPodPreemptible, &k.present)
+	}
+	r, ok := c.resolved[k]
+	if !ok {
+		var policy Policy
+		if ws.project >= 0 {
+			policy = c.projects[ws.project].policy
+		}
+		full := c.catalog.Resolve(w, policy)
+		r = resolved{prio: full.Priority, preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings}
+		if c.resolved == nil {
+			c.resolved = make(map[resolveKey]resolved)
+		}
+		c.resolved[k] = r
+	}
+	ws.prio, ws.preemptible = r.prio, r.preemptible
+	for _, wr := range r.warnings {
+		wr.Workload = w.UID
+		c.plan.Warnings = append(c.plan.Warnings, wr)
 	}
 }

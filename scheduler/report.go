@@ -16,6 +16,15 @@ func (c *cycle) report() {
 		pending, running int
 	}, len(c.projects)*nPools)
 
+	n := 0
+	for wi := range c.wls {
+		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted {
+			n++
+		}
+	}
+	if n > 0 {
+		c.plan.Pending = make([]PendingWorkload, 0, n)
+	}
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; ws.project < 0 && ws.pendingPods > 0 {
 			c.plan.Pending = append(c.plan.Pending, c.pendingEntry(int32(wi), 0))
@@ -103,46 +112,79 @@ func (c *cycle) held(ws *wlState) (pool int32, gpus int64, any bool) {
 // reportRunning lists running workloads by project, node pool and the ranking of section 8,
 // marking as borrowed those that end beyond their project's deserved quota.
 func (c *cycle) reportRunning(count func(j, pool int32)) {
-	type held struct {
-		wi   int32
-		pool int32
-		gpus int64
-	}
-	list := make([]held, 0, len(c.wls))
+	// What started in this cycle ranks among the rest by priority: sorting only that and
+	// merging it in spares sorting again what the load sorted (runningOrder).
+	n := 0
 	for wi := range c.wls {
-		if pool, gpus, ok := c.held(&c.wls[wi]); ok {
-			list = append(list, held{int32(wi), pool, gpus})
+		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
+			if _, _, ok := c.held(ws); ok {
+				n++
+			}
 		}
 	}
-	slices.SortFunc(list, func(a, b held) int {
-		if d := cmp.Compare(c.wls[a.wi].project, c.wls[b.wi].project); d != 0 {
-			return d
+	started := make([]rankItem, 0, n)
+	for wi := range c.wls {
+		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
+			if _, _, ok := c.held(ws); ok {
+				started = append(started, c.rankItemOf(int32(wi)))
+			}
 		}
-		if a.pool != b.pool {
-			return cmp.Compare(a.pool, b.pool)
+	}
+	slices.SortFunc(started, c.compareRank)
+
+	// Then a stable counting sort by (project, pool), -1 (none) first, gives the report's order.
+	nPools := int32(len(c.pools) + 1)
+	bucketOf := func(ws *wlState, pool int32) int32 { return (ws.project+1)*nPools + pool + 1 }
+	bounds := make([]int32, 2*(int(nPools)*(len(c.projects)+1)+1))
+	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:] // first[b]: where bucket b starts
+	ranked := make([]int32, 0, len(c.runningOrder)+len(started))
+	running := c.runningOrder
+	for len(running)+len(started) > 0 {
+		var wi int32
+		if len(started) == 0 || len(running) > 0 && c.compareRank(running[0], started[0]) < 0 {
+			wi, running = running[0].wi, running[1:]
+		} else {
+			wi, started = started[0].wi, started[1:]
 		}
-		return c.compareRank(a.wi, b.wi)
-	})
-	c.plan.Running = make([]RunningWorkload, len(list))
-	var cum int64
-	for i, h := range list {
-		ws := &c.wls[h.wi]
-		if i == 0 || ws.project != c.wls[list[i-1].wi].project || h.pool != list[i-1].pool {
-			cum = 0
+		if pool, _, ok := c.held(&c.wls[wi]); ok {
+			ranked = append(ranked, wi)
+			first[bucketOf(&c.wls[wi], pool)+1]++
 		}
-		cum += h.gpus
-		r := &c.plan.Running[i]
+	}
+	for b := 1; b < len(first); b++ {
+		first[b] += first[b-1]
+	}
+	copy(next, first)
+
+	c.plan.Running = make([]RunningWorkload, len(ranked))
+	for _, wi := range ranked {
+		ws := &c.wls[wi]
+		pool, gpus, _ := c.held(ws)
+		b := bucketOf(ws, pool)
+		r := &c.plan.Running[next[b]]
+		next[b]++
 		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-			Priority: ws.prio, Preemptibility: preemptibility(ws.preemptible), GPUs: h.gpus}
-		if h.pool >= 0 {
-			r.NodePool = c.pools[h.pool].pool.Name
+			Priority: ws.prio, Preemptibility: preemptibility(ws.preemptible), GPUs: gpus}
+		if pool >= 0 {
+			r.NodePool = c.pools[pool].pool.Name
 		}
 		if ws.project >= 0 {
 			r.Project = c.projects[ws.project].name
-			if h.pool >= 0 {
-				r.Borrowed = cum > c.projects[ws.project].shares[h.pool].quota.Deserved
-				count(ws.project, h.pool)
-			}
+		}
+	}
+	// borrowed: what ends beyond the deserved quota, adding up GPUs along the ranking
+	for b := range len(first) - 1 {
+		j, pool := int32(b)/nPools-1, int32(b)%nPools-1
+		if j < 0 || pool < 0 {
+			continue
+		}
+		deserved := c.projects[j].shares[pool].quota.Deserved
+		var cum int64
+		for i := first[b]; i < first[b+1]; i++ {
+			r := &c.plan.Running[i]
+			cum += r.GPUs
+			r.Borrowed = cum > deserved
+			count(j, pool)
 		}
 	}
 }
@@ -169,17 +211,18 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 			}
 		}
 	}
+	pend := &c.pend[ws.pend]
 	if ws.waitEvictions && ws.outcome == waiting {
-		ws.fail = failure{reason: WaitingForEvictions, pool: -1}
+		pend.fail = failure{reason: WaitingForEvictions, pool: -1}
 	}
-	if ws.fail.reason == "" {
-		ws.fail = failure{reason: InsufficientCapacity, pool: -1}
+	if pend.fail.reason == "" {
+		pend.fail = failure{reason: InsufficientCapacity, pool: -1}
 	}
-	e.Reason = ws.fail.reason
-	if len(ws.nominatedNodes) > 0 && e.Reason == WaitingForEvictions {
-		slices.Sort(ws.nominatedNodes)
-		e.NominatedNodes = make([]string, len(ws.nominatedNodes))
-		for i, n := range ws.nominatedNodes {
+	e.Reason = pend.fail.reason
+	if len(pend.nominatedNodes) > 0 && e.Reason == WaitingForEvictions {
+		slices.Sort(pend.nominatedNodes)
+		e.NominatedNodes = make([]string, len(pend.nominatedNodes))
+		for i, n := range pend.nominatedNodes {
 			e.NominatedNodes[i] = c.nodes[n].node.Name
 		}
 	}
@@ -196,7 +239,7 @@ func gpus(n int64) string {
 
 // message is the sentence a user reads next to the reason (S23): what blocks, and what to do.
 func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
-	f := &ws.fail
+	f := c.failOf(ws)
 	pool := ""
 	if f.pool >= 0 {
 		pool = c.pools[f.pool].pool.Name
