@@ -103,8 +103,8 @@ func (c *cycle) markWaitingForEvictions() {
 // compareQueue is S10: higher priority first, then earlier queue time, then name.
 func (c *cycle) compareQueue(a, b int32) int {
 	wa, wb := &c.wls[a], &c.wls[b]
-	if wa.prio.Value != wb.prio.Value {
-		return cmp.Compare(wb.prio.Value, wa.prio.Value)
+	if wa.prio != wb.prio {
+		return cmp.Compare(wb.prio, wa.prio)
 	}
 	if wa.queued != wb.queued {
 		return cmp.Compare(wa.queued, wb.queued)

@@ -92,7 +92,6 @@ const (
 // so what only a waiting one needs is in pendState: this stays small.
 type wlState struct {
 	w              *Workload
-	prio           Priority
 	boundGPUs      int64
 	pendingGPUs    int64
 	queued, start  int64 // QueuedAt and StartedAt in Unix nanoseconds: kept here for sorting
@@ -102,6 +101,8 @@ type wlState struct {
 	boundPods      int32 // bound at the snapshot, not terminating
 	pendingPods    int32
 	pend           int32 // its pendState in cycle.pend; -1 when it has no pending pods
+	res            int32 // its resolution in cycle.resolutions
+	prio           int32 // the value of its resolved priority
 	preemptible    bool
 	running        bool // has bound pods at the snapshot
 	terminating    bool // has pods still terminating
@@ -149,8 +150,12 @@ type cycle struct {
 	plan     Plan
 	// projectIndex finds projects by name while loading.
 	projectIndex map[string]int32
-	// resolved memoises resolution while loading (see resolveKey).
-	resolved map[resolveKey]resolved
+	// resolutions are the distinct resolutions of the cycle's workloads, found by resolved
+	// while loading (see resolveKey); last is the key of the latest and its index.
+	resolutions []resolved
+	resolved    map[resolveKey]int32
+	last        resolveKey
+	lastRes     int32
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
 	// evictedOrder lists victims in the order of plan.Evictions
@@ -502,7 +507,7 @@ func (c *cycle) rankItemOf(wi int32) rankItem {
 	if ws.preemptible {
 		key = 1 << 34
 	}
-	key |= uint64(math.MaxInt32-int64(ws.prio.Value)) << 1 // higher priority first; fits in 32 bits
+	key |= uint64(math.MaxInt32-int64(ws.prio)) << 1 // higher priority first; fits in 32 bits
 	if !ws.running {
 		key |= 1 // what starts in this cycle starts last
 	}
@@ -621,6 +626,9 @@ func label(labels map[string]string, key string, bit uint8, present *uint8) (str
 	return v, ok
 }
 
+// priority is a workload's resolved priority.
+func (c *cycle) priority(ws *wlState) Priority { return c.resolutions[ws.res].prio }
+
 // resolve is Catalog.Resolve for a loaded workload (S7, S8), memoised for the cycle.
 func (c *cycle) resolve(ws *wlState) {
 	w := ws.w
@@ -649,20 +657,28 @@ func (c *cycle) resolve(ws *wlState) {
 	if (!ok || !validPreemptibility(v)) && pod != nil {
 		k.podPreemptible, _ = label(pod.Labels, LabelPreemptibility, hasPodPreemptible, &k.present)
 	}
-	r, ok := c.resolved[k]
+	// workloads of one controller tend to come together: the latest key first
+	i, ok := c.lastRes, len(c.resolutions) > 0 && k == c.last
+	if !ok {
+		i, ok = c.resolved[k]
+	}
 	if !ok {
 		var policy Policy
 		if ws.project >= 0 {
 			policy = c.projects[ws.project].policy
 		}
 		full := c.catalog.Resolve(w, policy)
-		r = resolved{prio: full.Priority, preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings}
+		i = int32(len(c.resolutions))
+		c.resolutions = append(c.resolutions,
+			resolved{prio: full.Priority, preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings})
 		if c.resolved == nil {
-			c.resolved = make(map[resolveKey]resolved)
+			c.resolved = make(map[resolveKey]int32)
 		}
-		c.resolved[k] = r
+		c.resolved[k] = i
 	}
-	ws.prio, ws.preemptible = r.prio, r.preemptible
+	c.last, c.lastRes = k, i
+	r := &c.resolutions[i]
+	ws.res, ws.prio, ws.preemptible = i, r.prio.Value, r.preemptible
 	for _, wr := range r.warnings {
 		wr.Workload = w.UID
 		c.plan.Warnings = append(c.plan.Warnings, wr)

@@ -128,7 +128,7 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		freed := c.pools[pool].freeGPUs
 		for _, v := range proj.ranked[pool] {
 			vs := &c.wls[v]
-			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio.Value >= ws.prio.Value || c.minRuntimeLeft(vs) {
+			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.minRuntimeLeft(vs) {
 				continue
 			}
 			cands = append(cands, v)
@@ -141,8 +141,8 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		newest := proj.policy.PreemptionOrder == NewestFirst
 		slices.SortFunc(cands, func(a, b int32) int {
 			wa, wb := &c.wls[a], &c.wls[b]
-			if wa.prio.Value != wb.prio.Value {
-				return cmp.Compare(wa.prio.Value, wb.prio.Value)
+			if wa.prio != wb.prio {
+				return cmp.Compare(wa.prio, wb.prio)
 			}
 			if wa.start != wb.start {
 				if newest {

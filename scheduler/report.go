@@ -164,7 +164,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 		r := &c.plan.Running[next[b]]
 		next[b]++
 		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-			Priority: ws.prio, Preemptibility: preemptibility(ws.preemptible), GPUs: gpus}
+			Priority: c.priority(ws), Preemptibility: preemptibility(ws.preemptible), GPUs: gpus}
 		if pool >= 0 {
 			r.NodePool = c.pools[pool].pool.Name
 		}
@@ -198,7 +198,7 @@ func preemptibility(preemptible bool) Preemptibility {
 
 func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	ws := &c.wls[wi]
-	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: ws.prio,
+	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws),
 		Preemptibility: preemptibility(ws.preemptible), QueuePosition: pos}
 	if ws.project >= 0 {
 		e.Project = c.projects[ws.project].name
