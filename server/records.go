@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -120,8 +122,9 @@ func (r *recorder) signal() {
 }
 
 // observe merges one cycle into the pending batch. It runs on the scheduler's goroutine, so
-// it looks only at the workloads that can have changed: those rebuilt for this cycle, those
-// the plan binds, evicts, resumes or keeps waiting, and new ones. Any other is as recorded.
+// it looks only at the workloads that can have changed: those rebuilt for this cycle (new ones
+// among them) and those the plan binds, evicts, resumes or keeps waiting. Any other is as
+// recorded.
 func (r *recorder) observe(res *kube.Result) {
 	snap, plan := &res.Snapshot, res.Plan
 	now := res.At
@@ -149,26 +152,35 @@ func (r *recorder) observe(res *kube.Result) {
 	for _, b := range plan.Binds {
 		nodesOf[b.Workload] = appendUnique(nodesOf[b.Workload], b.Node)
 	}
-	changed := func(uid string) bool {
-		if res.Rebuilt(uid) || pending[uid] != nil || evicted[uid] != nil || resumed[uid] || nodesOf[uid] != nil {
-			return true
-		}
-		_, known := r.last[uid]
-		return !known
+	// The workloads to look at. One the recorder has not seen is always among them: a
+	// workload is built afresh whenever it appears in the cache.
+	look := make(map[string]bool, len(pending)+len(evicted)+len(resumed)+len(nodesOf))
+	for uid := range res.Rebuilt() {
+		look[uid] = true
+	}
+	maps.Copy(look, resumed)
+	for uid := range pending {
+		look[uid] = true
+	}
+	for uid := range evicted {
+		look[uid] = true
+	}
+	for uid := range nodesOf {
+		look[uid] = true
 	}
 	running := make(map[string]*scheduler.RunningWorkload)
 	for i := range plan.Running {
-		if uid := plan.Running[i].Workload; changed(uid) {
+		if uid := plan.Running[i].Workload; look[uid] {
 			running[uid] = &plan.Running[i]
 		}
 	}
 
 	var events []store.WorkloadEvent
-	records := make([]store.WorkloadRecord, 0)
-	for i := range snap.Workloads {
-		w := &snap.Workloads[i]
-		if !changed(w.UID) {
-			continue
+	records := make([]store.WorkloadRecord, 0, len(look))
+	for _, uid := range slices.Sorted(maps.Keys(look)) {
+		w, _ := res.Workload(uid)
+		if w == nil {
+			continue // gone: see below
 		}
 		rec := store.WorkloadRecord{
 			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,

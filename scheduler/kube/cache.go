@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"iter"
 	"maps"
 	"reflect"
 	"slices"
@@ -478,10 +479,11 @@ func (v *View) Workload(uid string) (*scheduler.Workload, *WorkloadMeta) {
 	return &ws[i], v.meta[i]
 }
 
-// Rebuilt reports whether a workload was built afresh for this view: it is new, or something
-// of it changed since the previous view. Any other workload is as the previous view had it,
-// apart from what each cycle sets (StartedAt of a pod not yet started, PreemptedBy, Nominated).
-func (v *View) Rebuilt(uid string) bool { return v.rebuilt[uid] }
+// Rebuilt yields the workloads built afresh for this view: new ones, ones something of which
+// changed since the previous view, and ones gone since (no longer in the view). Any other
+// workload is as the previous view had it, apart from what each cycle sets (StartedAt of a
+// pod not yet started, PreemptedBy, Nominated).
+func (v *View) Rebuilt() iter.Seq[string] { return maps.Keys(v.rebuilt) }
 
 // Snapshot builds one cycle's view from the cache and the settings. It rebuilds only the
 // workloads changed since the last snapshot (all of them when the settings changed).

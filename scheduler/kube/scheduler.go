@@ -51,7 +51,7 @@ type Result struct {
 	At     time.Time
 	Decide time.Duration // snapshot + Plan()
 	Apply  time.Duration
-	// View is what was decided from: the snapshot (r.Snapshot), r.Workload(uid), r.Rebuilt(uid).
+	// View is what was decided from: the snapshot (r.Snapshot), r.Workload(uid), r.Rebuilt().
 	*View
 	Plan *scheduler.Plan
 }
