@@ -393,7 +393,7 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			c.runningOrder = append(c.runningOrder, c.rankItemOf(int32(wi)))
 		}
 	}
-	slices.SortFunc(c.runningOrder, c.compareRank)
+	slices.SortFunc(c.runningOrder, c.compareRank())
 	for _, r := range c.runningOrder {
 		c.rankRunning(r.wi)
 	}
@@ -515,19 +515,31 @@ func (c *cycle) rankItemOf(wi int32) rankItem {
 }
 
 // compareRank is the ranking of a project's running work (section 8 of the contract):
-// non-preemptible first, then higher priority, then earlier start.
-func (c *cycle) compareRank(a, b rankItem) int {
-	if a.key != b.key {
-		return cmp.Compare(a.key, b.key)
+// non-preemptible first, then higher priority, then earlier start. It is a function value, not
+// a method, so that sorting calls it directly with everything but the UID tie-break inlined.
+func (c *cycle) compareRank() func(a, b rankItem) int {
+	return func(a, b rankItem) int {
+		switch {
+		case a.key != b.key:
+			return sign(a.key < b.key)
+		case a.start != b.start:
+			return sign(a.start < b.start)
+		case a.uid != b.uid:
+			return sign(a.uid < b.uid)
+		}
+		return c.compareUIDs(a.wi, b.wi)
 	}
-	if a.start != b.start {
-		return cmp.Compare(a.start, b.start)
-	}
-	if a.uid != b.uid {
-		return cmp.Compare(a.uid, b.uid)
-	}
-	return cmp.Compare(c.wls[a.wi].w.UID, c.wls[b.wi].w.UID)
 }
+
+// sign is -1 for less, else 1: a comparison of values known to differ.
+func sign(less bool) int {
+	if less {
+		return -1
+	}
+	return 1
+}
+
+func (c *cycle) compareUIDs(a, b int32) int { return cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID) }
 
 // gpusIn is the GPUs a workload's bound pods hold in a pool.
 func (c *cycle) gpusIn(wi, pool int32) int64 {

@@ -130,7 +130,8 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			}
 		}
 	}
-	slices.SortFunc(started, c.compareRank)
+	compareRank := c.compareRank()
+	slices.SortFunc(started, compareRank)
 
 	// Then a stable counting sort by (project, pool), -1 (none) first, gives the report's order.
 	nPools := int32(len(c.pools) + 1)
@@ -141,7 +142,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
 		var wi int32
-		if len(started) == 0 || len(running) > 0 && c.compareRank(running[0], started[0]) < 0 {
+		if len(started) == 0 || len(running) > 0 && compareRank(running[0], started[0]) < 0 {
 			wi, running = running[0].wi, running[1:]
 		} else {
 			wi, started = started[0].wi, started[1:]
