@@ -260,7 +260,7 @@ func BenchmarkFillCluster(b *testing.B) {
 	ns := cb.project("fill", benchNodes*benchGPUs)
 	baseline := cb.project("baseline", 0)
 	for b.Loop() {
-		cpu := readCPU(cb.cluster.PIDs())
+		cpu, reqs := readCPU(cb.cluster.PIDs()), readRequests(cb.ctx, cb.client)
 		start := time.Now()
 		cb.createJobs(ns, "job", "arbiter", benchJobs, nil)
 		created := time.Since(start)
@@ -277,13 +277,13 @@ func BenchmarkFillCluster(b *testing.B) {
 		b.Logf("Arbiter: %d Jobs created in %s; all Running after %s; pod created→bound p50 %s p99 %s; created→Running p50 %s p99 %s",
 			benchJobs, created.Round(time.Millisecond), took.Round(time.Millisecond), lag[2].Round(time.Millisecond), lag[3].Round(time.Millisecond),
 			lag[0].Round(time.Millisecond), lag[1].Round(time.Millisecond))
-		b.Logf("Arbiter fill: %s", readCPU(cb.cluster.PIDs()).since(cpu))
+		b.Logf("Arbiter fill: %s; %s", readCPU(cb.cluster.PIDs()).since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
 
 		// The same pods through kube-scheduler, on the same nodes once Arbiter's are gone.
 		cb.deleteJobs(ns, "job", benchJobs)
 		waitNoPods(b, cb, ns)
 		cb.running.Store(0)
-		cpu = readCPU(cb.cluster.PIDs())
+		cpu, reqs = readCPU(cb.cluster.PIDs()), readRequests(cb.ctx, cb.client)
 		start = time.Now()
 		cb.createJobs(baseline, "job", corev1.DefaultSchedulerName, benchJobs, nil)
 		created = time.Since(start)
@@ -300,7 +300,7 @@ func BenchmarkFillCluster(b *testing.B) {
 		b.Logf("kube-scheduler: all Running after %s; pod created→bound p50 %s p99 %s; created→Running p50 %s p99 %s; kube-scheduler/Arbiter time ratio %.2f",
 			ktook.Round(time.Millisecond), klag[2].Round(time.Millisecond), klag[3].Round(time.Millisecond),
 			klag[0].Round(time.Millisecond), klag[1].Round(time.Millisecond), ktook.Seconds()/took.Seconds())
-		b.Logf("kube-scheduler fill: %s", readCPU(cb.cluster.PIDs()).since(cpu))
+		b.Logf("kube-scheduler fill: %s; %s", readCPU(cb.cluster.PIDs()).since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
 	}
 }
 

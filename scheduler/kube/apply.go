@@ -248,12 +248,9 @@ func resourceOf(group, kind string) (string, bool) {
 
 // event records a Kubernetes event on an object.
 func (s *Scheduler) event(o ownerRef, eventType, reason, message string) {
-	if s.recorder == nil {
-		return
+	if s.events != nil {
+		s.events.emit(o, eventType, reason, message)
 	}
-	s.recorder.Event(&corev1.ObjectReference{
-		APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID,
-	}, eventType, reason, message)
 }
 
 // warn records each resolution warning (an invalid label, a clamped priority, ...) as a

@@ -17,13 +17,10 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 )
@@ -66,7 +63,7 @@ type Scheduler struct {
 	dynamic     dynamic.Interface
 	metadata    metadata.Interface
 	cache       *Cache
-	recorder    record.EventRecorder
+	events      *eventWriter
 	workers     int
 
 	settings     atomic.Pointer[Settings]
@@ -156,10 +153,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.loadSettings(ctx); err != nil {
 		return err
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.eventClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	s.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: s.opts.SchedulerName})
+	s.events = newEventWriter(s.eventClient, s.opts.SchedulerName, s.log)
+	s.events.run(ctx, 8)
 
 	factory := informers.NewSharedInformerFactory(s.client, 0)
 	podInf := factory.Core().V1().Pods().Informer()
