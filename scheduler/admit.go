@@ -57,13 +57,15 @@ func (c *cycle) nominate() {
 		}
 		p := &c.projects[ws.project]
 		p.queue = append(p.queue, int32(wi))
-		have := ws.boundPods + ws.pendingPods
-		if ws.suspended {
-			have = ws.pendingPods
+		have := ws.pendingPods
+		for k := ws.firstPod; !ws.suspended && k < ws.firstPod+ws.pods; k++ {
+			if ps := &c.pods[k]; ps.bound && !ps.terminating {
+				have++
+			}
 		}
-		if int(have) < ws.gang {
+		if gang := c.pend[ws.pend].gang; int(have) < gang {
 			ws.outcome = skipped
-			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(ws.gang), bound: int64(have)}
+			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(gang), bound: int64(have)}
 		}
 	}
 }
@@ -106,8 +108,8 @@ func (c *cycle) compareQueue(a, b int32) int {
 	if wa.prio != wb.prio {
 		return cmp.Compare(wb.prio, wa.prio)
 	}
-	if wa.queued != wb.queued {
-		return cmp.Compare(wa.queued, wb.queued)
+	if qa, qb := c.pend[wa.pend].queued, c.pend[wb.pend].queued; qa != qb {
+		return cmp.Compare(qa, qb)
 	}
 	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
 		return d
@@ -259,7 +261,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	// bigger pods first: they are the hard ones to fit
 	slices.SortStableFunc(pending, func(a, b int32) int { return cmp.Compare(c.pods[b].req.GPUs, c.pods[a].req.GPUs) })
 	c.unitBuf = pending
-	one := ws.suspended || ws.gang > 1
+	one := ws.suspended || c.pend[ws.pend].gang > 1
 	reserved := false
 	for i := 0; i < len(pending); {
 		n := 1
@@ -285,10 +287,19 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 		ws.outcome = admitted
 		c.plan.Resumes = append(c.plan.Resumes, Resume{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
 			Project: c.projects[ws.project].name, NodePool: c.pools[c.nodes[c.pods[pending[0]].node].pool].pool.Name,
-			GPUs: ws.pendingGPUs})
+			GPUs: c.podGPUs(ws)})
 	default:
 		ws.outcome = admitted
 	}
+}
+
+// podGPUs is the GPUs all of a workload's pods request.
+func (c *cycle) podGPUs(ws *wlState) int64 {
+	var n int64
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		n += c.pods[k].req.GPUs
+	}
+	return n
 }
 
 // reservedOutcome: placed in the simulation on capacity that evictions free; its pods are

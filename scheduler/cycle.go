@@ -89,16 +89,13 @@ const (
 )
 
 // wlState is a workload during a cycle. Most workloads of a large cluster run and never wait,
-// so what only a waiting one needs is in pendState: this stays small.
+// so what only a waiting one needs is in pendState: this stays one cache line (64 bytes).
 type wlState struct {
 	w              *Workload
-	boundGPUs      int64
-	pendingGPUs    int64
-	queued, start  int64 // QueuedAt and StartedAt in Unix nanoseconds: kept here for sorting
-	gang           int
+	boundGPUs      int64 // of pods bound at the snapshot, not terminating
+	start          int64 // StartedAt in Unix nanoseconds, kept here for sorting
 	project, dept  int32 // -1 without a project
 	firstPod, pods int32 // range into cycle.pods
-	boundPods      int32 // bound at the snapshot, not terminating
 	pendingPods    int32
 	pend           int32 // its pendState in cycle.pend; -1 when it has no pending pods
 	res            int32 // its resolution in cycle.resolutions
@@ -116,6 +113,8 @@ type wlState struct {
 
 // pendState is what a workload with pending pods needs besides its wlState.
 type pendState struct {
+	queued         int64 // QueuedAt in Unix nanoseconds, kept here for sorting
+	gang           int
 	fail           failure
 	nominatedNodes []int32
 }
@@ -150,11 +149,10 @@ type cycle struct {
 	plan     Plan
 	// projectIndex finds projects by name while loading.
 	projectIndex map[string]int32
-	// resolutions are the distinct resolutions of the cycle's workloads, found by resolved
-	// while loading (see resolveKey); last is the key of the latest and its index.
+	// resolutions are the distinct resolutions of the cycle's workloads; resolved finds the
+	// first of those whose key has a given hash (see resolveKey), lastRes is the latest found.
 	resolutions []resolved
-	resolved    map[resolveKey]int32
-	last        resolveKey
+	resolved    map[uint64]int32
 	lastRes     int32
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
@@ -338,13 +336,13 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		}
 		wi := int32(len(c.wls))
 		ws := wlState{w: w, project: -1, dept: -1, pend: -1, suspended: w.Phase == PhaseSuspended,
-			queued: w.QueuedAt.UnixNano(), start: w.StartedAt.UnixNano()}
+			start: w.StartedAt.UnixNano()}
 		if j, ok := c.projectIndex[w.Project]; ok {
 			ws.project, ws.dept = j, c.projects[j].dept
 		}
 		c.resolve(&ws)
-		gang, warnings := ResolveGangSize(w)
-		ws.gang = gang
+		// the gang size matters only while pods are pending (pendState), its warnings always
+		_, warnings := ResolveGangSize(w)
 		c.plan.Warnings = append(c.plan.Warnings, warnings...)
 		ws.firstPod = int32(len(c.pods))
 		c.wls = append(c.wls, ws)
@@ -375,9 +373,10 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	}
 	c.pend = make([]pendState, 0, nPending)
 	for wi := range c.wls {
-		if c.wls[wi].pendingPods > 0 {
-			c.wls[wi].pend = int32(len(c.pend))
-			c.pend = append(c.pend, pendState{})
+		if ws := &c.wls[wi]; ws.pendingPods > 0 {
+			ws.pend = int32(len(c.pend))
+			gang, _ := ResolveGangSize(ws.w)
+			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
 		}
 	}
 	slab := make([]int32, nRanked)
@@ -406,7 +405,6 @@ func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
 	switch {
 	case ws.suspended:
 		ws.pendingPods++
-		ws.pendingGPUs += ps.req.GPUs
 	case pod.NodeName != "":
 		n, ok := nodeIdx[pod.NodeName]
 		if !ok {
@@ -419,14 +417,12 @@ func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
 			break
 		}
 		ws.running = true
-		ws.boundPods++
 		ws.boundGPUs += ps.req.GPUs
 		pool := c.nodes[n].pool
 		c.account(wi, pool, ps.req.GPUs)
 		c.addRunning(wi, pool, ps.req.GPUs)
 	case !pod.Terminating:
 		ws.pendingPods++
-		ws.pendingGPUs += ps.req.GPUs
 	}
 	c.pods = append(c.pods, ps)
 }
@@ -622,9 +618,26 @@ const (
 	hasPodPreemptible
 )
 
+// hash is a cheap hash of the key: lengths and a few bytes of its strings. A map keyed by the
+// whole struct hashes all seven strings, which cost as much as resolving; collisions are
+// told apart by comparing keys.
+func (k *resolveKey) hash() uint64 {
+	const prime = 0x100000001b3
+	h := uint64(k.policyClass)<<8 | uint64(k.present)
+	for _, s := range [...]string{k.typ, k.group, k.ownerPrio, k.ownerPreemptible, k.podPrio, k.podPreemptible, k.podClass} {
+		h = (h ^ uint64(len(s))) * prime
+		if len(s) > 0 {
+			h = (h ^ uint64(s[0]) ^ uint64(s[len(s)/2])<<8 ^ uint64(s[len(s)-1])<<16) * prime
+		}
+	}
+	return h
+}
+
 // resolved is a memoised Resolution: its warnings are those of whichever workload was
 // resolved first, and are given the UID of each workload that shares them.
 type resolved struct {
+	key         resolveKey
+	next        int32 // the next resolution whose key has the same hash, or -1
 	prio        Priority
 	preemptible bool
 	warnings    []Warning
@@ -670,9 +683,15 @@ func (c *cycle) resolve(ws *wlState) {
 		k.podPreemptible, _ = label(pod.Labels, LabelPreemptibility, hasPodPreemptible, &k.present)
 	}
 	// workloads of one controller tend to come together: the latest key first
-	i, ok := c.lastRes, len(c.resolutions) > 0 && k == c.last
+	i, ok := c.lastRes, len(c.resolutions) > 0 && c.resolutions[c.lastRes].key == k
+	var h uint64
 	if !ok {
-		i, ok = c.resolved[k]
+		h = k.hash()
+		i, ok = c.resolved[h]
+		for ok && c.resolutions[i].key != k {
+			i = c.resolutions[i].next
+			ok = i >= 0
+		}
 	}
 	if !ok {
 		var policy Policy
@@ -680,15 +699,19 @@ func (c *cycle) resolve(ws *wlState) {
 			policy = c.projects[ws.project].policy
 		}
 		full := c.catalog.Resolve(w, policy)
-		i = int32(len(c.resolutions))
-		c.resolutions = append(c.resolutions,
-			resolved{prio: full.Priority, preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings})
-		if c.resolved == nil {
-			c.resolved = make(map[resolveKey]int32)
+		next, collides := c.resolved[h]
+		if !collides {
+			next = -1
 		}
-		c.resolved[k] = i
+		i = int32(len(c.resolutions))
+		c.resolutions = append(c.resolutions, resolved{key: k, next: next, prio: full.Priority,
+			preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings})
+		if c.resolved == nil {
+			c.resolved = make(map[uint64]int32)
+		}
+		c.resolved[h] = i
 	}
-	c.last, c.lastRes = k, i
+	c.lastRes = i
 	r := &c.resolutions[i]
 	ws.res, ws.prio, ws.preemptible = i, r.prio.Value, r.preemptible
 	for _, wr := range r.warnings {

@@ -249,19 +249,25 @@ func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Categ
 	return NonPreemptible
 }
 
-// Kinds whose gang size S5 computes from their spec, by API group.
-var (
-	kubeflowKinds = map[string]bool{"PyTorchJob": true, "TFJob": true, "MPIJob": true, "JAXJob": true, "XGBoostJob": true}
-	rayKinds      = map[string]bool{"RayCluster": true, "RayJob": true}
-	// suspendKinds have a suspend switch (S20).
-	suspendKinds = map[string]bool{"Job": true, "PyTorchJob": true, "TFJob": true, "MPIJob": true,
-		"JAXJob": true, "XGBoostJob": true, "RayCluster": true, "RayJob": true}
-	distributedTypes = map[string]bool{"Distributed training": true, "Distributed inference": true}
-)
+// Kinds whose gang size S5 computes from their spec. (Switches, not maps: they are asked
+// about every workload of every cycle.)
+func kubeflowKind(kind string) bool {
+	switch kind {
+	case "PyTorchJob", "TFJob", "MPIJob", "JAXJob", "XGBoostJob":
+		return true
+	}
+	return false
+}
+
+func rayKind(kind string) bool { return kind == "RayCluster" || kind == "RayJob" }
+
+func distributedType(t string) bool {
+	return t == "Distributed training" || t == "Distributed inference"
+}
 
 // CanSuspend reports whether a kind has a suspend switch, so that preemptionMode suspend
 // applies to it (S20); other kinds are terminated.
-func CanSuspend(kind string) bool { return suspendKinds[kind] }
+func CanSuspend(kind string) bool { return kind == "Job" || kubeflowKind(kind) || rayKind(kind) }
 
 func sum32(xs []int32) int {
 	n := 0
@@ -293,7 +299,7 @@ func ResolveGangSize(w *Workload) (int, []Warning) {
 		if w.Gang.Completions != nil {
 			n = min(n, int(*w.Gang.Completions)-int(w.Gang.Succeeded))
 		}
-	case kubeflowKinds[w.Kind], rayKinds[w.Kind], distributedTypes[w.Type]:
+	case kubeflowKind(w.Kind), rayKind(w.Kind), distributedType(w.Type):
 		n = sum32(w.Gang.Replicas)
 	case w.Kind == "LeaderWorkerSet":
 		n = int(w.Gang.GroupSize)
