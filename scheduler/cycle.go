@@ -147,8 +147,9 @@ type cycle struct {
 	st       statement
 	deptHeap indexedHeap
 	plan     Plan
-	// projectIndex finds projects by name while loading.
+	// projectIndex finds projects by name while loading; lastProject is the latest found.
 	projectIndex map[string]int32
+	lastProject  int32
 	// resolutions are the distinct resolutions of the cycle's workloads; resolved finds the
 	// first of those whose key has a given hash (see resolveKey), lastRes is the latest found.
 	resolutions []resolved
@@ -316,7 +317,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 			nd.weightSum += ps.weightSum
 		}
 	}
-	c.projectIndex = make(map[string]int32, len(projOrder))
+	c.projectIndex, c.lastProject = make(map[string]int32, len(projOrder)), -1
 	for i := range c.projects {
 		c.projectIndex[c.projects[i].name] = int32(i)
 	}
@@ -337,7 +338,7 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		wi := int32(len(c.wls))
 		ws := wlState{w: w, project: -1, dept: -1, pend: -1, suspended: w.Phase == PhaseSuspended,
 			start: w.StartedAt.UnixNano()}
-		if j, ok := c.projectIndex[w.Project]; ok {
+		if j := c.projectOf(w.Project); j >= 0 {
 			ws.project, ws.dept = j, c.projects[j].dept
 		}
 		c.resolve(&ws)
@@ -396,6 +397,20 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	for _, r := range c.runningOrder {
 		c.rankRunning(r.wi)
 	}
+}
+
+// projectOf finds a project by name, -1 if there is none. Workloads of a project tend to come
+// together: the latest project is tried first.
+func (c *cycle) projectOf(name string) int32 {
+	if c.lastProject >= 0 && c.projects[c.lastProject].name == name {
+		return c.lastProject
+	}
+	j, ok := c.projectIndex[name]
+	if !ok {
+		return -1
+	}
+	c.lastProject = j
+	return j
 }
 
 func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
@@ -622,13 +637,16 @@ const (
 // whole struct hashes all seven strings, which cost as much as resolving; collisions are
 // told apart by comparing keys.
 func (k *resolveKey) hash() uint64 {
-	const prime = 0x100000001b3
 	h := uint64(k.policyClass)<<8 | uint64(k.present)
-	for _, s := range [...]string{k.typ, k.group, k.ownerPrio, k.ownerPreemptible, k.podPrio, k.podPreemptible, k.podClass} {
-		h = (h ^ uint64(len(s))) * prime
-		if len(s) > 0 {
-			h = (h ^ uint64(s[0]) ^ uint64(s[len(s)/2])<<8 ^ uint64(s[len(s)-1])<<16) * prime
-		}
+	h = mix(mix(mix(mix(mix(mix(mix(h, k.typ), k.group), k.ownerPrio), k.ownerPreemptible), k.podPrio), k.podPreemptible), k.podClass)
+	return h
+}
+
+func mix(h uint64, s string) uint64 {
+	const prime = 0x100000001b3
+	h = (h ^ uint64(len(s))) * prime
+	if len(s) > 0 {
+		h = (h ^ uint64(s[0]) ^ uint64(s[len(s)/2])<<8 ^ uint64(s[len(s)-1])<<16) * prime
 	}
 	return h
 }
