@@ -161,6 +161,9 @@ type cycle struct {
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)
 	runningOrder []rankItem
+	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
+	// that UIDs made of a common prefix and a name are told apart without comparing strings.
+	uidSkip int
 }
 
 func sortedIndex[T any](xs []T, name func(*T) string) []int32 {
@@ -387,6 +390,7 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	}
 	// The ranking is one order over all running workloads, so it is sorted once: appending
 	// in that order leaves every project's lists sorted, and the report reuses it.
+	c.uidSkip = c.commonUIDPrefix()
 	c.runningOrder = make([]rankItem, 0, nRunning)
 	for wi := range c.wls {
 		if c.wls[wi].running {
@@ -495,8 +499,26 @@ func (c *cycle) rankRunning(wi int32) {
 type rankItem struct {
 	key   uint64 // non-preemptible first, then higher priority, then running at the snapshot first
 	start int64
-	uid   uint64 // the UID's first 8 bytes, big-endian: most UIDs differ there
+	uid   uint64 // 8 bytes of the UID after what all share (uidSkip), big-endian: most UIDs differ there
 	wi    int32
+}
+
+// commonUIDPrefix is the length of the prefix every workload's UID shares. Random UIDs share
+// none, which the first few tell.
+func (c *cycle) commonUIDPrefix() int {
+	if len(c.wls) == 0 {
+		return 0
+	}
+	p := c.wls[0].w.UID
+	for wi := 1; wi < len(c.wls) && len(p) > 0; wi++ {
+		u := c.wls[wi].w.UID
+		n := 0
+		for n < len(p) && n < len(u) && p[n] == u[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	return len(p)
 }
 
 // uidPrefix orders as the UIDs do wherever two prefixes differ: a UID shorter than 8 bytes is
@@ -522,7 +544,7 @@ func (c *cycle) rankItemOf(wi int32) rankItem {
 	if !ws.running {
 		key |= 1 // what starts in this cycle starts last
 	}
-	return rankItem{key: key, start: ws.start, uid: uidPrefix(ws.w.UID), wi: wi}
+	return rankItem{key: key, start: ws.start, uid: uidPrefix(ws.w.UID[c.uidSkip:]), wi: wi}
 }
 
 // compareRank is the ranking of a project's running work (section 8 of the contract):
