@@ -138,7 +138,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	bucketOf := func(ws *wlState, pool int32) int32 { return (ws.project+1)*nPools + pool + 1 }
 	bounds := make([]int32, 2*(int(nPools)*(len(c.projects)+1)+1))
 	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:] // first[b]: where bucket b starts
-	ranked := make([]int32, 0, len(c.runningOrder)+len(started))
+	listed := make([]int32, 0, len(c.runningOrder)+len(started))  // in the ranking
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
 		var wi int32
@@ -148,7 +148,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			wi, started = started[0].wi, started[1:]
 		}
 		if pool, _, ok := c.held(&c.wls[wi]); ok {
-			ranked = append(ranked, wi)
+			listed = append(listed, wi)
 			first[bucketOf(&c.wls[wi], pool)+1]++
 		}
 	}
@@ -157,8 +157,8 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	}
 	copy(next, first)
 
-	c.plan.Running = make([]RunningWorkload, len(ranked))
-	for _, wi := range ranked {
+	c.plan.Running = make([]RunningWorkload, len(listed))
+	for _, wi := range listed {
 		ws := &c.wls[wi]
 		pool, gpus, _ := c.held(ws)
 		b := bucketOf(ws, pool)

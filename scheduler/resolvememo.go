@@ -1,0 +1,154 @@
+package scheduler
+
+// Resolution (S7, S8) memoised for a cycle. Resolve reads a few strings of a workload and its
+// project's policy, and in a large cluster thousands of workloads share the same few: a cycle
+// resolves each combination once and looks the rest up.
+
+// resolvePolicy is what Catalog.Resolve reads of a policy (S7).
+type resolvePolicy struct {
+	defaultPriority, minPriority, maxPriority string
+	forbidChange                              bool
+}
+
+type policyClasses map[resolvePolicy]int32
+
+func (m policyClasses) of(p Policy) int32 {
+	k := resolvePolicy{p.DefaultPriority, p.MinPriority, p.MaxPriority, p.ForbidPriorityChange}
+	class, ok := m[k]
+	if !ok {
+		class = int32(len(m))
+		m[k] = class
+	}
+	return class
+}
+
+// resolveKey is everything Catalog.Resolve reads of a workload, bar its UID (which only
+// names the warnings), and what it reads of its project's policy. Workloads of one controller
+// share them, so a cycle resolves each combination once instead of once per workload.
+// A source that a source before it overrides is left out (zero), as Resolve does not read it:
+// a workload's own valid labels spare looking at its pod's labels.
+type resolveKey struct {
+	typ, group                  string
+	ownerPrio, ownerPreemptible string // the workload's labels
+	podPrio, podPreemptible     string // its first pod's labels
+	podClass                    string // its first pod's spec.priorityClassName
+	present                     uint8  // which of the four labels are set, even to ""
+	policyClass                 int32
+}
+
+const (
+	hasOwnerPrio uint8 = 1 << iota
+	hasOwnerPreemptible
+	hasPodPrio
+	hasPodPreemptible
+)
+
+// hash is a cheap hash of the key: lengths and a few bytes of its strings. A map keyed by the
+// whole struct hashes and compares all seven strings, which took most of what memoising
+// saves; collisions are told apart by comparing keys.
+func (k *resolveKey) hash() uint64 {
+	h := uint64(k.policyClass)<<8 | uint64(k.present)
+	h = mix(h, k.typ)
+	h = mix(h, k.group)
+	h = mix(h, k.ownerPrio)
+	h = mix(h, k.ownerPreemptible)
+	h = mix(h, k.podPrio)
+	h = mix(h, k.podPreemptible)
+	return mix(h, k.podClass)
+}
+
+func mix(h uint64, s string) uint64 {
+	const prime = 0x100000001b3
+	h = (h ^ uint64(len(s))) * prime
+	if len(s) > 0 {
+		h = (h ^ uint64(s[0]) ^ uint64(s[len(s)/2])<<8 ^ uint64(s[len(s)-1])<<16) * prime
+	}
+	return h
+}
+
+// resolved is a memoised Resolution: its warnings are those of whichever workload was
+// resolved first, and are given the UID of each workload that shares them.
+type resolved struct {
+	key         resolveKey
+	next        int32 // the next resolution whose key has the same hash, or -1
+	prio        Priority
+	preemptible bool
+	warnings    []Warning
+}
+
+func label(labels map[string]string, key string, bit uint8, present *uint8) (string, bool) {
+	v, ok := labels[key]
+	if ok {
+		*present |= bit
+	}
+	return v, ok
+}
+
+// priority is a workload's resolved priority.
+func (c *cycle) priority(ws *wlState) Priority { return c.resolutions[ws.res].prio }
+
+// resolve is Catalog.Resolve for a loaded workload (S7, S8), memoised for the cycle.
+func (c *cycle) resolve(ws *wlState) {
+	w := ws.w
+	k := resolveKey{typ: w.Type, group: w.Group}
+	if ws.project >= 0 {
+		k.policyClass = c.projects[ws.project].policyClass
+	}
+	var pod *Pod
+	if len(w.Pods) > 0 {
+		pod = &w.Pods[0]
+	}
+	// userPriority stops at the first source naming a dictionary entry
+	known := func(name string) bool { _, ok := c.catalog.priorities[name]; return ok }
+	v, ok := label(w.Labels, LabelPriority, hasOwnerPrio, &k.present)
+	k.ownerPrio = v
+	if (!ok || !known(v)) && pod != nil {
+		v, ok = label(pod.Labels, LabelPriority, hasPodPrio, &k.present)
+		k.podPrio = v
+		if !ok || !known(v) {
+			k.podClass = pod.PriorityClassName
+		}
+	}
+	// resolvePreemptibility stops at the first valid label
+	v, ok = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &k.present)
+	k.ownerPreemptible = v
+	if (!ok || !validPreemptibility(v)) && pod != nil {
+		k.podPreemptible, _ = label(pod.Labels, LabelPreemptibility, hasPodPreemptible, &k.present)
+	}
+	// workloads of one controller tend to come together: the latest key first
+	i, ok := c.lastRes, len(c.resolutions) > 0 && c.resolutions[c.lastRes].key == k
+	var h uint64
+	if !ok {
+		h = k.hash()
+		i, ok = c.resolved[h]
+		for ok && c.resolutions[i].key != k {
+			i = c.resolutions[i].next
+			ok = i >= 0
+		}
+	}
+	if !ok {
+		var policy Policy
+		if ws.project >= 0 {
+			policy = c.projects[ws.project].policy
+		}
+		full := c.catalog.Resolve(w, policy)
+		next, collides := c.resolved[h]
+		if !collides {
+			next = -1
+		}
+		i = int32(len(c.resolutions))
+		c.resolutions = append(c.resolutions, resolved{key: k, next: next, prio: full.Priority,
+			preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings})
+		if c.resolved == nil {
+			c.resolved = make(map[uint64]int32)
+		}
+		c.resolved[h] = i
+	}
+	c.lastRes = i
+	r := &c.resolutions[i]
+	ws.res, ws.prio, ws.preemptible = i, r.prio.Value, r.preemptible
+	for _, wr := range r.warnings {
+		wr.Workload = w.UID
+		c.plan.Warnings = append(c.plan.Warnings, wr)
+	}
+}
