@@ -171,7 +171,11 @@ func sortedIndex[T any](xs []T, name func(*T) string) []int32 {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(name(&xs[a]), name(&xs[b])) })
+	byName := func(a, b int32) int { return cmp.Compare(name(&xs[a]), name(&xs[b])) }
+	// lists often come sorted (the Kubernetes side sorts nodes): checking is one comparison each
+	if !slices.IsSortedFunc(idx, byName) {
+		slices.SortStableFunc(idx, byName)
+	}
 	return idx
 }
 
