@@ -24,6 +24,8 @@ func readCPU(pids map[string]int) cpuTimes {
 		t[name] = procCPU(pid)
 	}
 	t["arbiter+bench"] = procCPU(os.Getpid())
+	// PostgreSQL's backends come and go with connections: their time is counted while they
+	// live and, once the postmaster has reaped them, in its children's time.
 	matches, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, m := range matches {
 		comm, err := os.ReadFile(m)
@@ -31,7 +33,7 @@ func readCPU(pids map[string]int) cpuTimes {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(m)))
-		t["postgres"] += procCPU(pid)
+		t["postgres"] += procCPU(pid) + childrenCPU(pid)
 	}
 	if stat, err := os.ReadFile("/proc/stat"); err == nil {
 		line, _, _ := strings.Cut(string(stat), "\n")
@@ -49,13 +51,19 @@ func readCPU(pids map[string]int) cpuTimes {
 	return t
 }
 
-// procCPU is a process's user+system time (its exited children's too), or 0 when it is gone.
-func procCPU(pid int) time.Duration {
+// procCPU is a process's own user+system time, or 0 when it is gone.
+func procCPU(pid int) time.Duration { return statTicks(pid, 11, 12) }
+
+// childrenCPU is the user+system time of a process's children it has reaped.
+func childrenCPU(pid int) time.Duration { return statTicks(pid, 13, 14) }
+
+// statTicks sums fields of /proc/pid/stat, counted after the parenthesised command name
+// (utime, stime, cutime and cstime are 11 to 14 there).
+func statTicks(pid int, fields ...int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
-	// Fields after the parenthesised command name: utime and stime are the 12th and 13th.
 	_, rest, ok := strings.Cut(string(b), ") ")
 	if !ok {
 		return 0
@@ -65,7 +73,7 @@ func procCPU(pid int) time.Duration {
 		return 0
 	}
 	var sum int64
-	for _, i := range []int{11, 12} {
+	for _, i := range fields {
 		n, _ := strconv.ParseInt(f[i], 10, 64)
 		sum += n
 	}
