@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,6 +50,8 @@ type clusterBench struct {
 	podsMu  sync.Mutex
 	seen    map[string]time.Time // pod → when the informer first saw it (created by its Job)
 	started map[string]time.Time // pod → when it was first seen Running
+	// jobStarted is when a Job's first pod was first seen Running, by namespace/name.
+	jobStarted map[string]time.Time
 	lags    []time.Duration      // per pod: seen → Running
 	bound   map[string]bool
 	bindLag []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
@@ -82,7 +83,7 @@ func startClusterBench(b *testing.B) *clusterBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, bound: map[string]bool{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, bound: map[string]bool{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -140,6 +141,11 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 	}
 	if p.Status.Phase != corev1.PodRunning {
 		return
+	}
+	if job := p.Labels[batchv1.JobNameLabel]; job != "" {
+		if _, ok := cb.jobStarted[p.Namespace+"/"+job]; !ok {
+			cb.jobStarted[p.Namespace+"/"+job] = now
+		}
 	}
 	if _, ok := cb.started[key]; !ok {
 		cb.started[key] = now
@@ -253,14 +259,19 @@ func (cb *clusterBench) waitRunning(target int64, timeout time.Duration) (time.D
 }
 
 // BenchmarkFillCluster: 4,000 one-GPU Jobs created at once on 500 kwok nodes × 8 GPUs, until
-// all run (target ≤ 60 s; KAI: 6 min 38 s), through Arbiter and through kube-scheduler, in
-// the order Arbiter, kube-scheduler, kube-scheduler, Arbiter so that neither gains from going
-// first or second (a fresh control plane, one still collecting the last round's garbage).
+// all run (target ≤ 60 s; KAI: 6 min 38 s), through Arbiter and through kube-scheduler, after
+// a warm-up round, in the order Arbiter, kube-scheduler, kube-scheduler, Arbiter so that
+// neither gains from going earlier or later.
 // Run with -benchtime=1x.
 func BenchmarkFillCluster(b *testing.B) {
 	cb := startClusterBench(b)
 	namespaces := map[string]string{"arbiter": cb.project("fill", benchNodes*benchGPUs), corev1.DefaultSchedulerName: cb.project("baseline", 0)}
 	name := map[string]string{"arbiter": "Arbiter", corev1.DefaultSchedulerName: "kube-scheduler"}
+	// A fresh API server's watch cache starts small and grows with the traffic it sees; until
+	// it has, a flood of pods makes it drop watchers as too slow. A first, unmeasured round
+	// gets every measured one the same, used API server.
+	_, summary := cb.fill(namespaces[corev1.DefaultSchedulerName], "warmup", corev1.DefaultSchedulerName)
+	b.Logf("warm-up round, kube-scheduler: %s", summary)
 	for b.Loop() {
 		total := map[string]time.Duration{}
 		for round, scheduler := range []string{"arbiter", corev1.DefaultSchedulerName, corev1.DefaultSchedulerName, "arbiter"} {
@@ -332,13 +343,13 @@ func waitNoPods(b *testing.B, cb *clusterBench, ns string) {
 func BenchmarkReclaimLatency(b *testing.B) {
 	cb := startClusterBench(b)
 	borrower := cb.project("borrower", 0)
-	owner := cb.project("owner", 64)
+	owner := cb.project("owner", 128)
 	labels := map[string]string{"kai.scheduler/preemptibility": "preemptible", "priorityClassName": "low"}
 	cb.createJobs(borrower, "borrowed", "arbiter", benchJobs, labels)
 	if took, ok := cb.waitRunning(benchJobs, 10*time.Minute); !ok {
 		b.Fatalf("the borrowed Jobs did not all start: %d after %s", cb.running.Load(), took)
 	}
-	const samples = 30
+	const samples = 100 // a p99 of 30 samples would be their maximum but one
 	var latencies []time.Duration
 	for b.Loop() {
 		for i := 0; i < samples; i++ {
@@ -349,12 +360,7 @@ func BenchmarkReclaimLatency(b *testing.B) {
 			}
 			for {
 				cb.podsMu.Lock()
-				var at time.Time
-				for k, t := range cb.started {
-					if strings.HasPrefix(k, owner+"/"+name+"-") {
-						at = t
-					}
-				}
+				at := cb.jobStarted[owner+"/"+name]
 				cb.podsMu.Unlock()
 				if !at.IsZero() {
 					latencies = append(latencies, at.Sub(submitted))
@@ -371,6 +377,7 @@ func BenchmarkReclaimLatency(b *testing.B) {
 	p := func(q float64) time.Duration { return latencies[int(float64(len(latencies)-1)*q)] }
 	b.ReportMetric(p(0.5).Seconds(), "p50-s")
 	b.ReportMetric(p(0.99).Seconds(), "p99-s")
+	b.ReportMetric(latencies[len(latencies)-1].Seconds(), "max-s")
 	b.Logf("reclaim latency over %d submissions: p50 %s, p99 %s, max %s", len(latencies), p(0.5), p(0.99), latencies[len(latencies)-1])
 }
 

@@ -150,6 +150,9 @@ func (s *Scheduler) Last() *Result { return s.last.Load() }
 // PriorityClassStatus reports a dictionary entry's PriorityClass status (S1).
 func (s *Scheduler) PriorityClassStatus(name string) string { return s.priorityCls.status(name) }
 
+// settle is how long a cycle waits after a change for more changes to arrive.
+const settle = 5 * time.Millisecond
+
 // Run starts the informers, waits for them to sync, and schedules until ctx is cancelled.
 func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.loadSettings(ctx); err != nil {
@@ -217,17 +220,22 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	ticker := time.NewTicker(s.opts.Interval)
 	defer ticker.Stop()
 	for {
+		began := time.Now()
 		s.cycle(ctx)
+		took := time.Since(began)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 		case <-s.cache.Changed():
-			// Let a burst of events (a Job creating its pods) settle into one cycle.
+			// Let a burst of events (a Job creating its pods) settle into one cycle, and
+			// never spend more than half the time deciding: under a flood of pods the
+			// informers need the CPU too, or the API server drops their watches as too slow
+			// and they list everything again.
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(max(settle, took)):
 			}
 		case <-s.priorityCls.notify:
 			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
