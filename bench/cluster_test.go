@@ -52,9 +52,9 @@ type clusterBench struct {
 	started map[string]time.Time // pod → when it was first seen Running
 	// jobStarted is when a Job's first pod was first seen Running, by namespace/name.
 	jobStarted map[string]time.Time
-	lags    []time.Duration      // per pod: seen → Running
-	bound   map[string]bool
-	bindLag []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
+	lags       []time.Duration // per pod: seen → Running
+	bound      map[string]bool
+	bindLag    []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
 }
 
 func startClusterBench(b *testing.B) *clusterBench {
