@@ -18,13 +18,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -75,10 +75,8 @@ func startClusterBench(b *testing.B) *clusterBench {
 	b.Logf("local control plane with %d nodes ready in %s", benchNodes, time.Since(start).Round(time.Second))
 	// Submitting 4,000 Jobs "at once" needs a client that is not the bottleneck.
 	// It speaks protobuf, as kube-controller-manager and the schedulers do.
-	fast := c.RESTConfig()
+	fast := kube.Protobuf(c.RESTConfig())
 	fast.QPS, fast.Burst = 2000, 4000
-	fast.ContentType = runtime.ContentTypeProtobuf
-	fast.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	client, err := kubernetes.NewForConfig(fast)
 	if err != nil {
 		b.Fatal(err)

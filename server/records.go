@@ -136,37 +136,32 @@ func (r *recorder) observe(res *kube.Result) {
 	for _, p := range snap.Projects {
 		department[p.Name] = p.Department
 	}
+	// The workloads to look at: those rebuilt for this cycle and those the plan names. One the
+	// recorder has not seen is always among them: a workload is built afresh whenever it
+	// appears in the cache.
+	look := map[string]bool{}
+	for uid := range res.Rebuilt() {
+		look[uid] = true
+	}
 	pending := make(map[string]*scheduler.PendingWorkload, len(plan.Pending))
 	for i := range plan.Pending {
 		pending[plan.Pending[i].Workload] = &plan.Pending[i]
+		look[plan.Pending[i].Workload] = true
 	}
 	evicted := make(map[string]*scheduler.Eviction, len(plan.Evictions))
 	for i := range plan.Evictions {
 		evicted[plan.Evictions[i].Workload] = &plan.Evictions[i]
+		look[plan.Evictions[i].Workload] = true
 	}
 	resumed := make(map[string]bool, len(plan.Resumes))
 	for _, rs := range plan.Resumes {
 		resumed[rs.Workload] = true
+		look[rs.Workload] = true
 	}
 	nodesOf := make(map[string][]string)
 	for _, b := range plan.Binds {
 		nodesOf[b.Workload] = appendUnique(nodesOf[b.Workload], b.Node)
-	}
-	// The workloads to look at. One the recorder has not seen is always among them: a
-	// workload is built afresh whenever it appears in the cache.
-	look := make(map[string]bool, len(pending)+len(evicted)+len(resumed)+len(nodesOf))
-	for uid := range res.Rebuilt() {
-		look[uid] = true
-	}
-	maps.Copy(look, resumed)
-	for uid := range pending {
-		look[uid] = true
-	}
-	for uid := range evicted {
-		look[uid] = true
-	}
-	for uid := range nodesOf {
-		look[uid] = true
+		look[b.Workload] = true
 	}
 	running := make(map[string]*scheduler.RunningWorkload)
 	for i := range plan.Running {

@@ -355,13 +355,10 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 // controls directly and those grouped under it. The owner's own workload (a suspended Job
 // with no pods, say) is rebuilt too.
 func (c *Cache) regroup(uid types.UID) {
-	var moved []*podEntry
-	for _, e := range c.byController[uid] {
-		moved = append(moved, e)
-	}
-	for _, e := range c.members[uid] {
-		moved = append(moved, e)
-	}
+	// Copied first: regrouping edits both maps. A pod can be in both (a Job's own pods).
+	moved := map[types.UID]*podEntry{}
+	maps.Copy(moved, c.byController[uid])
+	maps.Copy(moved, c.members[uid])
 	for _, e := range moved {
 		c.unplace(e)
 		c.place(e)

@@ -57,16 +57,14 @@ type Result struct {
 
 // Scheduler connects the decision core to a cluster.
 type Scheduler struct {
-	opts   Options
-	log    *slog.Logger
-	client kubernetes.Interface
-	// eventClient records events under its own rate limit.
-	eventClient kubernetes.Interface
-	dynamic     dynamic.Interface
-	metadata    metadata.Interface
-	cache       *Cache
-	events      *eventWriter
-	workers     int
+	opts     Options
+	log      *slog.Logger
+	client   kubernetes.Interface
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+	cache    *Cache
+	events   *eventWriter
+	workers  int
 
 	settings     atomic.Pointer[Settings]
 	reload       chan struct{}
@@ -93,7 +91,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
-	cfg := protobuf(opts.Config)
+	cfg := Protobuf(opts.Config)
 	// Binding thousands of pods a second needs far more than client-go's default 5 QPS.
 	cfg.QPS, cfg.Burst = 2000, 4000
 	client, err := kubernetes.NewForConfig(cfg)
@@ -101,7 +99,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	// Events get a client (and rate limit) of their own, so a burst of them never delays a bind.
-	eventCfg := protobuf(opts.Config)
+	eventCfg := Protobuf(opts.Config)
 	eventCfg.QPS, eventCfg.Burst = 200, 400
 	eventClient, err := kubernetes.NewForConfig(eventCfg)
 	if err != nil {
@@ -116,7 +114,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	s := &Scheduler{
-		opts: opts, log: opts.Log, client: client, eventClient: eventClient, dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
+		opts: opts, log: opts.Log, client: client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Log), dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
@@ -125,10 +123,10 @@ func New(opts Options) (*Scheduler, error) {
 	return s, nil
 }
 
-// protobuf returns a copy of cfg that speaks protobuf, as Kubernetes' own components do: the
+// Protobuf returns a copy of cfg that speaks protobuf, as Kubernetes' own components do: the
 // API server encodes each watched object once per format, and protobuf is cheaper than JSON
 // to encode and to decode (the dynamic client, which cannot use it, keeps JSON).
-func protobuf(cfg *rest.Config) *rest.Config {
+func Protobuf(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeProtobuf
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
@@ -158,7 +156,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.loadSettings(ctx); err != nil {
 		return err
 	}
-	s.events = newEventWriter(s.eventClient, s.opts.SchedulerName, s.log)
 	s.events.run(ctx, 8)
 
 	factory := informers.NewSharedInformerFactory(s.client, 0)
@@ -343,17 +340,14 @@ func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
 
 // ownerEvents feeds an informer's objects of type T to the cache as owners.
 func ownerEvents[T metav1.Object](c *Cache, convert func(T) *owner) cache.ResourceEventHandlerFuncs {
+	upsert := func(obj any) {
+		if t, ok := obj.(T); ok {
+			c.UpsertOwner(convert(t))
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if t, ok := obj.(T); ok {
-				c.UpsertOwner(convert(t))
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if t, ok := obj.(T); ok {
-				c.UpsertOwner(convert(t))
-			}
-		},
+		AddFunc:    upsert,
+		UpdateFunc: func(_, obj any) { upsert(obj) },
 		DeleteFunc: func(obj any) {
 			if t, ok := tombstone[T](obj); ok {
 				c.DeleteOwner(t.GetUID())
