@@ -1,0 +1,75 @@
+package kube
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// BenchmarkFillCycle is one cycle of the end-to-end fill as the scheduler runs it, cache
+// included: 500 nodes x 8 GPUs, 3,500 one-GPU Jobs running, and each cycle one new Job's pod
+// arriving, snapshotted, planned and assumed bound.
+func BenchmarkFillCycle(b *testing.B) {
+	c := NewCache("arbiter")
+	for i := range 500 {
+		c.UpsertNode(&corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: "node-" + strconv.Itoa(i), Labels: map[string]string{"pool": "a100"}},
+			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8")}, Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"),
+				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("512Gi"), "nvidia.com/gpu": resource.MustParse("8"),
+			}, Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+		})
+	}
+	settings := &Settings{
+		WorkloadTypes:    []scheduler.WorkloadType{{Name: "Job", Group: "batch", Category: "Train"}},
+		Categories:       []scheduler.Category{{Name: "Train"}},
+		NodePools:        []scheduler.NodePool{{Name: "a100", LabelKey: "pool", LabelValue: "a100"}},
+		Departments:      []scheduler.Department{{Name: "dept", Quotas: map[string]scheduler.Quota{"a100": {Deserved: 4000, Limit: scheduler.NoLimit}}}},
+		Projects:         []scheduler.Project{{Name: "proj", Department: "dept", Quotas: map[string]scheduler.Quota{"a100": {Deserved: 4000, Limit: scheduler.NoLimit}}}},
+		NamespaceProject: map[string]string{"ns": "proj"},
+	}
+	seq := 0
+	add := func(node string) types.UID {
+		name := "job-" + strconv.Itoa(seq)
+		uid := types.UID("uid-" + name)
+		seq++
+		one := int32(1)
+		c.UpsertOwner(ownerFromJob(&batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: uid, CreationTimestamp: metav1.NewTime(t0)},
+			Spec:       batchv1.JobSpec{Parallelism: &one, Completions: &one},
+		}))
+		ref := controllerRef("batch/v1", "Job", name, string(uid))
+		p := gpuPod(name+"-abcde", "pod-"+name, 1, &ref)
+		p.Labels = map[string]string{"job-name": name, "batch.kubernetes.io/job-name": name, "controller-uid": string(uid)}
+		p.Spec.NodeName = node
+		c.UpsertPod(p)
+		return p.UID
+	}
+	for i := range 3500 {
+		add("node-" + strconv.Itoa(i/8))
+	}
+	now := t0.Add(time.Hour)
+	c.Snapshot(now, settings)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		pod := add("")
+		view := c.Snapshot(now, settings)
+		plan := view.Snapshot.Plan()
+		if len(plan.Binds) != 1 {
+			b.Fatalf("binds = %d, want 1 (pending %v)", len(plan.Binds), plan.Pending)
+		}
+		c.Assume(pod, plan.Binds[0].Node, now)
+		// The pod is bound by the API server; the cache hears so from the informer.
+		b.StopTimer()
+		c.DeletePod(pod)
+		b.StartTimer()
+	}
+}
