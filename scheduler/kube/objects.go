@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -329,4 +330,14 @@ func schedulingNode(n *corev1.Node) scheduler.Node {
 // podActive reports whether a pod still holds or wants resources.
 func podActive(p *corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// dropManagedFields is every informer's transform: field managers are no input to a decision,
+// and they are often the largest part of a pod or Job, so the informers' caches (and the
+// garbage collector's work over them) are far smaller without them. kube-scheduler does the same.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil { // typed, metadata-only and unstructured alike
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }

@@ -158,7 +158,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.events.run(ctx, 8)
 
-	factory := informers.NewSharedInformerFactory(s.client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTransform(dropManagedFields))
 	podInf := factory.Core().V1().Pods().Informer()
 	nodeInf := factory.Core().V1().Nodes().Informer()
 	pcInf := factory.Scheduling().V1().PriorityClasses().Informer()
@@ -189,7 +189,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	owners := ownerFactories{
 		typed:    factory,
-		metadata: metadatainformer.NewSharedInformerFactory(s.metadata, 0),
+		metadata: metadatainformer.NewSharedInformerFactoryWithOptions(s.metadata, 0, metadatainformer.WithTransform(dropManagedFields)),
 		dynamic:  dynamicinformer.NewDynamicSharedInformerFactory(s.dynamic, 0),
 	}
 	if err := s.watchOwners(ctx, owners); err != nil {
@@ -317,7 +317,9 @@ func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
 			}))
 			f.metadata.Start(ctx.Done())
 		default:
-			_, _ = f.dynamic.ForResource(k.GVR).Informer().AddEventHandler(ownerEvents(s.cache, ownerFrom))
+			inf := f.dynamic.ForResource(k.GVR).Informer()
+			_ = inf.SetTransform(dropManagedFields) // fails only once started, and each kind is started once
+			_, _ = inf.AddEventHandler(ownerEvents(s.cache, ownerFrom))
 			f.dynamic.Start(ctx.Done())
 		}
 	}
