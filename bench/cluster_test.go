@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -25,7 +23,6 @@ import (
 	"github.com/arbiterhq/arbiter/internal/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
-	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -55,6 +52,7 @@ type clusterBench struct {
 	lags       []time.Duration // per pod: seen → Running
 	bound      map[string]bool
 	bindLag    []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
+	arbiterPID int
 }
 
 func startClusterBench(b *testing.B) *clusterBench {
@@ -109,20 +107,16 @@ func startClusterBench(b *testing.B) *clusterBench {
 	if cb.dept, err = cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt("bench"), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &quota}}, actor); err != nil {
 		b.Fatal(err)
 	}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	serveCtx, stopServe := context.WithCancel(ctx)
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), DatabaseURL: dbURL, Kubeconfig: c.Kubeconfig(), SchedulerName: "arbiter", AdminPassword: "bench-password"}
-	go func() {
-		done <- server.Serve(serveCtx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		b.Fatalf("serve: %v", err)
-	}
-	b.Cleanup(func() { stopServe(); <-done })
+	cb.arbiterPID = startArbiter(b, dbURL, c.Kubeconfig())
 	return cb
+}
+
+// readCPU reads the CPU time used so far by the control plane, Arbiter, PostgreSQL and the
+// benchmark itself.
+func (cb *clusterBench) readCPU() cpuTimes {
+	pids := cb.cluster.PIDs()
+	pids["arbiter"] = cb.arbiterPID
+	return readCPU(pids)
 }
 
 func (cb *clusterBench) observe(p *corev1.Pod) {
@@ -295,7 +289,7 @@ func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, s
 	b := cb.b
 	b.Helper()
 	cb.running.Store(0)
-	cpu, reqs := readCPU(cb.cluster.PIDs()), readRequests(cb.ctx, cb.client)
+	cpu, reqs := cb.readCPU(), readRequests(cb.ctx, cb.client)
 	start := time.Now()
 	cb.createJobs(ns, prefix, schedulerName, benchJobs, nil)
 	created := time.Since(start)
@@ -306,7 +300,7 @@ func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, s
 	lag := cb.lagPercentile(0.5, 0.99)
 	summary := fmt.Sprintf("%d Jobs created in %s; all Running after %s; pod created→bound p50 %s p99 %s; created→Running p50 %s p99 %s; %s; %s",
 		benchJobs, created.Round(time.Millisecond), took.Round(time.Millisecond), lag[2].Round(time.Millisecond), lag[3].Round(time.Millisecond),
-		lag[0].Round(time.Millisecond), lag[1].Round(time.Millisecond), readCPU(cb.cluster.PIDs()).since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
+		lag[0].Round(time.Millisecond), lag[1].Round(time.Millisecond), cb.readCPU().since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
 	cb.deleteJobs(ns, prefix, benchJobs)
 	waitNoPods(b, cb, ns)
 	return took, summary

@@ -16,14 +16,14 @@ const clockTicks = 100
 // cpuTimes is CPU time used so far, by process group name ("total" is the whole machine).
 type cpuTimes map[string]time.Duration
 
-// readCPU reads the CPU time used by each named process, by this process ("arbiter+bench":
-// Arbiter runs in the benchmark's process), by every postgres process, and by the machine.
+// readCPU reads the CPU time used by each named process, by this process ("bench": the load
+// generator and the pod watcher that measures), by every postgres process, and by the machine.
 func readCPU(pids map[string]int) cpuTimes {
 	t := cpuTimes{}
 	for name, pid := range pids {
 		t[name] = procCPU(pid)
 	}
-	t["arbiter+bench"] = procCPU(os.Getpid())
+	t["bench"] = procCPU(os.Getpid())
 	// PostgreSQL's backends come and go with connections: their time is counted while they
 	// live and, once the postmaster has reaped them, in its children's time.
 	matches, _ := filepath.Glob("/proc/[0-9]*/comm")
