@@ -85,7 +85,8 @@ type Cache struct {
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
 	nominated map[string]time.Time
-	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report one.
+	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report
+	// one; an entry goes with its workload.
 	boundAt map[string]time.Time
 
 	// The incremental index. members are the grouped pods of each workload; byController the
@@ -420,7 +421,7 @@ func (c *Cache) Nominate(workload string, now time.Time) {
 // MarkBound records when Arbiter bound a workload's pods.
 func (c *Cache) MarkBound(workload string, at time.Time) {
 	c.mu.Lock()
-	if _, ok := c.boundAt[workload]; !ok {
+	if _, ok := c.boundAt[workload]; !ok && c.built[types.UID(workload)] != nil {
 		c.boundAt[workload] = at
 	}
 	delete(c.nominated, workload)
@@ -570,11 +571,6 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) *View {
 			delete(c.nominated, uid)
 		}
 	}
-	for k := range c.boundAt {
-		if _, ok := c.built[types.UID(k)]; !ok {
-			delete(c.boundAt, k)
-		}
-	}
 	return v
 }
 
@@ -627,6 +623,7 @@ func (c *Cache) build(key types.UID) {
 	if b == nil {
 		if had {
 			delete(c.built, key)
+			delete(c.boundAt, string(key))
 			c.reorder(key, false)
 		}
 		return
