@@ -76,6 +76,32 @@ type resolved struct {
 	warnings    []Warning
 }
 
+// LabelLookups are the labels resolution reads of a workload and of its first pod, and
+// which of them are set (even to ""), as Present bits in the order of the fields.
+type LabelLookups struct {
+	OwnerPriority, OwnerPreemptibility, PodPriority, PodPreemptibility string
+	Present                                                            uint8
+}
+
+// PrepareLookups looks up once the labels every cycle's resolution reads (see Lookups). A
+// scheduler that keeps workloads from cycle to cycle calls it when it builds one: in a large
+// cluster these lookups were a fifth of a cycle.
+func (w *Workload) PrepareLookups() {
+	l := lookUpLabels(w)
+	w.Lookups = &l
+}
+
+func lookUpLabels(w *Workload) LabelLookups {
+	var l LabelLookups
+	l.OwnerPriority, _ = label(w.Labels, LabelPriority, hasOwnerPrio, &l.Present)
+	l.OwnerPreemptibility, _ = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &l.Present)
+	if len(w.Pods) > 0 {
+		l.PodPriority, _ = label(w.Pods[0].Labels, LabelPriority, hasPodPrio, &l.Present)
+		l.PodPreemptibility, _ = label(w.Pods[0].Labels, LabelPreemptibility, hasPodPreemptible, &l.Present)
+	}
+	return l
+}
+
 func label(labels map[string]string, key string, bit uint8, present *uint8) (string, bool) {
 	v, ok := labels[key]
 	if ok {
@@ -94,26 +120,34 @@ func (c *cycle) resolve(ws *wlState) {
 	if ws.project >= 0 {
 		k.policyClass = c.projects[ws.project].policyClass
 	}
-	var pod *Pod
-	if len(w.Pods) > 0 {
-		pod = &w.Pods[0]
+	l := w.Lookups
+	if l == nil {
+		looked := lookUpLabels(w)
+		l = &looked
 	}
-	// userPriority stops at the first source naming a dictionary entry
+	// userPriority stops at the first source naming a dictionary entry; a source it does not
+	// reach stays out of the key
 	known := func(name string) bool { _, ok := c.catalog.priorities[name]; return ok }
-	v, ok := label(w.Labels, LabelPriority, hasOwnerPrio, &k.present)
-	k.ownerPrio = v
-	if (!ok || !known(v)) && pod != nil {
-		v, ok = label(pod.Labels, LabelPriority, hasPodPrio, &k.present)
-		k.podPrio = v
-		if !ok || !known(v) {
-			k.podClass = pod.PriorityClassName
+	ok := l.Present&hasOwnerPrio != 0
+	if ok {
+		k.ownerPrio, k.present = l.OwnerPriority, k.present|hasOwnerPrio
+	}
+	if (!ok || !known(l.OwnerPriority)) && len(w.Pods) > 0 {
+		ok = l.Present&hasPodPrio != 0
+		if ok {
+			k.podPrio, k.present = l.PodPriority, k.present|hasPodPrio
+		}
+		if !ok || !known(l.PodPriority) {
+			k.podClass = w.Pods[0].PriorityClassName
 		}
 	}
 	// resolvePreemptibility stops at the first valid label
-	v, ok = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &k.present)
-	k.ownerPreemptible = v
-	if (!ok || !validPreemptibility(v)) && pod != nil {
-		k.podPreemptible, _ = label(pod.Labels, LabelPreemptibility, hasPodPreemptible, &k.present)
+	ok = l.Present&hasOwnerPreemptible != 0
+	if ok {
+		k.ownerPreemptible, k.present = l.OwnerPreemptibility, k.present|hasOwnerPreemptible
+	}
+	if (!ok || !validPreemptibility(l.OwnerPreemptibility)) && len(w.Pods) > 0 && l.Present&hasPodPreemptible != 0 {
+		k.podPreemptible, k.present = l.PodPreemptibility, k.present|hasPodPreemptible
 	}
 	// workloads of one controller tend to come together: the latest key first
 	i, ok := c.lastRes, len(c.resolutions) > 0 && c.resolutions[c.lastRes].key == k

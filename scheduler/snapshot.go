@@ -266,6 +266,10 @@ type Workload struct {
 	// Nominated is set when an earlier cycle evicted on this workload's behalf and the
 	// victims are gone: it is tried first so that the freed capacity is its own (S19).
 	Nominated bool
+	// Lookups, when set by PrepareLookups, holds the labels resolution reads (S7, S8), looked
+	// up once by whoever builds the workload rather than in every cycle. Whoever changes
+	// Labels or the first pod's labels afterwards must prepare them again, or clear this.
+	Lookups *LabelLookups
 }
 
 // Snapshot is everything one scheduling cycle decides from. The scheduler never modifies it.

@@ -96,9 +96,9 @@ type Cache struct {
 	byController map[types.UID]map[types.UID]*podEntry
 	built        map[types.UID]*builtWorkload
 	dirty        map[types.UID]struct{}
-	// order is built's keys sorted, or nil to be sorted at the next snapshot (see reorder);
-	// orderEdits counts its edits since the last snapshot.
-	order      []types.UID
+	// order is built's workloads sorted by UID, or nil to be sorted at the next snapshot (see
+	// reorder); orderEdits counts workloads that came or went since the last snapshot.
+	order      []*builtWorkload
 	orderEdits int
 	// occupied is what pods of other schedulers hold on each node (S3); nodeList the sorted
 	// nodes with it, nil when a node or an occupation changed.
@@ -521,12 +521,11 @@ func (c *Cache) Snapshot(now time.Time, s *Settings) *View {
 	clear(c.dirty)
 	c.orderEdits = 0
 	if c.order == nil {
-		c.order = slices.Sorted(maps.Keys(c.built))
+		c.order = slices.SortedFunc(maps.Values(c.built), byUID)
 	}
 	snap.Workloads = make([]scheduler.Workload, len(c.order))
 	v.meta = make([]*WorkloadMeta, len(c.order))
-	for i, key := range c.order {
-		b := c.built[key]
+	for i, b := range c.order {
 		w := &snap.Workloads[i]
 		*w = b.w
 		v.meta[i] = b.meta
@@ -619,18 +618,22 @@ func (c *Cache) build(key types.UID) {
 			b = c.suspendedWorkload(o)
 		}
 	}
-	_, had := c.built[key]
-	if b == nil {
-		if had {
-			delete(c.built, key)
-			delete(c.boundAt, string(key))
-			c.reorder(key, false)
-		}
-		return
+	if b != nil {
+		b.w.PrepareLookups()
 	}
-	c.built[key] = b
-	if !had {
-		c.reorder(key, true)
+	old := c.built[key]
+	switch {
+	case b == nil && old != nil:
+		delete(c.built, key)
+		delete(c.boundAt, string(key))
+		c.reorder(old, -1)
+	case b != nil:
+		c.built[key] = b
+		if old == nil {
+			c.reorder(b, +1)
+		} else {
+			c.reorder(b, 0)
+		}
 	}
 }
 
@@ -638,22 +641,29 @@ func (c *Cache) build(key types.UID) {
 // sorted afresh rather than edited in place (each edit moves up to the whole slice).
 const maxOrderEdits = 32
 
-// reorder keeps order sorted as a workload comes or goes. In a fill a workload arrives nearly
-// every cycle, and sorting thousands of keys for each was a quarter of a cycle's snapshot.
-func (c *Cache) reorder(key types.UID, added bool) {
+func byUID(a, b *builtWorkload) int { return strings.Compare(a.w.UID, b.w.UID) }
+
+// reorder keeps order sorted as a workload comes (+1), goes (-1) or is rebuilt (0). In a fill
+// a workload arrives nearly every cycle, and sorting thousands of them for each was a quarter
+// of a cycle's snapshot; keeping the workloads themselves in order spares looking each up.
+func (c *Cache) reorder(b *builtWorkload, change int) {
 	if c.order == nil {
 		return
 	}
-	if c.orderEdits++; c.orderEdits > maxOrderEdits {
-		c.order = nil
-		return
+	if change != 0 {
+		if c.orderEdits++; c.orderEdits > maxOrderEdits {
+			c.order = nil
+			return
+		}
 	}
-	i, found := slices.BinarySearch(c.order, key)
+	i, found := slices.BinarySearchFunc(c.order, b, byUID)
 	switch {
-	case added && !found:
-		c.order = slices.Insert(c.order, i, key)
-	case !added && found:
+	case change > 0 && !found:
+		c.order = slices.Insert(c.order, i, b)
+	case change < 0 && found:
 		c.order = slices.Delete(c.order, i, i+1)
+	case change == 0 && found:
+		c.order[i] = b
 	}
 }
 
