@@ -321,17 +321,21 @@ func (c *Cache) occupy(e *podEntry, sign int64) {
 	c.nodeList = nil
 }
 
-// UpsertOwner records a controller object.
+// UpsertOwner records a controller object. It asks for a cycle only when the change can
+// change a decision: an owner weighs in one through the pods it groups, or through its template
+// once Arbiter suspended it. A Job arriving before its pods (every Job does) waits for them,
+// and so do the Jobs of other schedulers.
 func (c *Cache) UpsertOwner(o *owner) {
 	c.mu.Lock()
 	old := c.owners[o.UID]
 	c.owners[o.UID] = o
-	changed := old == nil || !sameOwnerDecision(old, o)
-	if changed {
-		c.regroup(o.UID)
+	decides := false
+	if old == nil || !sameOwnerDecision(old, o) {
+		moved := c.regroup(o.UID)
+		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
 	}
 	c.mu.Unlock()
-	if changed {
+	if decides {
 		c.notify()
 	}
 }
@@ -345,19 +349,23 @@ func sameOwnerDecision(a, b *owner) bool {
 		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
 }
 
-// DeleteOwner forgets a controller object.
+// DeleteOwner forgets a controller object, asking for a cycle when that can change a decision
+// (see UpsertOwner).
 func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
+	old := c.owners[uid]
 	delete(c.owners, uid)
-	c.regroup(uid)
+	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
 	c.mu.Unlock()
-	c.notify()
+	if decides {
+		c.notify()
+	}
 }
 
 // regroup files again the pods an owner's arrival, change or departure can move: those it
 // controls directly and those grouped under it. The owner's own workload (a suspended Job
-// with no pods, say) is rebuilt too.
-func (c *Cache) regroup(uid types.UID) {
+// with no pods, say) is rebuilt too. It returns how many pods it filed again.
+func (c *Cache) regroup(uid types.UID) int {
 	// Copied first: regrouping edits both maps. A pod can be in both (a Job's own pods).
 	moved := map[types.UID]*podEntry{}
 	maps.Copy(moved, c.byController[uid])
@@ -367,6 +375,7 @@ func (c *Cache) regroup(uid types.UID) {
 		c.place(e)
 	}
 	c.dirty[uid] = struct{}{}
+	return len(moved)
 }
 
 // Assume records a bind before the API call, so the next snapshot already counts the pod on

@@ -289,10 +289,40 @@ func TestChangedOnlyForDecisions(t *testing.T) {
 
 	job := ownerObj("batch/v1", "Job", "j", "j1", nil, map[string]any{"parallelism": int64(1)})
 	c.UpsertOwner(ownerFrom(job))
-	signalled()
+	if signalled() {
+		t.Error("a Job arriving before its pods asked for a cycle")
+	}
+	ref := controllerRef("batch/v1", "Job", "j", "j1")
+	c.UpsertPod(gpuPod("j-pod", "jp1", 1, &ref))
+	if !signalled() {
+		t.Error("the Job's pod arriving did not ask for a cycle")
+	}
 	job.Object["status"] = map[string]any{"active": int64(1), "ready": int64(1)}
 	c.UpsertOwner(ownerFrom(job))
 	if signalled() {
 		t.Error("a Job's status counters asked for a cycle")
+	}
+	job.SetLabels(map[string]string{LabelPriority: "train"})
+	c.UpsertOwner(ownerFrom(job))
+	if !signalled() {
+		t.Error("a label change on a Job with pods did not ask for a cycle")
+	}
+
+	// A pod that comes before its owner is grouped under the owner's reference; the owner's
+	// arrival regroups it (its labels, its own controller) and asks for a cycle.
+	rsRef := controllerRef("apps/v1", "ReplicaSet", "rs", "rs1")
+	c.UpsertPod(gpuPod("rs-pod", "rp1", 1, &rsRef))
+	signalled()
+	c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "ReplicaSet", "rs", "rs1", nil, nil)))
+	if !signalled() {
+		t.Error("an owner arriving after its pods did not ask for a cycle")
+	}
+	c.DeleteOwner("rs1")
+	if !signalled() {
+		t.Error("an owner with pods leaving did not ask for a cycle")
+	}
+	c.DeleteOwner("never-seen")
+	if signalled() {
+		t.Error("an owner without pods leaving asked for a cycle")
 	}
 }
