@@ -39,7 +39,7 @@ lint:
 ## bench: the benchmarks of testing.md (figures, not pass/fail): the scheduler core, the API, and
 ## on a local control plane of 500 nodes Arbiter vs kube-scheduler and reclaim latency (~15 min)
 bench: build k8s
-	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/
+	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./bench/
 
 clean:
