@@ -287,7 +287,7 @@ func BenchmarkFillCluster(b *testing.B) {
 }
 
 // fill creates benchJobs one-GPU Jobs for a scheduler, waits until all run, reports how long
-// that took from the first create and what it cost, then deletes them and waits until their
+// that took from the first create and what it cost, then deletes them (and their events) and waits until their
 // pods are gone.
 func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, string) {
 	b := cb.b
@@ -310,6 +310,11 @@ func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, s
 		lag[0].Round(time.Millisecond), lag[1].Round(time.Millisecond), cb.readCPU().since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
 	cb.deleteJobs(ns, prefix, benchJobs)
 	waitNoPods(b, cb, ns)
+	// A round's 4,500 events would outlive it by an hour (their TTL) and weigh on every later
+	// round: rounds grew slower one after another, the last (Arbiter's) most.
+	if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Logf("events of round %s not deleted: %v", prefix, err)
+	}
 	return took, summary
 }
 
