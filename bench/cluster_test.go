@@ -287,8 +287,8 @@ func BenchmarkFillCluster(b *testing.B) {
 }
 
 // fill creates benchJobs one-GPU Jobs for a scheduler, waits until all run, reports how long
-// that took from the first create and what it cost, then deletes them (and their events) and waits until their
-// pods are gone.
+// that took from the first create and what it cost, then deletes them and their events and
+// waits until their pods are gone.
 func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, string) {
 	b := cb.b
 	b.Helper()
