@@ -310,8 +310,9 @@ func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, s
 		lag[0].Round(time.Millisecond), lag[1].Round(time.Millisecond), cb.readCPU().since(cpu), readRequests(cb.ctx, cb.client).since(reqs))
 	cb.deleteJobs(ns, prefix, benchJobs)
 	waitNoPods(b, cb, ns)
-	// A round's 4,500 events would outlive it by an hour (their TTL) and weigh on every later
-	// round: rounds grew slower one after another, the last (Arbiter's) most.
+	// A round's 4,500 events would outlive it by an hour (their TTL), so that later rounds
+	// would start with more objects than earlier ones. (Rounds still get slower one after
+	// another, whichever scheduler runs: see docs/development.md.)
 	if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		b.Logf("events of round %s not deleted: %v", prefix, err)
 	}
