@@ -37,7 +37,7 @@ lint:
 	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then echo "templ generate changed generated files; run make generate and commit:"; git status --porcelain -- '*_templ.go'; exit 1; fi
 
 ## bench: the benchmarks of testing.md (figures, not pass/fail): the scheduler core, the API, and
-## on a local control plane of 500 nodes Arbiter vs kube-scheduler and reclaim latency (~15 min)
+## on a local control plane of 500 nodes Arbiter vs kube-scheduler and reclaim latency (~20 min)
 bench: build k8s
 	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m -v ./bench/
