@@ -93,21 +93,22 @@ func (w *Workload) PrepareLookups() {
 
 func lookUpLabels(w *Workload) LabelLookups {
 	var l LabelLookups
-	l.OwnerPriority, _ = label(w.Labels, LabelPriority, hasOwnerPrio, &l.Present)
-	l.OwnerPreemptibility, _ = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &l.Present)
+	l.OwnerPriority = label(w.Labels, LabelPriority, hasOwnerPrio, &l.Present)
+	l.OwnerPreemptibility = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &l.Present)
 	if len(w.Pods) > 0 {
-		l.PodPriority, _ = label(w.Pods[0].Labels, LabelPriority, hasPodPrio, &l.Present)
-		l.PodPreemptibility, _ = label(w.Pods[0].Labels, LabelPreemptibility, hasPodPreemptible, &l.Present)
+		l.PodPriority = label(w.Pods[0].Labels, LabelPriority, hasPodPrio, &l.Present)
+		l.PodPreemptibility = label(w.Pods[0].Labels, LabelPreemptibility, hasPodPreemptible, &l.Present)
 	}
 	return l
 }
 
-func label(labels map[string]string, key string, bit uint8, present *uint8) (string, bool) {
+// label looks a label up, setting bit in present when it is there (even empty).
+func label(labels map[string]string, key string, bit uint8, present *uint8) string {
 	v, ok := labels[key]
 	if ok {
 		*present |= bit
 	}
-	return v, ok
+	return v
 }
 
 // priority is a workload's resolved priority.
@@ -146,7 +147,7 @@ func (c *cycle) resolve(ws *wlState) {
 	if ok {
 		k.ownerPreemptible, k.present = l.OwnerPreemptibility, k.present|hasOwnerPreemptible
 	}
-	if (!ok || !validPreemptibility(l.OwnerPreemptibility)) && len(w.Pods) > 0 && l.Present&hasPodPreemptible != 0 {
+	if (!ok || !validPreemptibility(l.OwnerPreemptibility)) && l.Present&hasPodPreemptible != 0 { // set only with a pod
 		k.podPreemptible, k.present = l.PodPreemptibility, k.present|hasPodPreemptible
 	}
 	// workloads of one controller tend to come together: the latest key first

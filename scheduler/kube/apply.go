@@ -277,14 +277,19 @@ func (s *Scheduler) warn(warnings []scheduler.Warning, view *View) {
 
 // runWorkers starts the pool that makes the API calls of binds and pending reasons.
 func (s *Scheduler) runWorkers(ctx context.Context) {
-	for range s.workers {
+	startWorkers(ctx, s.workers, s.tasks, func(task func(context.Context)) { task(ctx) })
+}
+
+// startWorkers starts n goroutines that each take items off queue and do them, until ctx ends.
+func startWorkers[T any](ctx context.Context, n int, queue <-chan T, do func(T)) {
+	for range n {
 		go func() {
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case task := <-s.tasks:
-					task(ctx)
+				case item := <-queue:
+					do(item)
 				}
 			}
 		}()

@@ -36,18 +36,7 @@ func newEventWriter(client kubernetes.Interface, component string, log *slog.Log
 
 // run writes queued events with workers goroutines until ctx ends.
 func (w *eventWriter) run(ctx context.Context, workers int) {
-	for range workers {
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev := <-w.queue:
-					w.write(ctx, ev)
-				}
-			}
-		}()
-	}
+	startWorkers(ctx, workers, w.queue, func(ev *corev1.Event) { w.write(ctx, ev) })
 }
 
 func (w *eventWriter) write(ctx context.Context, ev *corev1.Event) {
