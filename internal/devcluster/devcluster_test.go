@@ -469,3 +469,31 @@ func TestComponentsDieWithTheirOwner(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The control plane collects garbage less often than Go's default (controlPlaneGOGC); the
+// test cluster has no kube-scheduler, the baseline that keeps the default.
+func TestControlPlaneRunsWithRaisedGOGC(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set in the environment, and so applies to every component")
+	}
+	pids := testCluster.PIDs()
+	for _, name := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok} {
+		pid, ok := pids[name]
+		if !ok {
+			t.Fatalf("%s not running: PIDs %v", name, pids)
+		}
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gogc []string
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "GOGC="); ok {
+				gogc = append(gogc, v)
+			}
+		}
+		if len(gogc) != 1 || gogc[0] != controlPlaneGOGC {
+			t.Errorf("%s runs with GOGC %q, want [%s]", name, gogc, controlPlaneGOGC)
+		}
+	}
+}
