@@ -114,13 +114,16 @@ func startClusterBench(b *testing.B) *clusterBench {
 	return cb
 }
 
-// readCPU reads the CPU time used so far by the control plane, Arbiter, PostgreSQL and the
-// benchmark itself.
-func (cb *clusterBench) readCPU() cpuTimes {
+// pids names the processes of the control plane and Arbiter.
+func (cb *clusterBench) pids() map[string]int {
 	pids := cb.cluster.PIDs()
 	pids["arbiter"] = cb.arbiterPID
-	return readCPU(pids)
+	return pids
 }
+
+// readCPU reads the CPU time used so far by the control plane, Arbiter, PostgreSQL and the
+// benchmark itself.
+func (cb *clusterBench) readCPU() cpuTimes { return readCPU(cb.pids()) }
 
 func (cb *clusterBench) observe(p *corev1.Pod) {
 	key := p.Namespace + "/" + p.Name
@@ -281,6 +284,7 @@ func BenchmarkFillCluster(b *testing.B) {
 		b.ReportMetric(kube.Seconds(), "kube-scheduler-s")
 		b.ReportMetric(float64(benchJobs)/kube.Seconds(), "kube-scheduler-pods/s")
 		b.ReportMetric(kube.Seconds()/arbiter.Seconds(), "speedup-x")
+		b.Logf("%s", peakMemory(cb.pids()))
 		b.Logf("mean of two rounds each: Arbiter %s (%.1f pods/s), kube-scheduler %s (%.1f pods/s); Arbiter/kube-scheduler pods/s %.2f",
 			arbiter.Round(time.Millisecond), float64(benchJobs)/arbiter.Seconds(), kube.Round(time.Millisecond), float64(benchJobs)/kube.Seconds(), kube.Seconds()/arbiter.Seconds())
 	}

@@ -101,3 +101,31 @@ func (t cpuTimes) since(before cpuTimes) string {
 	}
 	return fmt.Sprintf("CPU %.1fs: %s", (t["total"] - before["total"]).Seconds(), strings.Join(parts, ", "))
 }
+
+// peakMemory formats the largest resident set each named process has had (VmHWM), largest
+// first: "kube-apiserver 2.1 GB, …". It shows what the control plane's raised GOGC costs.
+func peakMemory(pids map[string]int) string {
+	type peak struct {
+		name string
+		kb   int64
+	}
+	var peaks []peak
+	for name, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				peaks = append(peaks, peak{name, kb})
+			}
+		}
+	}
+	slices.SortFunc(peaks, func(a, b peak) int { return int(b.kb - a.kb) })
+	parts := make([]string, len(peaks))
+	for i, p := range peaks {
+		parts[i] = fmt.Sprintf("%s %.2f GB", p.name, float64(p.kb)/1e6)
+	}
+	return "peak memory (resident): " + strings.Join(parts, ", ")
+}
