@@ -315,8 +315,7 @@ func (cb *clusterBench) fill(ns, prefix, schedulerName string) (time.Duration, s
 	cb.deleteJobs(ns, prefix, benchJobs)
 	waitNoPods(b, cb, ns)
 	// A round's 4,500 events would outlive it by an hour (their TTL), so that later rounds
-	// would start with more objects than earlier ones. (Rounds still get slower one after
-	// another, whichever scheduler runs: see docs/development.md.)
+	// would start with more objects than earlier ones.
 	if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		b.Logf("events of round %s not deleted: %v", prefix, err)
 	}

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,32 +86,20 @@ func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / cloc
 
 // since formats the CPU used between two readings, largest first: "total 98s: apiserver 40s, …".
 func (t cpuTimes) since(before cpuTimes) string {
-	type use struct {
-		name string
-		d    time.Duration
-	}
-	var uses []use
+	used := map[string]time.Duration{}
 	for name, d := range t {
 		if name != "total" {
-			uses = append(uses, use{name, d - before[name]})
+			used[name] = d - before[name]
 		}
 	}
-	slices.SortFunc(uses, func(a, b use) int { return int(b.d - a.d) })
-	parts := make([]string, len(uses))
-	for i, u := range uses {
-		parts[i] = fmt.Sprintf("%s %.1fs", u.name, u.d.Seconds())
-	}
-	return fmt.Sprintf("CPU %.1fs: %s", (t["total"] - before["total"]).Seconds(), strings.Join(parts, ", "))
+	return fmt.Sprintf("CPU %.1fs: %s", (t["total"] - before["total"]).Seconds(),
+		largestFirst(used, func(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }))
 }
 
 // peakMemory formats the largest resident set each named process has had (VmHWM), largest
 // first: "kube-apiserver 2.1 GB, …". It shows what the control plane's raised GOGC costs.
 func peakMemory(pids map[string]int) string {
-	type peak struct {
-		name string
-		kb   int64
-	}
-	var peaks []peak
+	peakKB := map[string]int64{}
 	for name, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
@@ -117,15 +107,19 @@ func peakMemory(pids map[string]int) string {
 		}
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				peaks = append(peaks, peak{name, kb})
+				peakKB[name], _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			}
 		}
 	}
-	slices.SortFunc(peaks, func(a, b peak) int { return int(b.kb - a.kb) })
-	parts := make([]string, len(peaks))
-	for i, p := range peaks {
-		parts[i] = fmt.Sprintf("%s %.2f GB", p.name, float64(p.kb)/1e6)
+	return "peak memory (resident): " + largestFirst(peakKB, func(kb int64) string { return fmt.Sprintf("%.2f GB", float64(kb)/1e6) })
+}
+
+// largestFirst formats "name value" pairs, largest value first, joined by commas.
+func largestFirst[V cmp.Ordered](m map[string]V, format func(V) string) string {
+	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + " " + format(m[name])
 	}
-	return "peak memory (resident): " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
