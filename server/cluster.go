@@ -98,20 +98,3 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	}()
 	return sched, done, nil
 }
-
-// listenConfigChanges hears configuration changes announced by any replica (LISTEN/NOTIFY)
-// and passes them to the store's hooks and caches, reconnecting when the database goes away
-// (scheduling continues from the last good configuration meanwhile).
-func listenConfigChanges(ctx context.Context, st *store.Store, log *slog.Logger) {
-	for ctx.Err() == nil {
-		err := st.ListenConfigChanges(ctx, st.ConfigChanged)
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("configuration notifications interrupted; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
-	}
-}

@@ -56,7 +56,16 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	go listenConfigChanges(ctx, st, log)
+	// Listen before anything loads the configuration, so that no change made in between is
+	// missed. Should the database be slow to answer, go on: once the listener is in place it
+	// reloads everything anyway.
+	select {
+	case <-st.FollowConfigChanges(ctx, store.ListenOptions{Log: log}):
+	case <-time.After(10 * time.Second):
+		log.Warn("configuration notifications are not in place yet; going on without waiting")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 
 	k8s, err := connectCluster(ctx, c, log, out)
 	if err != nil {

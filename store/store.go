@@ -129,23 +129,3 @@ func scanAll[T any](rows pgx.Rows, err error) ([]T, error) {
 	}
 	return v, nil
 }
-
-// ListenConfigChanges calls fn for every configuration change announced on ConfigChannel
-// (by any replica) until ctx ends or the connection fails.
-func (s *Store) ListenConfigChanges(ctx context.Context, fn func(aggregate string)) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return classify(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+ConfigChannel); err != nil {
-		return classify(err)
-	}
-	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			return classify(err)
-		}
-		fn(n.Payload)
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -235,5 +236,48 @@ func TestConfigChangeNotifiesListeners(t *testing.T) {
 	}
 	if n.Channel != store.ConfigChannel || n.Payload != "workload_types" {
 		t.Errorf("notification %s %q", n.Channel, n.Payload)
+	}
+}
+
+// TestConfigListenerSurvivesQuietSpells: with nothing to hear, the listener checks its
+// connection every Check and keeps listening; a change made by another replica after several
+// checks still reaches the hooks, and the first thing the hooks hear is the reload-everything
+// that follows establishing LISTEN.
+func TestConfigListenerSurvivesQuietSpells(t *testing.T) {
+	t.Parallel()
+	url := testdb.NewURL(t)
+	open := func() *store.Store {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		return store.New(pool)
+	}
+	here, other := open(), open()
+	heard := make(chan string, 16)
+	here.OnConfigChange(func(agg string) { heard <- agg })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	select {
+	case <-here.FollowConfigChanges(ctx, store.ListenOptions{Check: 50 * time.Millisecond}):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not start listening")
+	}
+	if got := <-heard; got != store.AllAggregates {
+		t.Fatalf("first heard %q, want %q (reload everything once listening)", got, store.AllAggregates)
+	}
+	time.Sleep(300 * time.Millisecond) // several liveness checks
+	low := store.SeedID("priority", "low")
+	if _, err := other.UpdateWorkloadType(ctx, store.SeedID("workload-type", "batch/Job"), store.WorkloadTypeUpdate{PriorityID: store.Optional[uuid.UUID]{Set: true, Value: &low}}, operator); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-heard:
+		if got != "workload_types" {
+			t.Errorf("heard %q, want workload_types", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change made on the other replica was never heard")
 	}
 }

@@ -13,12 +13,14 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 )
 
-// TestWorkloadTypeListFollowsChangesOnEveryReplica: the cached type list changes at once on the
-// replica that made a change, and on another replica as soon as it hears the NOTIFY.
-func TestWorkloadTypeListFollowsChangesOnEveryReplica(t *testing.T) {
-	t.Parallel()
+// replicas starts n web servers on one database, each with its own pool and store, as
+// separate Arbiter processes would be.
+func replicas(t *testing.T, n int) ([]*httptest.Server, []*store.Store) {
+	t.Helper()
 	url := testdb.NewURL(t)
-	replica := func() (*httptest.Server, *store.Store) {
+	var srvs []*httptest.Server
+	var sts []*store.Store
+	for range n {
 		pool, err := pgxpool.New(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
@@ -28,33 +30,110 @@ func TestWorkloadTypeListFollowsChangesOnEveryReplica(t *testing.T) {
 		srv := httptest.NewServer(web.New(deps(st)))
 		t.Cleanup(srv.Close)
 		signIn(srv, newAPIKey(t, st, "admin", "system", ""))
-		return srv, st
+		srvs, sts = append(srvs, srv), append(sts, st)
 	}
-	a, _ := replica()
-	b, stB := replica()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = stB.ListenConfigChanges(ctx, stB.ConfigChanged) }()
+	return srvs, sts
+}
 
-	const path = "/api/v1/workload-types?filterBy=name==TFJob"
-	effective := func(srv *httptest.Server) any {
-		return items(getJSON(t, srv, path), "types")[0]["effectivePriorityName"]
+// follow starts st's configuration listener and waits until it listens.
+func follow(t *testing.T, st *store.Store, o store.ListenOptions) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	select {
+	case <-st.FollowConfigChanges(ctx, o):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the configuration listener did not start listening")
 	}
-	if effective(a) != "low" || effective(b) != "low" {
-		t.Fatalf("TFJob starts at %v / %v, want low on both", effective(a), effective(b))
-	}
+}
+
+const tfjobTypes = "/api/v1/workload-types?filterBy=name==TFJob"
+
+func tfjobPriority(t *testing.T, srv *httptest.Server) any {
+	return items(getJSON(t, srv, tfjobTypes), "types")[0]["effectivePriorityName"]
+}
+
+func setTFJobPriority(t *testing.T, srv *httptest.Server, priority string) {
+	t.Helper()
 	tfjob := "/api/v1/workload-types/" + store.SeedID("workload-type", "kubeflow.org/TFJob").String()
-	if r := do(t, a, "PUT", tfjob, "application/json", `{"priorityId":"`+store.SeedID("priority", "very-high").String()+`"}`); r.status != 200 {
+	if r := do(t, srv, "PUT", tfjob, "application/json", `{"priorityId":"`+store.SeedID("priority", priority).String()+`"}`); r.status != 200 {
 		t.Fatalf("PUT = %d %s", r.status, r.body)
 	}
-	if got := effective(a); got != "very-high" {
-		t.Errorf("the replica that made the change still lists %v", got)
-	}
+}
+
+func waitForTFJobPriority(t *testing.T, srv *httptest.Server, want, what string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for effective(b) != "very-high" {
+	for tfjobPriority(t, srv) != want {
 		if time.Now().After(deadline) {
-			t.Fatal("the other replica never heard the change")
+			t.Fatal(what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestWorkloadTypeListFollowsChangesOnEveryReplica: the cached type list changes at once on the
+// replica that made a change, and on another replica as soon as it hears the NOTIFY.
+func TestWorkloadTypeListFollowsChangesOnEveryReplica(t *testing.T) {
+	t.Parallel()
+	srvs, sts := replicas(t, 2)
+	a, b := srvs[0], srvs[1]
+	follow(t, sts[1], store.ListenOptions{})
+
+	if tfjobPriority(t, a) != "low" || tfjobPriority(t, b) != "low" {
+		t.Fatalf("TFJob starts at %v / %v, want low on both", tfjobPriority(t, a), tfjobPriority(t, b))
+	}
+	setTFJobPriority(t, a, "very-high")
+	if got := tfjobPriority(t, a); got != "very-high" {
+		t.Errorf("the replica that made the change still lists %v", got)
+	}
+	waitForTFJobPriority(t, b, "very-high", "the other replica never heard the change")
+}
+
+// TestConfigListenerReloadsWhatItMissedWhileDisconnected: a NOTIFY sent while a replica's
+// listening connection is down is lost; on reconnecting the replica reloads everything, so it
+// serves the change made meanwhile within seconds.
+func TestConfigListenerReloadsWhatItMissedWhileDisconnected(t *testing.T) {
+	t.Parallel()
+	srvs, sts := replicas(t, 2)
+	a, b := srvs[0], srvs[1]
+	// A 2 s pause before reconnecting leaves room to make the change while b is not listening.
+	follow(t, sts[1], store.ListenOptions{Retry: 2 * time.Second, MaxRetry: 2 * time.Second})
+	pool := sts[0].Pool()
+	ctx := context.Background()
+	listenerPID := func() (pid int32) {
+		_ = pool.QueryRow(ctx, `SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN '||$1`, store.ConfigChannel).Scan(&pid)
+		return pid
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	_ = tfjobPriority(t, b) // b caches the list before it misses the change
+
+	// A busy machine may take longer than the pause to make the change; then the round proves
+	// nothing (b would hear the NOTIFY) and is tried again.
+	for round, priority := range []string{"very-high", "high", "medium"} {
+		waitFor("the listener's backend never showed in pg_stat_activity", func() bool { return listenerPID() != 0 })
+		var terminated bool
+		if err := pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", listenerPID()).Scan(&terminated); err != nil || !terminated {
+			t.Fatalf("pg_terminate_backend: %v %v", terminated, err)
+		}
+		waitFor("the listener's backend did not go away", func() bool { return listenerPID() == 0 })
+		setTFJobPriority(t, a, priority)
+		missed := listenerPID() == 0
+		waitForTFJobPriority(t, b, priority, "the replica never reloaded the change it missed while disconnected")
+		if missed {
+			return
+		}
+		t.Logf("round %d: the listener was back before the change was made; trying again", round)
+	}
+	t.Fatal("the change was never made while the listener was disconnected")
 }
