@@ -3,7 +3,8 @@ GO       ?= go
 BIN      := bin/arbiter
 PKGS     := ./...
 # Tests share two cores with PostgreSQL, a control plane and Chromium: keep parallelism modest.
-TESTFLAGS ?= -p 2 -timeout 60m
+# -count=1: never answer from Go's test cache, so a green run means every test ran on this clone.
+TESTFLAGS ?= -p 2 -timeout 60m -count=1
 
 .PHONY: all build run test test-unit generate lint k8s bench clean
 
