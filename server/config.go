@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/web"
 )
 
 // Config is what `arbiter serve` reads from flags, each with an ARBITER_* environment twin
@@ -31,6 +33,7 @@ type Config struct {
 	AdminPassword    string // the bootstrap admin's password (local login); prefer the environment
 	SessionIdle      time.Duration
 	SessionLifetime  time.Duration
+	TrustedProxies   string // comma-separated CIDRs whose X-Forwarded-For/-Proto are believed
 	Demo             bool
 	LeaderElect      bool
 	LogLevel         string
@@ -58,6 +61,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.AdminPassword, "admin-password", "", "local login: the admin's password (prefer ARBITER_ADMIN_PASSWORD); empty generates one on first start")
 	fs.DurationVar(&c.SessionIdle, "session-idle-timeout", 2*time.Hour, "sign out after this long without a request")
 	fs.DurationVar(&c.SessionLifetime, "session-lifetime", 12*time.Hour, "sign out this long after signing in, whatever the activity")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; empty trusts none")
 	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -83,6 +87,9 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	})
 	if envErr != nil {
 		return c, envErr
+	}
+	if _, err := web.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return c, fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if c.Kubeconfig == "" {
 		c.Kubeconfig = os.Getenv("KUBECONFIG")

@@ -187,6 +187,15 @@ func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log
 		AdminSubjects: splitList(c.AdminSubjects), AdminGroups: splitList(c.AdminGroups),
 		IdleTimeout: c.SessionIdle, Lifetime: c.SessionLifetime,
 	}
+	proxies, err := web.ParseTrustedProxies(c.TrustedProxies)
+	if err != nil {
+		return lc, "", fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	lc.TrustedProxies = proxies
+	// One key for every replica, so a login form served by one can be posted to another.
+	if lc.FormKey, err = st.ServerKey(ctx, "login-form"); err != nil {
+		return lc, "", fmt.Errorf("the login form's signing key: %w", err)
+	}
 	if c.OIDCIssuer != "" {
 		redirect := c.OIDCRedirectURL
 		if redirect == "" {

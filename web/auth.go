@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -23,8 +24,8 @@ type AuthStore interface {
 	LocalUser(ctx context.Context, name string) (store.User, error)
 	UpsertOIDCUser(ctx context.Context, issuer, subject, email, name string, groups []string, login bool) (store.User, error)
 	TouchLogin(ctx context.Context, id uuid.UUID) error
-	LoginBlockedUntil(ctx context.Context, keys []string) (time.Time, error)
-	RecordLoginFailure(ctx context.Context, keys []string, delay func(failures int) time.Duration) error
+	ReserveLoginAttempt(ctx context.Context, keys []string, delay func(failures int) time.Duration) (wait time.Duration, err error)
+	ReleaseLoginAttempt(ctx context.Context, keys []string, delay func(failures int) time.Duration) error
 	ClearLoginFailures(ctx context.Context, keys []string) error
 
 	AccessRulesFor(ctx context.Context, subject, email string, groups []string) ([]store.AccessRule, error)
@@ -48,6 +49,12 @@ type LoginConfig struct {
 	IdleTimeout   time.Duration
 	Lifetime      time.Duration // absolute session timeout
 	Sessions      scs.Store     // nil: in memory (tests of routing only)
+	// TrustedProxies are the peers whose X-Forwarded-For and X-Forwarded-Proto are believed
+	// (--trusted-proxies); empty: none, the peer's own address is the client's.
+	TrustedProxies []*net.IPNet
+	// FormKey signs the login form's CSRF token; every replica must have the same one
+	// (store.ServerKey). Empty: a random key for this process only.
+	FormKey []byte
 }
 
 // BootstrapAdmin is the local account created when no issuer is configured; it is always a
@@ -111,7 +118,7 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *Server) commitSession(c echo.Context) {
 	ctx := c.Request().Context()
-	ck := &http.Cookie{Name: sessionCookie, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request())}
+	ck := &http.Cookie{Name: sessionCookie, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(c.Request())}
 	switch s.sm.Status(ctx) {
 	case scs.Modified:
 		token, _, err := s.sm.Commit(ctx)
@@ -130,19 +137,25 @@ func (s *Server) commitSession(c echo.Context) {
 }
 
 // csrf refuses state-changing requests that do not carry the session's CSRF token (header
-// X-CSRF-Token, sent by htmx on every request, or form field _csrf). Requests authenticated by
-// a Bearer token carry no ambient credentials and are exempt; every other one, including JSON
-// API calls riding on the session cookie and the login form itself, is checked.
+// X-CSRF-Token, sent by htmx on every request, or form field _csrf in the body — never the
+// query string). Requests authenticated by a Bearer token carry no ambient credentials and are
+// exempt; every other one, including JSON API calls riding on the session cookie, is checked.
+// The login form, which has no session yet, carries a signed double-submit token instead
+// (loginFormValid).
 func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !isMutating(c.Request().Method) || c.Get(bearerKey) == true {
+		r := c.Request()
+		if !isMutating(r.Method) || c.Get(bearerKey) == true {
 			return next(c)
 		}
-		want := s.sm.GetString(c.Request().Context(), sessCSRF)
-		got := c.Request().Header.Get("X-CSRF-Token")
-		if got == "" {
-			got = c.FormValue("_csrf")
+		if r.Method == http.MethodPost && r.URL.Path == "/login" {
+			if !s.loginFormValid(c) {
+				return forbidden("this sign-in form has expired or did not come from Arbiter's console; reload the page and try again")
+			}
+			return next(c)
 		}
+		want := s.sm.GetString(r.Context(), sessCSRF)
+		got := csrfFromRequest(c)
 		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			return forbidden("this form has expired or did not come from Arbiter's console; reload the page and try again")
 		}
@@ -159,10 +172,6 @@ func (s *Server) csrfToken(c echo.Context) string {
 		s.sm.Put(ctx, sessCSRF, t)
 	}
 	return t
-}
-
-func isHTTPS(r *http.Request) bool {
-	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // authenticate replaces the request's identity with the caller's: from a Bearer API key or

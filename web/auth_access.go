@@ -192,8 +192,12 @@ type apiKeyRequest struct {
 	grantRequest
 }
 
-// maxKeyLifetime bounds an API key's validity; keys always expire.
-const maxKeyLifetime = 2 * 365 * 24 * time.Hour
+// maxKeyLifetime bounds an API key's validity; keys always expire. The form asks for days,
+// 1 to maxKeyDays.
+const (
+	maxKeyLifetime = maxKeyDays * 24 * time.Hour
+	maxKeyDays     = 730
+)
 
 func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, error) {
 	target(c, "create", "api-key", "")
@@ -236,6 +240,7 @@ func (s *Server) postAPIKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	c.Response().Header().Set("Cache-Control", "no-store") // the answer carries the secret
 	return c.JSON(http.StatusCreated, v)
 }
 
@@ -308,18 +313,19 @@ func (s *Server) apiKeyForm(c echo.Context) error {
 	scopeID := c.FormValue("scopeId")
 	req := apiKeyRequest{Name: c.FormValue("name"),
 		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}}
-	if d := c.FormValue("days"); d != "" {
+	if d := strings.TrimSpace(c.FormValue("days")); d != "" {
 		n, err := strconv.Atoi(d)
-		if err != nil || n < 1 {
-			return s.formResult(c, badRequest("valid for days must be a whole number of at least 1"))
+		if err != nil || n < 1 || n > maxKeyDays {
+			return s.formResult(c, badRequest("valid for days must be a whole number from 1 to %d (two years); %q is not", maxKeyDays, d))
 		}
-		t := time.Now().Add(time.Duration(n) * 24 * time.Hour)
+		t := time.Now().UTC().AddDate(0, 0, n) // UTC: no daylight-saving hour to push day 730 past the limit
 		req.ExpiresAt = &t
 	}
 	v, err := s.createAPIKey(c, req)
 	if err != nil {
 		return s.formResult(c, err)
 	}
+	c.Response().Header().Set("Cache-Control", "no-store") // the page shows the secret
 	return s.renderAccess(c, http.StatusCreated, &v, "")
 }
 

@@ -206,7 +206,7 @@ func withAdmin(t *testing.T, st *store.Store, password string) {
 	}
 }
 
-// TestLocalLoginSessionAndCSRF: the session id changes at login; a form without the CSRF token
+// TestLocalLoginSessionAndCSRF: a session starts only at login; a form without the CSRF token
 // is refused with 403; after logout the old cookie is refused; login and logout are audited.
 func TestLocalLoginSessionAndCSRF(t *testing.T) {
 	t.Parallel()
@@ -218,8 +218,8 @@ func TestLocalLoginSessionAndCSRF(t *testing.T) {
 	}
 	_, page := b.get("/login")
 	before := b.session()
-	if before == "" {
-		t.Fatal("the login page set no session cookie (its CSRF token lives there)")
+	if before != "" {
+		t.Fatal("the login page set a session cookie; its CSRF token is a signed cookie, not a session")
 	}
 	if status, _ := b.post("/login", url.Values{"username": {"admin"}, "password": {"correct horse"}}); status != 403 {
 		t.Errorf("login without the CSRF token = %d, want 403", status)
@@ -229,8 +229,8 @@ func TestLocalLoginSessionAndCSRF(t *testing.T) {
 		t.Fatalf("login = %d", status)
 	}
 	after := b.session()
-	if after == "" || after == before {
-		t.Fatalf("the session id did not change at login: %q → %q", before, after)
+	if after == "" {
+		t.Fatal("login set no session cookie")
 	}
 	status, page = b.get("/workload-types")
 	if status != 200 || !strings.Contains(page, `class="role badge">admin<`) || !strings.Contains(page, `action="/logout"`) {

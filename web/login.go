@@ -42,6 +42,8 @@ func (s *Server) loginPage(c echo.Context) error {
 	return s.renderLogin(c, http.StatusOK, "", "")
 }
 
+// renderLogin shows the sign-in page. It stores no session: the form's CSRF token is the
+// signed double-submit token of loginFormToken.
 func (s *Server) renderLogin(c echo.Context, status int, username, message string) error {
 	m := views.LoginPage{
 		Page:     s.page(c, "Sign in", ""),
@@ -51,65 +53,104 @@ func (s *Server) renderLogin(c echo.Context, status int, username, message strin
 		Error:    message,
 	}
 	if c.Request().Method == http.MethodPost {
-		m.Next = safeNext(c.FormValue("next"))
+		m.Next = safeNext(c.Request().PostFormValue("next"))
 	}
-	m.CSRFToken = s.csrfToken(c)
+	if !m.OIDC && m.CSRFToken == "" {
+		m.CSRFToken = s.loginFormToken(c)
+	}
 	return render(c, status, views.LoginView(m))
 }
 
-// safeNext keeps redirects after login inside the console.
+// safeNext keeps redirects after login inside the console: next must be a plain path on this
+// origin, else "/". Browsers drop tabs and newlines from URLs and read "\" as "/", so
+// "/\t/evil.example" or "/\\evil.example" would lead to //evil.example: control characters
+// and backslashes are refused, raw or percent-encoded, and so is a path that starts with "//"
+// before or after decoding.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.HasPrefix(next, "/login") {
+	if next == "" || len(next) > 2048 || hasUnsafeChar(next) {
 		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil || hasUnsafeChar(u.Path) {
+		return "/"
+	}
+	for _, p := range []string{u.EscapedPath(), u.Path} {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/login") {
+			return "/"
+		}
 	}
 	return next
 }
 
+func hasUnsafeChar(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' })
+}
+
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// localLogin checks the local account's password. Failed attempts are counted per account
-// and per address; after three, each further attempt waits longer (loginThrottle).
+// localLogin checks the local account's password. The attempt is counted per account and per
+// address before the password is checked (ReserveLoginAttempt decides atomically), so parallel
+// attempts cannot slip past the throttle; after three failures each further attempt waits
+// longer (loginThrottle). The check itself runs in one of a few slots (passwordChecker).
 func (s *Server) localLogin(c echo.Context) error {
 	markAudited(c)
 	if s.login.OIDC != nil {
 		return s.renderLogin(c, http.StatusBadRequest, "", "Local sign-in is off: this console signs people in with its identity provider.")
 	}
 	ctx := c.Request().Context()
-	name := strings.TrimSpace(c.FormValue("username"))
-	password := c.FormValue("password")
+	r := c.Request()
+	name := strings.TrimSpace(r.PostFormValue("username"))
+	password := r.PostFormValue("password")
 	keys := []string{"account:" + strings.ToLower(name), "address:" + c.RealIP()}
-	until, err := s.users.LoginBlockedUntil(ctx, keys)
+	wait, err := s.users.ReserveLoginAttempt(ctx, keys, loginThrottle)
 	if err != nil {
 		return err
 	}
-	if wait := time.Until(until); wait > 0 {
+	if wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 		s.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
 		return s.renderLogin(c, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed sign-ins for this account or address. Wait %d seconds and try again.", secs))
 	}
+	checked := false
+	defer func() {
+		if !checked { // give back an attempt whose password was never checked
+			if err := s.users.ReleaseLoginAttempt(context.WithoutCancel(ctx), keys, loginThrottle); err != nil {
+				s.log.Warn("sign-in attempt not given back", "request_id", requestID(c), "err", err)
+			}
+		}
+	}()
 	u, err := s.users.LocalUser(ctx, name)
-	ok := false
+	hash := u.PasswordHash
 	switch {
 	case err == nil:
-		ok, _ = auth.CheckPassword(u.PasswordHash, password)
 	case errors.Is(err, store.ErrNotFound):
-		_, _ = auth.CheckPassword(dummyHash, password) // the same work as for a real account
+		hash = dummyHash // the same work as for a real account
 	default:
 		return err
 	}
-	if !ok {
-		if err := s.users.RecordLoginFailure(ctx, keys, loginThrottle); err != nil {
-			return err
-		}
+	ok, err := s.passwords.check(ctx, hash, password)
+	switch {
+	case errors.Is(err, errBusy):
+		secs := int(passwordSlotWait / time.Second)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		s.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
+		return s.renderLogin(c, http.StatusServiceUnavailable, name,
+			fmt.Sprintf("The server is busy checking other sign-ins. Wait %d seconds and try again.", secs))
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	checked = true
+	if !ok || u.PasswordHash == "" {
 		s.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
 		return s.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
 	}
 	if err := s.users.ClearLoginFailures(ctx, keys); err != nil {
 		return err
 	}
-	return s.startSession(c, u, safeNext(c.FormValue("next")))
+	s.forgetLoginForm(c)
+	return s.startSession(c, u, safeNext(r.PostFormValue("next")))
 }
 
 var dummyHash, _ = auth.HashPassword("not a password anyone uses")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -61,6 +62,8 @@ type Server struct {
 	org        organization
 	wl         workloads
 	keys       keyCache // API keys validated in the last few seconds
+	passwords  *passwordChecker
+	forms      formSigner // signs the login form's CSRF token
 }
 
 // New builds the router with every route, middleware and the error handler.
@@ -68,7 +71,9 @@ func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log,
-		users: d.Users, login: d.Login, sm: newSessionManager(d.Login)}
+		users: d.Users, login: d.Login, sm: newSessionManager(d.Login),
+		passwords: newPasswordChecker(), forms: newFormSigner(d.Login.FormKey)}
+	e.IPExtractor = ipExtractor(d.Login.TrustedProxies)
 	s.org = newOrganization(d)
 	s.wl = newWorkloads(d)
 	if s.pcs == nil {
@@ -117,7 +122,9 @@ func (s *Server) readyz(c echo.Context) error {
 }
 
 // securityHeaders sets a strict Content-Security-Policy (no inline script or style) and the
-// other headers of security.md on every answer.
+// other headers of security.md on every answer. Nothing but the static files may be stored by
+// a browser or a proxy cache: pages and API answers are a signed-in person's view, and some
+// carry a secret (a new API key) or a CSRF token.
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
@@ -125,6 +132,9 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		if !strings.HasPrefix(c.Request().URL.Path, "/static/") {
+			h.Set("Cache-Control", "no-store")
+		}
 		return next(c)
 	}
 }
