@@ -93,12 +93,33 @@ const projectSelect = `
 
 // Projects lists one page of projects with their quotas; next is the next page's offset or nil.
 func (s *Store) Projects(ctx context.Context, q listquery.Query) (projects []Project, next *int, err error) {
-	return projectList(ctx, s.pool, q, true)
+	return projectList(ctx, s.pool, q, true, ProjectScope{All: true})
 }
 
-func projectList(ctx context.Context, db querier, q listquery.Query, paged bool) ([]Project, *int, error) {
+// ProjectScope narrows a project list to what a caller may see: every project (All), or those
+// with the listed ids.
+type ProjectScope struct {
+	All bool
+	IDs []uuid.UUID
+}
+
+// VisibleProjects lists one page of the projects in scope. The scope is part of the query, so
+// pages and the next offset count only those projects.
+func (s *Store) VisibleProjects(ctx context.Context, q listquery.Query, scope ProjectScope) ([]Project, *int, error) {
+	return projectList(ctx, s.pool, q, true, scope)
+}
+
+func projectList(ctx context.Context, db querier, q listquery.Query, paged bool, scope ProjectScope) ([]Project, *int, error) {
 	var args listquery.Args
-	sql := projectSelect + ` WHERE ` + q.Where(ProjectSpec, &args) + ` ORDER BY ` + q.OrderBy(ProjectSpec)
+	where := q.Where(ProjectSpec, &args)
+	if !scope.All {
+		ids := scope.IDs
+		if ids == nil {
+			ids = []uuid.UUID{}
+		}
+		where += ` AND p.id = ANY(` + args.Add(ids) + `)`
+	}
+	sql := projectSelect + ` WHERE ` + where + ` ORDER BY ` + q.OrderBy(ProjectSpec)
 	if paged {
 		sql += ` ` + q.Page(&args)
 	}
@@ -202,7 +223,7 @@ func (s *Store) OrganizationSnapshot(ctx context.Context) (Organization, error) 
 		if o.Departments, err = departmentList(ctx, tx, byName); err != nil {
 			return err
 		}
-		o.Projects, _, err = projectList(ctx, tx, byName, false)
+		o.Projects, _, err = projectList(ctx, tx, byName, false, ProjectScope{All: true})
 		return err
 	})
 	return o, classify(err)

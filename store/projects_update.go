@@ -53,22 +53,55 @@ func (s *Store) CreateProject(ctx context.Context, u ProjectUpdate, by Actor) (P
 			return err
 		}
 		var err error
-		created, err = applyProjectUpdate(ctx, tx, id, u, by, audit)
+		created, err = applyProjectUpdate(ctx, tx, id, constantPatch(u), by, audit)
 		return err
 	})
 	return created, err
 }
 
+// ProjectPatch works out a change from the project as it is: PatchProject calls it inside the
+// change's transaction with the project read under its row lock, so that parallel changes
+// apply one after the other, each to what the one before left. An error refuses the change
+// and is returned as it is (a caller may refuse with its own error, e.g. a role check).
+type ProjectPatch func(current Project) (ProjectUpdate, error)
+
+func constantPatch(u ProjectUpdate) ProjectPatch {
+	return func(Project) (ProjectUpdate, error) { return u, nil }
+}
+
 // UpdateProject changes a project; its quotas must stay inside its department's (checked
-// with the numbers), its namespaces must belong to no other project.
+// with the numbers), its namespaces must belong to no other project. Fields not set in u
+// keep the value they have when the change is made (under the row lock), not when it was
+// asked for.
 func (s *Store) UpdateProject(ctx context.Context, id uuid.UUID, u ProjectUpdate, by Actor) (Project, error) {
+	return s.PatchProject(ctx, id, constantPatch(u), by)
+}
+
+// PatchProject locks the project's row, reads it, asks patch for the change and makes it,
+// with the audit row's "from" values taken from the locked row.
+func (s *Store) PatchProject(ctx context.Context, id uuid.UUID, patch ProjectPatch, by Actor) (Project, error) {
 	var updated Project
 	err := s.changeConfig(ctx, "projects", by.entry("update", "project", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
 		var err error
-		updated, err = applyProjectUpdate(ctx, tx, id, u, by, audit)
+		updated, err = applyProjectUpdate(ctx, tx, id, patch, by, audit)
 		return err
 	})
 	return updated, err
+}
+
+// lockProject locks a project's row for the transaction (FOR NO KEY UPDATE: parallel changes
+// of the project wait for each other, while rows that merely refer to it do not).
+func lockProject(ctx context.Context, tx pgx.Tx, id uuid.UUID, forDelete bool) error {
+	mode := "NO KEY UPDATE"
+	if forDelete {
+		mode = "UPDATE"
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM projects WHERE id = $1 FOR `+mode, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return NotFound("project %s was not found", id)
+	}
+	return err
 }
 
 // ReplaceProjectQuotas makes in the project's whole quota list.
@@ -85,8 +118,17 @@ func projectDepartment(ctx context.Context, tx pgx.Tx, id uuid.UUID) (string, er
 	return name, err
 }
 
-func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u ProjectUpdate, by Actor, audit *AuditEntry) (Project, error) {
+// applyProjectUpdate locks the project (before its department: every change of a project
+// takes the locks in that order), then applies patch to the locked row.
+func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch ProjectPatch, by Actor, audit *AuditEntry) (Project, error) {
+	if err := lockProject(ctx, tx, id, false); err != nil {
+		return Project{}, err
+	}
 	before, err := project(ctx, tx, id)
+	if err != nil {
+		return before, err
+	}
+	u, err := patch(before)
 	if err != nil {
 		return before, err
 	}
@@ -230,15 +272,27 @@ func replaceNamespaces(ctx context.Context, tx pgx.Tx, id uuid.UUID, list []stri
 
 // DeleteProject removes a project with its quotas and namespaces.
 func (s *Store) DeleteProject(ctx context.Context, id uuid.UUID, by Actor) error {
+	return s.DeleteProjectIf(ctx, id, nil, by)
+}
+
+// DeleteProjectIf removes a project when check (nil: none) accepts it as it is, read under
+// the row lock; check's error is returned as it is.
+func (s *Store) DeleteProjectIf(ctx context.Context, id uuid.UUID, check func(Project) error, by Actor) error {
 	return s.changeConfig(ctx, "projects", by.entry("delete", "project", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
-		var name string
-		if err := tx.QueryRow(ctx, `DELETE FROM projects WHERE id = $1 RETURNING name`, id).Scan(&name); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return NotFound("project %s was not found", id)
-			}
+		if err := lockProject(ctx, tx, id, true); err != nil {
 			return err
 		}
-		audit.EntityName = name
-		return nil
+		p, err := project(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(p); err != nil {
+				return err
+			}
+		}
+		audit.EntityName = p.Name
+		_, err = tx.Exec(ctx, `DELETE FROM projects WHERE id = $1`, id)
+		return err
 	})
 }
