@@ -356,7 +356,7 @@ func (s *Server) renderDepartmentsPage(c echo.Context, status int, form views.De
 	if err != nil {
 		return err
 	}
-	ds, err := s.org.store.Departments(ctx, q)
+	ds, err := s.visibleDepartments(c)(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (s *Server) departmentsCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, err := s.org.store.Departments(c.Request().Context(), q)
+	ds, err := s.visibleDepartments(c)(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -431,22 +431,15 @@ func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Depar
 	if err != nil {
 		return err
 	}
+	if err := requireAdmin(c, "change a department"); err != nil {
+		return err // before any row is shown: only admins change departments
+	}
 	ctx := c.Request().Context()
 	pools, err := s.poolRefs(ctx)
 	if err != nil {
 		return err
 	}
-	before, err := s.org.store.Department(ctx, id)
-	if err != nil {
-		return err
-	}
-	saveErr := requireAdmin(c, "change a department")
-	if saveErr == nil {
-		var upd store.DepartmentUpdate
-		if upd, saveErr = u(before, pools); saveErr == nil {
-			_, saveErr = s.org.store.UpdateDepartment(ctx, id, upd, actor(c))
-		}
-	}
+	_, saveErr := s.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
 	return rowResult(c, "/departments", saveErr, func(status int) error {
 		d, err := s.org.store.Department(ctx, id)
 		if err != nil {
@@ -488,11 +481,11 @@ func (s *Server) deleteDepartmentRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	delErr := requireAdmin(c, "delete a department")
-	if delErr == nil {
-		delErr = s.org.store.DeleteDepartment(ctx, id, actor(c))
+	if err := requireAdmin(c, "delete a department"); err != nil {
+		return err
 	}
+	ctx := c.Request().Context()
+	delErr := s.org.store.DeleteDepartment(ctx, id, actor(c))
 	return rowResult(c, "/departments", delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "")
@@ -518,12 +511,15 @@ func (s *Server) projectsPage(c echo.Context) error {
 }
 
 // projectChoices are the selects' options of the Projects page.
-func (s *Server) projectChoices(ctx context.Context) ([]views.NodePoolRef, []views.Department, []views.Priority, error) {
+// The departments are those the caller may read; the selects that create or move projects
+// offer only those it may manage (see manageable).
+func (s *Server) projectChoices(c echo.Context) ([]views.NodePoolRef, []views.Department, []views.Priority, error) {
+	ctx := c.Request().Context()
 	pools, err := s.poolRefs(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ds, err := s.org.store.Departments(ctx, listquery.Query{SortBy: "name"})
+	ds, err := s.visibleDepartments(c)(ctx, listquery.Query{SortBy: "name"})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -532,7 +528,6 @@ func (s *Server) projectChoices(ctx context.Context) ([]views.NodePoolRef, []vie
 }
 
 func (s *Server) renderProjectsPage(c echo.Context, status int, form views.ProjectForm) error {
-	ctx := c.Request().Context()
 	department := c.QueryParam("department")
 	var filters []string
 	if department != "" {
@@ -542,11 +537,11 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 	if err != nil {
 		return err
 	}
-	ps, next, err := s.org.store.Projects(ctx, q)
+	ps, next, err := s.visibleProjects(c, q)
 	if err != nil {
 		return err
 	}
-	pools, depts, prios, err := s.projectChoices(ctx)
+	pools, depts, prios, err := s.projectChoices(c)
 	if err != nil {
 		return err
 	}
@@ -556,7 +551,7 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 	page := s.page(c, "Projects", "projects")
 	m := views.ProjectsPage{
 		Page: page, Pools: pools, Departments: depts, Priorities: prios, Search: q.Search, Department: department,
-		CanEdit: canManageOrg(c), Form: form, CSVHref: "/projects.csv?" + c.QueryParams().Encode(),
+		Manageable: manageable(c, depts), Form: form, CSVHref: "/projects.csv?" + c.QueryParams().Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Department", "departmentName"}}),
 	}
 	pageLink := func(offset int) string {
@@ -582,8 +577,8 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 
 func (s *Server) projectRow(c echo.Context, p store.Project, pools []views.NodePoolRef, depts []views.Department, prios []views.Priority, csrf string) views.ProjectRow {
 	v := s.projectView(p)
-	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: depts, Priorities: prios,
-		CanEdit: canManageOrg(c), CSRFToken: csrf}
+	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
+		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)), CSRFToken: csrf}
 }
 
 func (s *Server) projectsCSV(c echo.Context) error {
@@ -596,7 +591,7 @@ func (s *Server) projectsCSV(c echo.Context) error {
 		return err
 	}
 	q.Limit = listquery.MaxLimit
-	ps, _, err := s.org.store.Projects(c.Request().Context(), q)
+	ps, _, err := s.visibleProjects(c, q)
 	if err != nil {
 		return err
 	}
@@ -627,11 +622,14 @@ func (s *Server) createProjectForm(c echo.Context) error {
 	var in []store.QuotaInput
 	form.Quotas, in, err = formQuotas(c, pools)
 	if err == nil {
-		err = requireAdmin(c, "create a project")
+		err = authorizeSomewhere(c, auth.ManageDepartment, "create a project")
 	}
 	var u store.ProjectUpdate
 	if err == nil {
 		u, err = projectRequest{DepartmentID: optional[string]{Set: form.DepartmentID != "", Value: form.DepartmentID}}.update()
+	}
+	if err == nil {
+		err = mayCreateProject(c, u)
 	}
 	if err == nil {
 		ns := formNamespaces(form.Namespaces)
@@ -648,29 +646,34 @@ func (s *Server) createProjectForm(c echo.Context) error {
 }
 
 // saveProject applies u to a project and answers its row, the refusal shown at field.
-func (s *Server) saveProject(c echo.Context, field string, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
+// The form's change u is worked out from the project as it is under the row lock (a quota
+// line replaces one pool's quota in the list it has then), and checked there (action: what the
+// form needs, somewhere, to be tried at all).
+func (s *Server) saveProject(c echo.Context, field string, action auth.Action, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
 	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
 	}
+	if err := authorizeSomewhere(c, action, "change a project"); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	pools, depts, prios, err := s.projectChoices(ctx)
+	pools, depts, prios, err := s.projectChoices(c)
 	if err != nil {
 		return err
 	}
-	before, err := s.org.store.Project(ctx, id)
-	if err != nil {
+	if _, err := s.readableProject(c)(ctx, id); err != nil {
 		return err
 	}
-	saveErr := requireAdmin(c, "change a project")
-	if saveErr == nil {
-		var upd store.ProjectUpdate
-		if upd, saveErr = u(before, pools); saveErr == nil {
-			_, saveErr = s.org.store.UpdateProject(ctx, id, upd, actor(c))
+	_, saveErr := s.org.store.PatchProject(ctx, id, func(p store.Project) (store.ProjectUpdate, error) {
+		upd, err := u(p, pools)
+		if err != nil {
+			return upd, err
 		}
-	}
+		return upd, mayChangeProject(c, p, upd)
+	}, actor(c))
 	return rowResult(c, "/projects", saveErr, func(status int) error {
-		p, err := s.org.store.Project(ctx, id)
+		p, err := s.readableProject(c)(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -684,7 +687,7 @@ func (s *Server) saveProject(c echo.Context, field string, u func(store.Project,
 }
 
 func (s *Server) saveProjectRow(c echo.Context) error {
-	return s.saveProject(c, "", func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "", auth.ManageDepartment, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
 		ns := formNamespaces(c.FormValue("namespaces"))
 		req := projectRequest{Name: optional[string]{Set: true, Value: strings.TrimSpace(c.FormValue("name"))},
 			DepartmentID: optional[string]{Set: true, Value: c.FormValue("departmentId")}}
@@ -695,7 +698,7 @@ func (s *Server) saveProjectRow(c echo.Context) error {
 }
 
 func (s *Server) saveProjectQuota(c echo.Context) error {
-	return s.saveProject(c, "quota:"+c.Param("pool"), func(p store.Project, pools []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "quota:"+c.Param("pool"), auth.ManageDepartment, func(p store.Project, pools []views.NodePoolRef) (store.ProjectUpdate, error) {
 		in, err := replaceCell(c, pools, mapSlice(p.Quotas, quotaView), c.Param("pool"))
 		return store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, err
 	})
@@ -703,7 +706,7 @@ func (s *Server) saveProjectQuota(c echo.Context) error {
 
 // saveProjectPolicy takes the whole policy form: an empty select is the field's default.
 func (s *Server) saveProjectPolicy(c echo.Context) error {
-	return s.saveProject(c, "policy", func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "policy", auth.ManageProject, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
 		str := func(name string) optional[string] {
 			v := c.FormValue(name)
 			return optional[string]{Set: true, Null: v == "", Value: v}
@@ -731,20 +734,23 @@ func (s *Server) deleteProjectRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	delErr := requireAdmin(c, "delete a project")
-	if delErr == nil {
-		delErr = s.org.store.DeleteProject(ctx, id, actor(c))
+	if err := authorizeSomewhere(c, auth.ManageDepartment, "delete a project"); err != nil {
+		return err
 	}
+	ctx := c.Request().Context()
+	if _, err := s.readableProject(c)(ctx, id); err != nil {
+		return err
+	}
+	delErr := s.org.store.DeleteProjectIf(ctx, id, mayDeleteProject(c), actor(c))
 	return rowResult(c, "/projects", delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "")
 		}
-		p, err := s.org.store.Project(ctx, id)
+		p, err := s.readableProject(c)(ctx, id)
 		if err != nil {
 			return err
 		}
-		pools, depts, prios, err := s.projectChoices(ctx)
+		pools, depts, prios, err := s.projectChoices(c)
 		if err != nil {
 			return err
 		}
