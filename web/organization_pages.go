@@ -255,23 +255,6 @@ func (s *Server) renderNodePoolsPage(c echo.Context, status int, form views.Node
 	return render(c, status, views.NodePoolsView(m))
 }
 
-func (s *Server) nodePoolsCSV(c echo.Context) error {
-	q, err := pageQuery(c, store.NodePoolSpec)
-	if err != nil {
-		return err
-	}
-	pools, err := s.org.store.NodePools(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
-	for _, p := range mapSlice(pools, s.nodePoolView) {
-		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
-			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
-	}
-	return writeCSV(c, "node-pools.csv", rows)
-}
-
 func (s *Server) createNodePoolForm(c echo.Context) error {
 	target(c, "create", "node-pool", "")
 	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
@@ -382,23 +365,6 @@ func (s *Server) renderDepartmentsPage(c echo.Context, status int, form views.De
 func (s *Server) departmentRow(c echo.Context, d store.Department, pools []views.NodePoolRef, csrf string) views.DepartmentRow {
 	v := s.departmentView(d)
 	return views.DepartmentRow{Department: v, Quotas: quotaCells(pools, v.Resources, v.Status), CanEdit: canManageOrg(c), CSRFToken: csrf}
-}
-
-func (s *Server) departmentsCSV(c echo.Context) error {
-	q, err := pageQuery(c, store.DepartmentSpec)
-	if err != nil {
-		return err
-	}
-	ds, err := s.visibleDepartments(c)(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "projects", "quotas", "allocated"}}
-	for _, d := range ds {
-		v := s.departmentView(d)
-		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
-	}
-	return writeCSV(c, "departments.csv", rows)
 }
 
 func (s *Server) createDepartmentForm(c echo.Context) error {
@@ -579,31 +545,6 @@ func (s *Server) projectRow(c echo.Context, p store.Project, pools []views.NodeP
 	v := s.projectView(p)
 	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
 		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)), CSRFToken: csrf}
-}
-
-func (s *Server) projectsCSV(c echo.Context) error {
-	var filters []string
-	if d := c.QueryParam("department"); d != "" {
-		filters = append(filters, "departmentName=="+d)
-	}
-	q, err := pageQuery(c, store.ProjectSpec, filters...)
-	if err != nil {
-		return err
-	}
-	q.Limit = listquery.MaxLimit
-	ps, _, err := s.visibleProjects(c, q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "department", "namespaces", "quotas", "defaultPriority", "allowPriorityChange", "minPriority", "maxPriority",
-		"preemptionOrder", "preemptionMode", "minRuntimeSeconds", "queueing", "allocated"}}
-	for _, p := range ps {
-		v := s.projectView(p)
-		rows = append(rows, []string{v.ID, v.Name, v.DepartmentName, strings.Join(v.Namespaces, " "), store.QuotaText(p.Quotas),
-			deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), deref(p.MinPriority), deref(p.MaxPriority),
-			p.PreemptionOrder, p.PreemptionMode, strconv.Itoa(p.MinRuntimeSeconds), p.Queueing, strconv.Itoa(v.Status.Allocated)})
-	}
-	return writeCSV(c, "projects.csv", rows)
 }
 
 // formNamespaces splits the namespaces field (commas or spaces).
