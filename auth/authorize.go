@@ -145,6 +145,20 @@ func Allowed(id Identity, action Action, scope Scope) bool {
 	return false
 }
 
+// AllowedSomewhere reports whether some grant of the caller allows action at its own scope:
+// handlers use it to refuse at once (403) callers who may not take the action anywhere, before
+// looking at the object the action concerns.
+func AllowedSomewhere(id Identity, action Action) bool {
+	for _, g := range id.Grants {
+		for _, a := range may[g.Role] {
+			if a == action {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // HighestRole is the most powerful role among grants, "" when there is none.
 func HighestRole(grants []Grant) Role {
 	var best Role

@@ -115,29 +115,43 @@ func (s *Store) CreateDepartment(ctx context.Context, u DepartmentUpdate, by Act
 			return err
 		}
 		var err error
-		created, err = applyDepartmentUpdate(ctx, tx, id, u, by, audit)
+		created, err = applyDepartmentUpdate(ctx, tx, id, func(Department) (DepartmentUpdate, error) { return u, nil }, by, audit)
 		return err
 	})
 	return created, err
 }
 
+// DepartmentPatch works out a change from the department as it is, read under its row lock
+// inside the change's transaction (see ProjectPatch).
+type DepartmentPatch func(current Department) (DepartmentUpdate, error)
+
 // UpdateDepartment renames a department or replaces its quotas. Lowering its deserved GPUs in
 // a pool below what its projects there deserve together is refused with the numbers.
 func (s *Store) UpdateDepartment(ctx context.Context, id uuid.UUID, u DepartmentUpdate, by Actor) (Department, error) {
+	return s.PatchDepartment(ctx, id, func(Department) (DepartmentUpdate, error) { return u, nil }, by)
+}
+
+// PatchDepartment locks the department's row, reads it, asks patch for the change and makes
+// it, with the audit row's "from" values taken from the locked row.
+func (s *Store) PatchDepartment(ctx context.Context, id uuid.UUID, patch DepartmentPatch, by Actor) (Department, error) {
 	var updated Department
 	err := s.changeConfig(ctx, "departments", by.entry("update", "department", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
 		var err error
-		updated, err = applyDepartmentUpdate(ctx, tx, id, u, by, audit)
+		updated, err = applyDepartmentUpdate(ctx, tx, id, patch, by, audit)
 		return err
 	})
 	return updated, err
 }
 
-func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u DepartmentUpdate, by Actor, audit *AuditEntry) (Department, error) {
+func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch DepartmentPatch, by Actor, audit *AuditEntry) (Department, error) {
 	if _, err := lockDepartment(ctx, tx, id); err != nil {
 		return Department{}, err
 	}
 	before, err := department(ctx, tx, id)
+	if err != nil {
+		return before, err
+	}
+	u, err := patch(before)
 	if err != nil {
 		return before, err
 	}

@@ -128,8 +128,12 @@ func (s *Store) UpdateNodePool(ctx context.Context, id uuid.UUID, u NodePoolUpda
 	return updated, err
 }
 
+// applyNodePoolUpdate applies u to the pool as it is under its row lock (FOR NO KEY UPDATE:
+// parallel changes of the pool wait for each other and each keeps the fields the others set;
+// quotas that merely refer to the pool do not wait).
 func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoolUpdate, by Actor, audit *AuditEntry) (NodePool, error) {
-	before, err := nodePool(ctx, tx, id)
+	rows, err := tx.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.id = $1 FOR NO KEY UPDATE`, id)
+	before, err := scanOne[NodePool](rows, err, "node pool "+id.String())
 	if err != nil {
 		return before, err
 	}

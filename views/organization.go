@@ -210,7 +210,7 @@ type ProjectsPage struct {
 	CSVHref     string
 	PrevHref    string
 	NextHref    string
-	CanEdit     bool
+	Manageable  []Department // the departments the caller may create projects in
 	Form        ProjectForm
 }
 
@@ -227,10 +227,12 @@ type ProjectRow struct {
 	Quotas      []QuotaCell
 	Departments []Department
 	Priorities  []Priority
-	CanEdit     bool
-	CSRFToken   string
-	Saved       string
-	Error       FieldError
+	CanEdit     bool // name, department, namespaces, quotas and delete
+	// CanEditPolicy: the policy (a research-manager may change it without CanEdit).
+	CanEditPolicy bool
+	CSRFToken     string
+	Saved         string
+	Error         FieldError
 }
 
 func orDash(s string) string { return orText(s, "—") }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
@@ -28,12 +29,13 @@ type OrganizationStore interface {
 	CreateDepartment(ctx context.Context, u store.DepartmentUpdate, by store.Actor) (store.Department, error)
 	UpdateDepartment(ctx context.Context, id uuid.UUID, u store.DepartmentUpdate, by store.Actor) (store.Department, error)
 	DeleteDepartment(ctx context.Context, id uuid.UUID, by store.Actor) error
-	Projects(ctx context.Context, q listquery.Query) ([]store.Project, *int, error)
+	PatchDepartment(ctx context.Context, id uuid.UUID, patch store.DepartmentPatch, by store.Actor) (store.Department, error)
+	VisibleProjects(ctx context.Context, q listquery.Query, scope store.ProjectScope) ([]store.Project, *int, error)
+	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	Project(ctx context.Context, id uuid.UUID) (store.Project, error)
 	CreateProject(ctx context.Context, u store.ProjectUpdate, by store.Actor) (store.Project, error)
-	UpdateProject(ctx context.Context, id uuid.UUID, u store.ProjectUpdate, by store.Actor) (store.Project, error)
-	ReplaceProjectQuotas(ctx context.Context, id uuid.UUID, in []store.QuotaInput, by store.Actor) (store.Project, error)
-	DeleteProject(ctx context.Context, id uuid.UUID, by store.Actor) error
+	PatchProject(ctx context.Context, id uuid.UUID, patch store.ProjectPatch, by store.Actor) (store.Project, error)
+	DeleteProjectIf(ctx context.Context, id uuid.UUID, check func(store.Project) error, by store.Actor) error
 }
 
 // OrgStatusSource reports live usage from the scheduler's last cycle, by name. Until the
@@ -221,11 +223,11 @@ func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 }
 
 func (s *Server) listDepartments(c echo.Context) error {
-	return listAll(c, store.DepartmentSpec, "departments", s.org.store.Departments, s.departmentView)
+	return listAll(c, store.DepartmentSpec, "departments", s.visibleDepartments(c), s.departmentView)
 }
 
 func (s *Server) getDepartment(c echo.Context) error {
-	return getByID(c, "id", s.org.store.Department, s.departmentView)
+	return getByID(c, "id", s.readableDepartment(c), s.departmentView)
 }
 
 func (s *Server) createDepartment(c echo.Context) error {
@@ -351,7 +353,7 @@ func (s *Server) listProjects(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, next, err := s.org.store.Projects(c.Request().Context(), q)
+	ps, next, err := s.visibleProjects(c, q)
 	if err != nil {
 		return err
 	}
@@ -359,12 +361,12 @@ func (s *Server) listProjects(c echo.Context) error {
 }
 
 func (s *Server) getProject(c echo.Context) error {
-	return getByID(c, "id", s.org.store.Project, s.projectView)
+	return getByID(c, "id", s.readableProject(c), s.projectView)
 }
 
 func (s *Server) createProject(c echo.Context) error {
 	target(c, "create", "project", "")
-	if err := requireAdmin(c, "create a project"); err != nil {
+	if err := authorizeSomewhere(c, auth.ManageDepartment, "create a project"); err != nil {
 		return err
 	}
 	var req projectRequest
@@ -373,6 +375,9 @@ func (s *Server) createProject(c echo.Context) error {
 	}
 	u, err := req.update()
 	if err != nil {
+		return err
+	}
+	if err := mayCreateProject(c, u); err != nil {
 		return err
 	}
 	p, err := s.org.store.CreateProject(c.Request().Context(), u, actor(c))
@@ -383,8 +388,11 @@ func (s *Server) createProject(c echo.Context) error {
 }
 
 func (s *Server) putProject(c echo.Context) error {
-	id, err := adminChange(c, "update", "project", "change a project")
+	id, err := changeTarget(c, "update", "project")
 	if err != nil {
+		return err
+	}
+	if err := authorizeSomewhere(c, auth.ManageProject, "change a project"); err != nil {
 		return err
 	}
 	var req projectRequest
@@ -395,7 +403,12 @@ func (s *Server) putProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.org.store.UpdateProject(c.Request().Context(), id, u, actor(c))
+	if structural(u) {
+		if err := authorizeSomewhere(c, auth.ManageDepartment, "change a project's name, department, namespaces, node pools or quotas"); err != nil {
+			return err
+		}
+	}
+	p, err := s.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
 	if err != nil {
 		return err
 	}
@@ -404,8 +417,11 @@ func (s *Server) putProject(c echo.Context) error {
 
 // putProjectResources replaces the project's quotas with the body, a JSON array of Quota.
 func (s *Server) putProjectResources(c echo.Context) error {
-	id, err := adminChange(c, "update", "project", "change a project's quotas")
+	id, err := changeTarget(c, "update", "project")
 	if err != nil {
+		return err
+	}
+	if err := authorizeSomewhere(c, auth.ManageDepartment, "change a project's quotas"); err != nil {
 		return err
 	}
 	var req struct {
@@ -418,7 +434,8 @@ func (s *Server) putProjectResources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.org.store.ReplaceProjectQuotas(c.Request().Context(), id, in, actor(c))
+	u := store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}
+	p, err := s.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
 	if err != nil {
 		return err
 	}
@@ -443,70 +460,15 @@ func decodeJSONArray(c echo.Context, field string, dst any) error {
 }
 
 func (s *Server) deleteProject(c echo.Context) error {
-	return deleteByID(c, "project", "delete a project", s.org.store.DeleteProject)
-}
-
-// View-model conversions: the same models feed the JSON API and the pages.
-
-func (s *Server) nodePoolView(p store.NodePool) views.NodePool {
-	return views.NodePool{
-		ID: p.ID.String(), Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: p.Placement,
-		Default: p.IsDefault(), Status: s.org.status.NodePoolStatus(p.Name),
-		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
+	id, err := changeTarget(c, "delete", "project")
+	if err != nil {
+		return err
 	}
-}
-
-func quotaView(q store.Quota) views.Quota {
-	return views.Quota{
-		NodePool: views.NodePoolRef{ID: q.NodePoolID.String(), Name: q.NodePoolName},
-		GPU:      views.QuotaGPU{Deserved: q.Deserved, Limit: q.Limit, OverQuotaWeight: q.OverQuotaWeight},
+	if err := authorizeSomewhere(c, auth.ManageDepartment, "delete a project"); err != nil {
+		return err
 	}
-}
-
-// orgStatus sums a project's or department's usage over the pools it has quota in.
-func (s *Server) orgStatus(kind, name string, quotas []store.Quota) views.OrgStatus {
-	st := views.OrgStatus{NodePools: []views.PoolUsage{}}
-	for _, q := range quotas {
-		u := s.org.status.Usage(kind, name, q.NodePoolName)
-		st.NodePools = append(st.NodePools, views.PoolUsage{NodePool: views.NodePoolRef{ID: q.NodePoolID.String(), Name: q.NodePoolName}, Usage: u})
-		st.Allocated += u.Allocated
-		st.AllocatedNonPreemptible += u.AllocatedNonPreemptible
-		st.Borrowed += u.Borrowed
-		st.Requested += u.Requested
-		st.PendingWorkloads += u.PendingWorkloads
-		st.RunningWorkloads += u.RunningWorkloads
+	if err := s.org.store.DeleteProjectIf(c.Request().Context(), id, mayDeleteProject(c), actor(c)); err != nil {
+		return err
 	}
-	return st
-}
-
-func (s *Server) departmentView(d store.Department) views.Department {
-	return views.Department{
-		ID: d.ID.String(), Name: d.Name, Resources: mapSlice(d.Quotas, quotaView), ProjectCount: d.ProjectCount,
-		Status:    s.orgStatus("department", d.Name, d.Quotas),
-		CreatedAt: d.CreatedAt.UTC(), CreatedBy: d.CreatedBy, UpdatedAt: d.UpdatedAt.UTC(), UpdatedBy: d.UpdatedBy,
-	}
-}
-
-func (s *Server) projectView(p store.Project) views.Project {
-	v := views.Project{
-		ID: p.ID.String(), Name: p.Name, DepartmentID: p.DepartmentID.String(), DepartmentName: p.DepartmentName,
-		Namespaces: p.Namespaces, Resources: mapSlice(p.Quotas, quotaView),
-		EffectiveNodePools: mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) views.NodePoolRef {
-			return views.NodePoolRef{ID: r.ID.String(), Name: r.Name}
-		}),
-		Policy: views.Policy{
-			DefaultPriorityID: idString(p.DefaultPriorityID), AllowPriorityChange: p.AllowPriorityChange,
-			MinPriority: p.MinPriority, MaxPriority: p.MaxPriority, PreemptionOrder: p.PreemptionOrder,
-			PreemptionMode: p.PreemptionMode, MinRuntimeSeconds: p.MinRuntimeSeconds, Queueing: p.Queueing,
-		},
-		Status:    s.orgStatus("project", p.Name, p.Quotas),
-		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
-	}
-	if len(p.NodePoolIDs) > 0 {
-		v.NodePools = mapSlice(p.NodePoolIDs, uuid.UUID.String)
-	}
-	if v.Namespaces == nil {
-		v.Namespaces = []string{}
-	}
-	return v
+	return c.NoContent(http.StatusNoContent)
 }

@@ -255,23 +255,6 @@ func (s *Server) renderNodePoolsPage(c echo.Context, status int, form views.Node
 	return render(c, status, views.NodePoolsView(m))
 }
 
-func (s *Server) nodePoolsCSV(c echo.Context) error {
-	q, err := pageQuery(c, store.NodePoolSpec)
-	if err != nil {
-		return err
-	}
-	pools, err := s.org.store.NodePools(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
-	for _, p := range mapSlice(pools, s.nodePoolView) {
-		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
-			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
-	}
-	return writeCSV(c, "node-pools.csv", rows)
-}
-
 func (s *Server) createNodePoolForm(c echo.Context) error {
 	target(c, "create", "node-pool", "")
 	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
@@ -356,7 +339,7 @@ func (s *Server) renderDepartmentsPage(c echo.Context, status int, form views.De
 	if err != nil {
 		return err
 	}
-	ds, err := s.org.store.Departments(ctx, q)
+	ds, err := s.visibleDepartments(c)(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -382,23 +365,6 @@ func (s *Server) renderDepartmentsPage(c echo.Context, status int, form views.De
 func (s *Server) departmentRow(c echo.Context, d store.Department, pools []views.NodePoolRef, csrf string) views.DepartmentRow {
 	v := s.departmentView(d)
 	return views.DepartmentRow{Department: v, Quotas: quotaCells(pools, v.Resources, v.Status), CanEdit: canManageOrg(c), CSRFToken: csrf}
-}
-
-func (s *Server) departmentsCSV(c echo.Context) error {
-	q, err := pageQuery(c, store.DepartmentSpec)
-	if err != nil {
-		return err
-	}
-	ds, err := s.org.store.Departments(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "projects", "quotas", "allocated"}}
-	for _, d := range ds {
-		v := s.departmentView(d)
-		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
-	}
-	return writeCSV(c, "departments.csv", rows)
 }
 
 func (s *Server) createDepartmentForm(c echo.Context) error {
@@ -431,22 +397,15 @@ func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Depar
 	if err != nil {
 		return err
 	}
+	if err := requireAdmin(c, "change a department"); err != nil {
+		return err // before any row is shown: only admins change departments
+	}
 	ctx := c.Request().Context()
 	pools, err := s.poolRefs(ctx)
 	if err != nil {
 		return err
 	}
-	before, err := s.org.store.Department(ctx, id)
-	if err != nil {
-		return err
-	}
-	saveErr := requireAdmin(c, "change a department")
-	if saveErr == nil {
-		var upd store.DepartmentUpdate
-		if upd, saveErr = u(before, pools); saveErr == nil {
-			_, saveErr = s.org.store.UpdateDepartment(ctx, id, upd, actor(c))
-		}
-	}
+	_, saveErr := s.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
 	return rowResult(c, "/departments", saveErr, func(status int) error {
 		d, err := s.org.store.Department(ctx, id)
 		if err != nil {
@@ -488,11 +447,11 @@ func (s *Server) deleteDepartmentRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	delErr := requireAdmin(c, "delete a department")
-	if delErr == nil {
-		delErr = s.org.store.DeleteDepartment(ctx, id, actor(c))
+	if err := requireAdmin(c, "delete a department"); err != nil {
+		return err
 	}
+	ctx := c.Request().Context()
+	delErr := s.org.store.DeleteDepartment(ctx, id, actor(c))
 	return rowResult(c, "/departments", delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "")
@@ -518,12 +477,15 @@ func (s *Server) projectsPage(c echo.Context) error {
 }
 
 // projectChoices are the selects' options of the Projects page.
-func (s *Server) projectChoices(ctx context.Context) ([]views.NodePoolRef, []views.Department, []views.Priority, error) {
+// The departments are those the caller may read; the selects that create or move projects
+// offer only those it may manage (see manageable).
+func (s *Server) projectChoices(c echo.Context) ([]views.NodePoolRef, []views.Department, []views.Priority, error) {
+	ctx := c.Request().Context()
 	pools, err := s.poolRefs(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ds, err := s.org.store.Departments(ctx, listquery.Query{SortBy: "name"})
+	ds, err := s.visibleDepartments(c)(ctx, listquery.Query{SortBy: "name"})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -532,7 +494,6 @@ func (s *Server) projectChoices(ctx context.Context) ([]views.NodePoolRef, []vie
 }
 
 func (s *Server) renderProjectsPage(c echo.Context, status int, form views.ProjectForm) error {
-	ctx := c.Request().Context()
 	department := c.QueryParam("department")
 	var filters []string
 	if department != "" {
@@ -542,11 +503,11 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 	if err != nil {
 		return err
 	}
-	ps, next, err := s.org.store.Projects(ctx, q)
+	ps, next, err := s.visibleProjects(c, q)
 	if err != nil {
 		return err
 	}
-	pools, depts, prios, err := s.projectChoices(ctx)
+	pools, depts, prios, err := s.projectChoices(c)
 	if err != nil {
 		return err
 	}
@@ -556,7 +517,7 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 	page := s.page(c, "Projects", "projects")
 	m := views.ProjectsPage{
 		Page: page, Pools: pools, Departments: depts, Priorities: prios, Search: q.Search, Department: department,
-		CanEdit: canManageOrg(c), Form: form, CSVHref: "/projects.csv?" + c.QueryParams().Encode(),
+		Manageable: manageable(c, depts), Form: form, CSVHref: "/projects.csv?" + c.QueryParams().Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Department", "departmentName"}}),
 	}
 	pageLink := func(offset int) string {
@@ -582,33 +543,8 @@ func (s *Server) renderProjectsPage(c echo.Context, status int, form views.Proje
 
 func (s *Server) projectRow(c echo.Context, p store.Project, pools []views.NodePoolRef, depts []views.Department, prios []views.Priority, csrf string) views.ProjectRow {
 	v := s.projectView(p)
-	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: depts, Priorities: prios,
-		CanEdit: canManageOrg(c), CSRFToken: csrf}
-}
-
-func (s *Server) projectsCSV(c echo.Context) error {
-	var filters []string
-	if d := c.QueryParam("department"); d != "" {
-		filters = append(filters, "departmentName=="+d)
-	}
-	q, err := pageQuery(c, store.ProjectSpec, filters...)
-	if err != nil {
-		return err
-	}
-	q.Limit = listquery.MaxLimit
-	ps, _, err := s.org.store.Projects(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	rows := [][]string{{"id", "name", "department", "namespaces", "quotas", "defaultPriority", "allowPriorityChange", "minPriority", "maxPriority",
-		"preemptionOrder", "preemptionMode", "minRuntimeSeconds", "queueing", "allocated"}}
-	for _, p := range ps {
-		v := s.projectView(p)
-		rows = append(rows, []string{v.ID, v.Name, v.DepartmentName, strings.Join(v.Namespaces, " "), store.QuotaText(p.Quotas),
-			deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), deref(p.MinPriority), deref(p.MaxPriority),
-			p.PreemptionOrder, p.PreemptionMode, strconv.Itoa(p.MinRuntimeSeconds), p.Queueing, strconv.Itoa(v.Status.Allocated)})
-	}
-	return writeCSV(c, "projects.csv", rows)
+	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
+		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)), CSRFToken: csrf}
 }
 
 // formNamespaces splits the namespaces field (commas or spaces).
@@ -627,11 +563,14 @@ func (s *Server) createProjectForm(c echo.Context) error {
 	var in []store.QuotaInput
 	form.Quotas, in, err = formQuotas(c, pools)
 	if err == nil {
-		err = requireAdmin(c, "create a project")
+		err = authorizeSomewhere(c, auth.ManageDepartment, "create a project")
 	}
 	var u store.ProjectUpdate
 	if err == nil {
 		u, err = projectRequest{DepartmentID: optional[string]{Set: form.DepartmentID != "", Value: form.DepartmentID}}.update()
+	}
+	if err == nil {
+		err = mayCreateProject(c, u)
 	}
 	if err == nil {
 		ns := formNamespaces(form.Namespaces)
@@ -648,29 +587,34 @@ func (s *Server) createProjectForm(c echo.Context) error {
 }
 
 // saveProject applies u to a project and answers its row, the refusal shown at field.
-func (s *Server) saveProject(c echo.Context, field string, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
+// The form's change u is worked out from the project as it is under the row lock (a quota
+// line replaces one pool's quota in the list it has then), and checked there (action: what the
+// form needs, somewhere, to be tried at all).
+func (s *Server) saveProject(c echo.Context, field string, action auth.Action, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
 	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
 	}
+	if err := authorizeSomewhere(c, action, "change a project"); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	pools, depts, prios, err := s.projectChoices(ctx)
+	pools, depts, prios, err := s.projectChoices(c)
 	if err != nil {
 		return err
 	}
-	before, err := s.org.store.Project(ctx, id)
-	if err != nil {
+	if _, err := s.readableProject(c)(ctx, id); err != nil {
 		return err
 	}
-	saveErr := requireAdmin(c, "change a project")
-	if saveErr == nil {
-		var upd store.ProjectUpdate
-		if upd, saveErr = u(before, pools); saveErr == nil {
-			_, saveErr = s.org.store.UpdateProject(ctx, id, upd, actor(c))
+	_, saveErr := s.org.store.PatchProject(ctx, id, func(p store.Project) (store.ProjectUpdate, error) {
+		upd, err := u(p, pools)
+		if err != nil {
+			return upd, err
 		}
-	}
+		return upd, mayChangeProject(c, p, upd)
+	}, actor(c))
 	return rowResult(c, "/projects", saveErr, func(status int) error {
-		p, err := s.org.store.Project(ctx, id)
+		p, err := s.readableProject(c)(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -684,7 +628,7 @@ func (s *Server) saveProject(c echo.Context, field string, u func(store.Project,
 }
 
 func (s *Server) saveProjectRow(c echo.Context) error {
-	return s.saveProject(c, "", func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "", auth.ManageDepartment, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
 		ns := formNamespaces(c.FormValue("namespaces"))
 		req := projectRequest{Name: optional[string]{Set: true, Value: strings.TrimSpace(c.FormValue("name"))},
 			DepartmentID: optional[string]{Set: true, Value: c.FormValue("departmentId")}}
@@ -695,7 +639,7 @@ func (s *Server) saveProjectRow(c echo.Context) error {
 }
 
 func (s *Server) saveProjectQuota(c echo.Context) error {
-	return s.saveProject(c, "quota:"+c.Param("pool"), func(p store.Project, pools []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "quota:"+c.Param("pool"), auth.ManageDepartment, func(p store.Project, pools []views.NodePoolRef) (store.ProjectUpdate, error) {
 		in, err := replaceCell(c, pools, mapSlice(p.Quotas, quotaView), c.Param("pool"))
 		return store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, err
 	})
@@ -703,7 +647,7 @@ func (s *Server) saveProjectQuota(c echo.Context) error {
 
 // saveProjectPolicy takes the whole policy form: an empty select is the field's default.
 func (s *Server) saveProjectPolicy(c echo.Context) error {
-	return s.saveProject(c, "policy", func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
+	return s.saveProject(c, "policy", auth.ManageProject, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
 		str := func(name string) optional[string] {
 			v := c.FormValue(name)
 			return optional[string]{Set: true, Null: v == "", Value: v}
@@ -731,20 +675,23 @@ func (s *Server) deleteProjectRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	delErr := requireAdmin(c, "delete a project")
-	if delErr == nil {
-		delErr = s.org.store.DeleteProject(ctx, id, actor(c))
+	if err := authorizeSomewhere(c, auth.ManageDepartment, "delete a project"); err != nil {
+		return err
 	}
+	ctx := c.Request().Context()
+	if _, err := s.readableProject(c)(ctx, id); err != nil {
+		return err
+	}
+	delErr := s.org.store.DeleteProjectIf(ctx, id, mayDeleteProject(c), actor(c))
 	return rowResult(c, "/projects", delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "")
 		}
-		p, err := s.org.store.Project(ctx, id)
+		p, err := s.readableProject(c)(ctx, id)
 		if err != nil {
 			return err
 		}
-		pools, depts, prios, err := s.projectChoices(ctx)
+		pools, depts, prios, err := s.projectChoices(c)
 		if err != nil {
 			return err
 		}
