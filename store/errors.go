@@ -69,6 +69,10 @@ func classify(err error) error {
 			return &Error{Kind: ErrInvalid, Message: "the change refers to an object that does not exist", cause: err}
 		case "23514", "22P02", "22003": // check_violation, invalid_text_representation, numeric out of range
 			return &Error{Kind: ErrInvalid, Message: "a value is out of its allowed range", cause: err}
+		case "22021", "22P05": // character_not_in_repertoire (NUL, bytes that are not UTF-8), untranslatable_character (\u0000 in jsonb)
+			return &Error{Kind: ErrInvalid, Message: "a text value holds a NUL character or bytes that are not UTF-8; send UTF-8 text without NUL", cause: err}
+		case "54000": // program_limit_exceeded: a value too large for an index entry
+			return &Error{Kind: ErrInvalid, Message: "a text value is too long; shorten it", cause: err}
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return unavailable(err)
 		}

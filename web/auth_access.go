@@ -133,6 +133,9 @@ func (s *Server) createAccessRule(c echo.Context, req accessRuleRequest) (store.
 	if err := requireAdmin(c, "manage access rules"); err != nil {
 		return store.AccessRule{}, err
 	}
+	if err := checkLength("subject", req.Subject, maxRuleSubject); err != nil {
+		return store.AccessRule{}, err
+	}
 	if req.SubjectType != "user" && req.SubjectType != "group" {
 		return store.AccessRule{}, badRequest("subjectType %q is not known; use user or group", req.SubjectType)
 	}
@@ -202,6 +205,9 @@ const (
 func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, error) {
 	target(c, "create", "api-key", "")
 	if err := requireAdmin(c, "create API keys"); err != nil {
+		return views.APIKey{}, err
+	}
+	if err := checkLength("name", req.Name, maxAPIKeyName); err != nil {
 		return views.APIKey{}, err
 	}
 	role, scope, scopeID, err := req.check()

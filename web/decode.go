@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
@@ -19,8 +21,9 @@ import (
 const maxBody = 1 << 20
 
 // decodeJSON reads a JSON object into dst: Content-Type must be JSON (415), the body must
-// parse (400), name only fields of dst (400 naming the unknown one and the accepted ones),
-// give each the right type (400 naming it), and hold one value.
+// parse (400), name only fields of dst, each once and spelled as dst spells it (400 naming the
+// unknown one and the accepted ones), give each the right type and a value in its range (400
+// naming it; see checkJSON), and hold one value.
 func decodeJSON(c echo.Context, dst any, accepted ...string) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
@@ -39,6 +42,9 @@ func decodeJSON(c echo.Context, dst any, accepted ...string) error {
 			return badRequest("the request body must be a JSON object")
 		}
 		return badRequest("the request body is not valid JSON")
+	}
+	if err := checkJSON(body, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -68,6 +74,7 @@ func describeJSONError(err error, accepted []string) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var field *fieldError
+	var parseTime *time.ParseError
 	switch {
 	case errors.As(err, &field):
 		return badRequest("%s", field.Error())
@@ -77,7 +84,13 @@ func describeJSONError(err error, accepted []string) error {
 		if typ.Field == "" {
 			return badRequest("the request body must be a JSON object")
 		}
-		return badRequest("field %q must be %s, not a JSON %s", typ.Field, describeGoType(typ.Type.String()), typ.Value)
+		want, got := describeGoType(typ.Type), describeJSONValue(typ.Value)
+		if want == got { // the right kind of value, but not one this field takes
+			return badRequest("%s: %s is not a value it takes", typ.Field, typ.Value)
+		}
+		return badRequest("%s must be %s, not %s", typ.Field, want, got)
+	case errors.As(err, &parseTime):
+		return badRequest("a time must be written in RFC 3339, such as 2026-01-31T09:00:00Z, not %q", parseTime.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		sorted := slices.Clone(accepted)
@@ -89,18 +102,48 @@ func describeJSONError(err error, accepted []string) error {
 	return badRequest("the request body is not valid JSON")
 }
 
-func describeGoType(t string) string {
-	switch {
-	case strings.Contains(t, "string"), strings.Contains(t, "UUID"):
+// describeGoType says which JSON value a Go type takes, in the words describeJSONValue uses.
+func describeGoType(t reflect.Type) string {
+	if t = shape(t); t == nil {
+		return "a value"
+	}
+	switch t {
+	case reflect.TypeFor[uuid.UUID]():
 		return "a string"
-	case strings.Contains(t, "int"), strings.Contains(t, "float"):
+	case timeType:
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return "a number"
-	case strings.Contains(t, "bool"):
+	case reflect.Bool:
 		return "true or false"
-	case strings.HasPrefix(t, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "an array"
 	}
 	return "an object"
+}
+
+// describeJSONValue names the kind of an UnmarshalTypeError's Value ("string", "number 1.5",
+// "array", "object", "bool").
+func describeJSONValue(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	}
+	return "a " + v
 }
 
 // fieldError is a value of the right JSON type that is still wrong (a malformed UUID).

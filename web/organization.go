@@ -152,9 +152,9 @@ type quotaRequest struct {
 		Name string `json:"name"`
 	} `json:"nodePool"`
 	GPU struct {
-		Deserved        *int `json:"deserved"`
-		Limit           *int `json:"limit"`
-		OverQuotaWeight *int `json:"overQuotaWeight"`
+		Deserved        *int `json:"deserved" range:"0,2147483647"`
+		Limit           *int `json:"limit" range:"-1,2147483647"`
+		OverQuotaWeight *int `json:"overQuotaWeight" range:"0,2147483647"`
 	} `json:"gpu"`
 }
 
@@ -283,7 +283,7 @@ type policyRequest struct {
 	MaxPriority         optional[string] `json:"maxPriority"`
 	PreemptionOrder     optional[string] `json:"preemptionOrder"`
 	PreemptionMode      optional[string] `json:"preemptionMode"`
-	MinRuntimeSeconds   optional[int]    `json:"minRuntimeSeconds"`
+	MinRuntimeSeconds   optional[int]    `json:"minRuntimeSeconds" range:"0,2147483647"`
 	Queueing            optional[string] `json:"queueing"`
 }
 

@@ -115,26 +115,18 @@ func quotaFromCell(cell views.QuotaCell) (store.QuotaInput, bool, error) {
 	if strings.TrimSpace(cell.Deserved) == "" {
 		return q, false, nil
 	}
-	num := func(what, raw string) (*int, error) {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			return nil, nil
-		}
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return nil, badRequest("%s in pool %s must be a whole number, not %q", what, cell.Pool.Name, raw)
-		}
-		return &n, nil
+	num := func(what, raw string, lo int) (*int, error) {
+		return formInt(what+" in pool "+cell.Pool.Name, raw, lo, maxIntColumn)
 	}
-	d, err := num("deserved GPUs", cell.Deserved)
+	d, err := num("deserved GPUs", cell.Deserved, 0)
 	if err != nil {
 		return q, false, err
 	}
 	q.Deserved = *d
-	if q.Limit, err = num("limit", cell.Limit); err != nil {
+	if q.Limit, err = num("limit", cell.Limit, -1); err != nil {
 		return q, false, err
 	}
-	if q.OverQuotaWeight, err = num("over-quota weight", cell.Weight); err != nil {
+	if q.OverQuotaWeight, err = num("over-quota weight", cell.Weight, 0); err != nil {
 		return q, false, err
 	}
 	return q, true, nil
@@ -658,12 +650,10 @@ func (s *Server) saveProjectPolicy(c echo.Context) error {
 			AllowPriorityChange: optional[bool]{Set: true, Value: c.FormValue("allowPriorityChange") == "true"},
 			MinRuntimeSeconds:   optional[int]{Set: true, Null: true},
 		}
-		if raw := strings.TrimSpace(c.FormValue("minRuntimeSeconds")); raw != "" {
-			n, err := strconv.Atoi(raw)
-			if err != nil {
-				return store.ProjectUpdate{}, badRequest("minimum runtime must be a whole number of seconds, not %q", raw)
-			}
-			p.MinRuntimeSeconds = optional[int]{Set: true, Value: n}
+		if n, err := formInt("minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
+			return store.ProjectUpdate{}, err
+		} else if n != nil {
+			p.MinRuntimeSeconds = optional[int]{Set: true, Value: *n}
 		}
 		pu, err := p.update()
 		return store.ProjectUpdate{Policy: pu}, err

@@ -92,6 +92,7 @@ func New(d Deps) *Server {
 	e.Use(s.auditFailures)
 	e.Use(s.authenticate)
 	e.Use(s.csrf)
+	e.Use(checkInput)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)

@@ -381,7 +381,7 @@ func TestWorkloadPatch(t *testing.T) {
 		{f.trainA, `{"preemptibility":"sometimes"}`, `preemptibility "sometimes" is not valid`},
 		{f.trainA, `{}`, "send priority, preemptibility or both"},
 		{f.trainA, `{"owner":"bob"}`, `unknown field "owner"`},
-		{f.trainA, `{"priority":7}`, `"priority" must be a string`},
+		{f.trainA, `{"priority":7}`, `priority must be a string, not a number`},
 		// The project's policy (S7).
 		{f.betaJob, `{"priority":"high"}`, "project beta does not allow changing priority"},
 		{f.gammaJob, `{"priority":"very-high"}`, "priority very-high (150) is outside project gamma's allowed range medium-low (65) to high (125)"},

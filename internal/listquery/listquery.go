@@ -6,11 +6,13 @@ package listquery
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Op is a filter operator.
@@ -30,7 +32,8 @@ const (
 
 var ops = []Op{Eq, NotEq, LessEq, GreaterEq, Contains, NotContains, StartsWith, EndsWith}
 
-// Kind is how a field's values compare.
+// Kind is how a field's values compare. Int fields are integer columns: their values are
+// whole numbers in PostgreSQL's integer range (int32).
 type Kind int
 
 const (
@@ -132,6 +135,9 @@ func Parse(v url.Values, spec Spec) (Query, error) {
 		return q, errorf("sortOrder %q is not valid; use asc or desc", o)
 	}
 	q.Search = v.Get("search")
+	if err := checkText("search", q.Search); err != nil {
+		return q, err
+	}
 	if s := v.Get("offset"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
@@ -176,6 +182,9 @@ func ParseFilterBy(s string, spec Spec) ([]Filter, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
+	if err := checkText("filterBy", s); err != nil {
+		return nil, err
+	}
 	var filters []Filter
 	for term := range strings.SplitSeq(s, ",") {
 		term = strings.TrimSpace(term)
@@ -214,6 +223,17 @@ func ParseFilterBy(s string, spec Spec) ([]Filter, error) {
 	return filters, nil
 }
 
+// checkText refuses what PostgreSQL cannot compare with text: NUL and bytes that are not UTF-8.
+func checkText(param, s string) error {
+	if !utf8.ValidString(s) {
+		return errorf("%s is not valid UTF-8 text; send text encoded in UTF-8", param)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return errorf("%s holds a NUL character, which no stored text contains; remove it", param)
+	}
+	return nil
+}
+
 func isFieldChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
 }
@@ -226,7 +246,9 @@ func checkValue(field string, kind Kind, op Op, value string) error {
 	var err error
 	switch kind {
 	case Int:
-		_, err = strconv.ParseInt(value, 10, 64)
+		if _, err = strconv.ParseInt(value, 10, 32); err != nil {
+			return errorf("filterBy value %q for field %q must be a whole number from %d to %d", value, field, math.MinInt32, math.MaxInt32)
+		}
 	case Bool:
 		_, err = strconv.ParseBool(value)
 		if err == nil && op != Eq && op != NotEq {

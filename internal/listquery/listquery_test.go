@@ -1,9 +1,12 @@
 package listquery
 
 import (
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -59,6 +62,12 @@ func TestParseRejectsWithASentenceNamingTheProblem(t *testing.T) {
 		"limit=0":                    "limit",
 		"limit=abc":                  "limit",
 		"offset=-5":                  "offset",
+		"filterBy=gpus==99999999999": "from -2147483648 to 2147483647",
+		"filterBy=gpus<=-2147483649": "from -2147483648 to 2147483647",
+		"filterBy=name==a%00b":       "NUL",
+		"filterBy=name=@%ff":         "UTF-8",
+		"search=a%00b":               "NUL",
+		"search=%C3%28":              "UTF-8",
 	}
 	for raw, mention := range cases {
 		v, _ := url.ParseQuery(raw)
@@ -113,11 +122,14 @@ func TestNextPage(t *testing.T) {
 // FuzzParse checks that no input makes the parser panic, and that whatever it accepts names
 // only known fields and turns into SQL whose only interpolations are whitelisted columns.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"name==Job", "gpus>=2,name=@a", "name==", "=@", ",,", "name=$", "created<=2026-01-01T00:00:00Z", "name==a,b"} {
-		f.Add(s, "name", "asc")
+	for _, s := range []string{"name==Job", "gpus>=2,name=@a", "name==", "=@", ",,", "name=$", "created<=2026-01-01T00:00:00Z", "name==a,b",
+		"name==a\x00b", "name=@\xff", "gpus==9223372036854775807", "gpus>=2147483648", "gpus<=-2147483648"} {
+		f.Add(s, "name", "asc", "")
 	}
-	f.Fuzz(func(t *testing.T, filterBy, sortBy, sortOrder string) {
-		v := url.Values{"filterBy": {filterBy}, "sortBy": {sortBy}, "sortOrder": {sortOrder}}
+	f.Add("", "name;drop", "asc", "a\x00")
+	f.Add("", "name", "desc", "\xc3\x28")
+	f.Fuzz(func(t *testing.T, filterBy, sortBy, sortOrder, search string) {
+		v := url.Values{"filterBy": {filterBy}, "sortBy": {sortBy}, "sortOrder": {sortOrder}, "search": {search}}
 		q, err := Parse(v, spec)
 		if err != nil {
 			if !IsError(err) {
@@ -125,9 +137,21 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		// Whatever reaches SQL is text PostgreSQL stores and numbers its integer columns hold.
+		if !utf8.ValidString(q.Search) || strings.ContainsRune(q.Search, 0) {
+			t.Fatalf("accepted search %q", q.Search)
+		}
 		for _, flt := range q.Filters {
 			if _, ok := spec.Fields[flt.Field]; !ok {
 				t.Fatalf("accepted unknown field %q", flt.Field)
+			}
+			if !utf8.ValidString(flt.Value) || strings.ContainsRune(flt.Value, 0) {
+				t.Fatalf("accepted filter value %q", flt.Value)
+			}
+			if spec.Fields[flt.Field].Kind == Int {
+				if n, err := strconv.ParseInt(flt.Value, 10, 64); err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+					t.Fatalf("accepted %q for an integer column", flt.Value)
+				}
 			}
 		}
 		// Values never shape the SQL text: the same filters with other values give the same SQL.
