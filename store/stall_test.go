@@ -95,7 +95,9 @@ func TestStalledDatabaseFailsCallsInsteadOfHanging(t *testing.T) {
 
 	stall.Thaw()
 	thawed := time.Now()
-	defer func() { t.Logf("all calls answered again %s after the stall", time.Since(thawed).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("all calls answered again %s after the stall", time.Since(thawed).Round(time.Millisecond))
+	}()
 	for name, call := range calls {
 		deadline := time.Now().Add(15 * time.Second)
 		for err := call(); err != nil; err = call() {
