@@ -80,6 +80,7 @@ type Server struct {
 	dataDir   string
 	socketDir string
 	ownSocket bool // socketDir is a temporary directory that Stop removes
+	removeDir bool // Stop removes the data directory (a throwaway instance's)
 	database  string
 	opts      Options
 	bins      Binaries
@@ -232,7 +233,7 @@ func start(ctx context.Context, dataDir string, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		dataDir: dataDir, socketDir: socketDir, ownSocket: ownSocket, database: opts.Database,
-		opts: opts, bins: bins, acct: acct,
+		opts: opts, bins: bins, acct: acct, removeDir: opts.Throwaway,
 		stopping: make(chan struct{}), supervised: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -263,7 +264,7 @@ func start(ctx context.Context, dataDir string, opts Options) (*Server, error) {
 
 // keepDataDir makes Stop leave the data directory in place (Start removes a throwaway one
 // itself after a failed start).
-func (s *Server) keepDataDir() { s.opts.Throwaway = false }
+func (s *Server) keepDataDir() { s.removeDir = false }
 
 // URL returns the connection URL of database dbname on this server; "" means the database
 // created by Start (Options.Database). It names the Unix socket's directory (host=/path).

@@ -144,7 +144,7 @@ func (s *Server) Stop() error {
 		if s.ownSocket {
 			os.RemoveAll(s.socketDir)
 		}
-		if s.opts.Throwaway {
+		if s.removeDir {
 			if rmErr := os.RemoveAll(s.dataDir); rmErr != nil && err == nil {
 				err = fmt.Errorf("pglocal: remove %s: %w", s.dataDir, rmErr)
 			}
