@@ -21,6 +21,10 @@ type Config struct {
 	Addr             string
 	DataDir          string
 	DatabaseURL      string
+	DatabaseTimeout  time.Duration // bounds each database call; 0: store.DefaultTimeout
+	HTTPReadTimeout  time.Duration // a whole request, body included; 0: DefaultHTTPReadTimeout
+	HTTPWriteTimeout time.Duration // from the end of the request's headers to the end of the answer; 0: DefaultHTTPWriteTimeout
+	HTTPIdleTimeout  time.Duration // a kept-alive connection between requests; 0: DefaultHTTPIdleTimeout
 	Kubeconfig       string
 	SchedulerName    string
 	OIDCIssuer       string
@@ -49,6 +53,10 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address the console and API listen on")
 	fs.StringVar(&c.DataDir, "data-dir", "./.arbiter", "private Postgres data and local control plane state")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL URL; empty starts a private PostgreSQL in the data dir")
+	fs.DurationVar(&c.DatabaseTimeout, "database-timeout", 5*time.Second, "bound on each database call (pool acquire, query, statement); past it the API answers 503")
+	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", DefaultHTTPReadTimeout, "time a client has to send a whole request, body included")
+	fs.DurationVar(&c.HTTPWriteTimeout, "http-write-timeout", DefaultHTTPWriteTimeout, "time from a request's headers to the end of its answer")
+	fs.DurationVar(&c.HTTPIdleTimeout, "http-idle-timeout", DefaultHTTPIdleTimeout, "how long an idle kept-alive connection stays open")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig path; empty uses $KUBECONFIG, else in-cluster config, else a local control plane")
 	fs.StringVar(&c.SchedulerName, "scheduler-name", "arbiter", "pods opt in with spec.schedulerName equal to this")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL; empty means local login")

@@ -50,12 +50,12 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	if err := migrations.Up(dbURL); err != nil {
 		return err
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := openPool(ctx, dbURL, c.DatabaseTimeout)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
-	st := store.New(pool)
+	st := store.NewWithTimeout(pool, c.DatabaseTimeout)
 	// Listen before anything loads the configuration, so that no change made in between is
 	// missed. Should the database be slow to answer, go on: once the listener is in place it
 	// reloads everything anyway.
@@ -121,7 +121,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Workloads:    st,
 		Labeler:      workloadLabeler(sched),
 	})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpServer(handler, c)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -148,6 +148,54 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// openPool opens the pool with connection attempts bounded by the database timeout; every
+// call the store makes is bounded by it too (store.NewWithTimeout).
+func openPool(ctx context.Context, dbURL string, timeout time.Duration) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if timeout <= 0 {
+		timeout = store.DefaultTimeout
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > timeout {
+		cfg.ConnConfig.ConnectTimeout = timeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return pool, nil
+}
+
+// The HTTP server's timeouts (docs/operations.md): a client that trickles its request or
+// never reads its answer does not hold a connection for long. Answers are rendered whole
+// before they are written (the CSVs too), so the write timeout only needs to cover a slow
+// reader of at most a few megabytes.
+const (
+	DefaultHTTPReadTimeout  = 30 * time.Second
+	DefaultHTTPWriteTimeout = 60 * time.Second
+	DefaultHTTPIdleTimeout  = 2 * time.Minute
+	httpReadHeaderTimeout   = 10 * time.Second
+)
+
+func httpServer(h http.Handler, c Config) *http.Server {
+	or := func(d, def time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return def
+	}
+	read := or(c.HTTPReadTimeout, DefaultHTTPReadTimeout)
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(httpReadHeaderTimeout, read),
+		ReadTimeout:       read,
+		WriteTimeout:      or(c.HTTPWriteTimeout, DefaultHTTPWriteTimeout),
+		IdleTimeout:       or(c.HTTPIdleTimeout, DefaultHTTPIdleTimeout),
+	}
 }
 
 // displayAddr makes a listen address clickable: 0.0.0.0 and [::] become 127.0.0.1.

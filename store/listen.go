@@ -19,8 +19,6 @@ type ListenOptions struct {
 	// Retry is the first wait before reconnecting after the listening connection is lost;
 	// it doubles on each failed attempt up to MaxRetry. Defaults 250 ms and 10 s.
 	Retry, MaxRetry time.Duration
-	// Timeout bounds acquiring the connection, LISTEN and each liveness check. Default 5 s.
-	Timeout time.Duration
 	// Check is how long to wait for a notification before checking that the connection is
 	// still alive (a half-open connection never reports an error). Default 30 s.
 	Check time.Duration
@@ -33,9 +31,6 @@ func (o ListenOptions) withDefaults() ListenOptions {
 	}
 	if o.MaxRetry < o.Retry {
 		o.MaxRetry = max(10*time.Second, o.Retry)
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Second
 	}
 	if o.Check <= 0 {
 		o.Check = 30 * time.Second
@@ -93,11 +88,13 @@ func (s *Store) FollowConfigChanges(ctx context.Context, o ListenOptions) <-chan
 }
 
 // listen holds one connection in LISTEN and hands notifications to ConfigChanged until the
-// connection fails or ctx ends. listening is called once LISTEN is in place.
+// connection fails or ctx ends. listening is called once LISTEN is in place. Acquiring the
+// connection, LISTEN and the liveness checks are bounded like every store call; waiting for a
+// notification is not (silence is normal).
 func (s *Store) listen(ctx context.Context, o ListenOptions, listening func()) error {
-	conn, err := acquireWithin(ctx, s.pool, o.Timeout)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	// The connection goes back to the pool only after UNLISTEN succeeds; otherwise it is
 	// closed, so no pooled connection keeps listening.
@@ -108,7 +105,7 @@ func (s *Store) listen(ctx context.Context, o ListenOptions, listening func()) e
 		}
 		conn.Release()
 	}()
-	if err := execWithin(ctx, conn, o.Timeout, "LISTEN "+ConfigChannel); err != nil {
+	if err := s.execOn(ctx, conn, "LISTEN "+ConfigChannel); err != nil {
 		return err
 	}
 	listening()
@@ -120,13 +117,13 @@ func (s *Store) listen(ctx context.Context, o ListenOptions, listening func()) e
 		case err == nil:
 			s.ConfigChanged(n.Payload)
 		case ctx.Err() != nil:
-			if execWithin(context.Background(), conn, o.Timeout, "UNLISTEN "+ConfigChannel) == nil {
+			if s.execOn(context.Background(), conn, "UNLISTEN "+ConfigChannel) == nil {
 				clean = true
 			}
 			return ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
 			// Nothing heard for a while: make sure the connection is still there.
-			if err := execWithin(ctx, conn, o.Timeout, "SELECT 1"); err != nil {
+			if err := s.execOn(ctx, conn, "SELECT 1"); err != nil {
 				return err
 			}
 		default:
@@ -135,18 +132,9 @@ func (s *Store) listen(ctx context.Context, o ListenOptions, listening func()) e
 	}
 }
 
-func acquireWithin(ctx context.Context, pool *pgxpool.Pool, d time.Duration) (*pgxpool.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, classify(err)
-	}
-	return conn, nil
-}
-
-func execWithin(ctx context.Context, conn *pgxpool.Conn, d time.Duration, sql string) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
+// execOn runs sql on conn under the store's deadline.
+func (s *Store) execOn(ctx context.Context, conn *pgxpool.Conn, sql string) error {
+	ctx, cancel := s.pool.bound(ctx)
 	defer cancel()
 	_, err := conn.Exec(ctx, sql)
 	return classify(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,9 @@ const ConfigChannel = "arbiter_config"
 
 // Store gives typed access to Arbiter's tables.
 type Store struct {
-	pool *pgxpool.Pool
+	// pool bounds every call with a deadline (bounded.go): a stalled database fails calls
+	// with ErrUnavailable instead of holding them forever.
+	pool *boundedPool
 	// configVersion counts configuration changes heard (made here, or announced by another
 	// replica): caches of configuration compare it to know they are stale.
 	configVersion atomic.Uint64
@@ -28,8 +31,20 @@ type Store struct {
 	hooks         []func(aggregate string)
 }
 
-// New wraps a pgx pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// New wraps a pgx pool; each database call is bounded by DefaultTimeout.
+func New(pool *pgxpool.Pool) *Store { return NewWithTimeout(pool, DefaultTimeout) }
+
+// NewWithTimeout wraps a pgx pool; each database call (a pool acquire, a query, a statement
+// of a transaction) fails with ErrUnavailable once it has waited timeout (0: DefaultTimeout).
+func NewWithTimeout(pool *pgxpool.Pool, timeout time.Duration) *Store {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Store{pool: &boundedPool{pool: pool, timeout: timeout}}
+}
+
+// Timeout is the deadline of each database call.
+func (s *Store) Timeout() time.Duration { return s.pool.timeout }
 
 // OnConfigChange adds a hook called after every configuration change: one committed in this
 // process, or one another replica announced (see ConfigChanged).
@@ -56,7 +71,7 @@ func (s *Store) ConfigChanged(aggregate string) {
 func (s *Store) ConfigVersion() uint64 { return s.configVersion.Load() }
 
 // Pool exposes the pool for health checks and tests.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+func (s *Store) Pool() *pgxpool.Pool { return s.pool.pool }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error {

@@ -113,9 +113,15 @@ func New(d Deps) *Server {
 	return s
 }
 
+// readyTimeout bounds /readyz's ping, well under a probe's usual timeout, so a stalled
+// database makes it answer 503 rather than hang.
+const readyTimeout = 2 * time.Second
+
 func (s *Server) readyz(c echo.Context) error {
 	if s.ready != nil {
-		if err := s.ready(c.Request().Context()); err != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
 			return &httpError{status: http.StatusServiceUnavailable, message: "not ready: the database does not answer"}
 		}
 	}

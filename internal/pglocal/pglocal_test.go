@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,16 +66,18 @@ func TestThrowaway(t *testing.T) {
 	s := startForTest(t, Options{Throwaway: true})
 	t.Logf("throwaway server ready in %s at %s", time.Since(began), s.URL(""))
 
-	if want := "postgres://postgres@127.0.0.1:" + strconv.Itoa(s.Port()) + "/arbiter?sslmode=disable"; s.URL("") != want {
+	if want := "postgres://postgres@/arbiter?host=" + url.QueryEscape(s.SocketDir()) + "&port=5432&sslmode=disable"; s.URL("") != want {
 		t.Errorf("URL(\"\") = %s, want %s", s.URL(""), want)
 	}
 	var one int
 	if err := connect(t, s.URL("")).QueryRow(t.Context(), "select 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("select 1 = %d, %v", one, err)
 	}
-	var fsync string
-	if err := connect(t, s.URL("postgres")).QueryRow(t.Context(), "show fsync").Scan(&fsync); err != nil || fsync != "off" {
-		t.Errorf("fsync = %q, %v; want off for a throwaway instance", fsync, err)
+	// Speed over crash safety, for tests only.
+	for setting, want := range map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"} {
+		if got := show(t, s, setting); got != want {
+			t.Errorf("%s = %q on a throwaway instance, want %q", setting, got, want)
+		}
 	}
 
 	dir := s.DataDir()
@@ -138,10 +141,12 @@ func TestStopsServerLeftRunning(t *testing.T) {
 	orphan := startForTest(t, Options{Dir: dir})
 	// Forget about the first server as if the process that started it had been killed.
 	orphan.stopOnce.Do(func() { close(orphan.stopping) })
+	<-orphan.supervised
+	orphanProc := orphan.proc
 
 	second := startForTest(t, Options{Dir: dir})
 	select {
-	case <-orphan.Done():
+	case <-orphanProc.exited:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server left running was not stopped")
 	}
@@ -219,4 +224,13 @@ func deadPID(t *testing.T) int {
 		t.Fatalf("pid %d is still alive", p.Pid)
 	}
 	return p.Pid
+}
+
+func show(t *testing.T, s *Server, setting string) string {
+	t.Helper()
+	var v string
+	if err := connect(t, s.URL("postgres")).QueryRow(t.Context(), "show "+setting).Scan(&v); err != nil {
+		t.Fatalf("show %s: %v", setting, err)
+	}
+	return v
 }

@@ -214,6 +214,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.runWorkers(ctx)
 	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
 
+	reloaded := make(chan struct{}, 1)
+	go s.reloadSettings(ctx, reloaded)
 	ticker := time.NewTicker(s.opts.Interval)
 	defer ticker.Stop()
 	for {
@@ -236,12 +238,42 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		case <-s.priorityCls.notify:
 			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+		case <-reloaded:
+			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+		}
+	}
+}
+
+// reloadRetry is how long a failed reload waits before it tries again.
+var reloadRetry = 5 * time.Second
+
+// reloadSettings reads the settings again after each Reload, off the scheduling goroutine: a
+// slow or stalled database never holds a cycle. Meanwhile, and when reading fails, cycles go
+// on with the last good settings; a failed reload is tried again after reloadRetry. Each new
+// set of settings is announced on reloaded once stored.
+func (s *Scheduler) reloadSettings(ctx context.Context, reloaded chan<- struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
 		case <-s.reload:
-			if err := s.loadSettings(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("configuration not reloaded; scheduling from the last good one", "err", err)
-			} else {
-				s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+		}
+		if err := s.loadSettings(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
 			}
+			s.log.Warn("configuration not reloaded; scheduling from the last good one", "err", err, "retry", reloadRetry)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(reloadRetry):
+				s.Reload()
+			}
+			continue
+		}
+		select {
+		case reloaded <- struct{}{}:
+		default:
 		}
 	}
 }
