@@ -100,9 +100,10 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		c.Response().Header().Add("Vary", "Cookie")
 		var token string
-		if ck, err := r.Cookie(sessionCookie); err == nil {
+		if ck, err := r.Cookie(sessionCookie); err == nil && !isProbe(c) {
 			token = ck.Value
 		}
+		// An empty token loads an empty session without asking the database.
 		ctx, err := s.sm.Load(r.Context(), token)
 		if err != nil {
 			return &httpError{status: http.StatusServiceUnavailable, message: "the database is unavailable; sessions cannot be read"}
@@ -198,6 +199,14 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return c.Redirect(http.StatusFound, login)
 	}
+}
+
+// isProbe lists the paths that never need the caller's session: health checks and static
+// files answer the same to everyone, so a cookie sent along must not make them wait on the
+// database (a probe of a stalled database would otherwise hang on the session lookup).
+func isProbe(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/static/")
 }
 
 // isPublic lists what answers without credentials: health, static files, the API description

@@ -42,6 +42,19 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || took > 3500*time.Millisecond {
 		t.Errorf("/readyz = %d after %s, want 503 within about 2 s", r.status, took)
 	}
+	// A session cookie sent along with a probe is not looked up: /healthz stays 200.
+	for path, want := range map[string]int{"/healthz": http.StatusOK, "/static/arbiter.css": http.StatusOK} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.AddCookie(&http.Cookie{Name: "arbiter_session", Value: "a-session-the-database-would-be-asked-for"})
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET %s with a session cookie while the database is stalled = %d, want %d", path, res.StatusCode, want)
+		}
+	}
 	// The API key was validated (and cached) before the stall; the lists still need the database.
 	for _, path := range []string{"/api/v1/node-pools", "/node-pools"} {
 		began := time.Now()
