@@ -6,124 +6,6 @@ import (
 	"time"
 )
 
-// Plan runs one scheduling cycle over the snapshot and says what to do. It does not modify
-// the snapshot; the same snapshot always gives the same plan. (A method, because Plan is
-// also the name of its result.)
-func (s *Snapshot) Plan() Plan {
-	var c cycle
-	c.st.c = &c
-	c.load(s)    // phase 1
-	c.nominate() // phase 2
-	c.order()    // phase 3
-	c.admit()    // phase 4
-	c.report()   // phase 5
-	return c.plan
-}
-
-// failure is what blocked a workload's last attempt, with the numbers its message needs.
-type failure struct {
-	reason Reason
-	stage  int8  // how far the attempt got; the furthest pool's failure is reported
-	pool   int32 // -1 when no pool is concerned
-	dept   bool  // the department's quota, not the project's, was the bound
-	amount int64 // what it would use / ask for
-	bound  int64 // the limit, deserved quota or free GPUs it met
-	// head is the strict queue's blocked head (BehindStrictHead)
-	head int32
-}
-
-var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
-
-// note keeps the failure that got furthest; among equals, the first (the earlier pool).
-func (f *failure) note(n failure) {
-	n.stage = reasonStage[n.reason]
-	if f.reason == "" || n.stage > f.stage {
-		*f = n
-	}
-}
-
-// nominate is phase 2: put pending workloads in their projects' queues and set aside those
-// that cannot be tried this cycle.
-func (c *cycle) nominate() {
-	c.markWaitingForEvictions()
-	for wi := range c.wls {
-		ws := &c.wls[wi]
-		if ws.pendingPods == 0 {
-			continue
-		}
-		if ws.project < 0 {
-			ws.outcome, *c.failOf(ws) = skipped, failure{reason: NoProject, pool: -1}
-			continue
-		}
-		p := &c.projects[ws.project]
-		p.queue = append(p.queue, int32(wi))
-		have := ws.pendingPods
-		for k := ws.firstPod; !ws.suspended && k < ws.firstPod+ws.pods; k++ {
-			if ps := &c.pods[k]; ps.bound && !ps.terminating {
-				have++
-			}
-		}
-		if gang := c.pend[ws.pend].gang; int(have) < gang {
-			ws.outcome = skipped
-			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(gang), bound: int64(have)}
-		}
-	}
-}
-
-// markWaitingForEvictions finds preemptors whose victims still hold their nodes (S19).
-func (c *cycle) markWaitingForEvictions() {
-	var byUID map[string]int32
-	for vi := range c.wls {
-		v := &c.wls[vi]
-		if !v.terminating || v.w.PreemptedBy == "" {
-			continue
-		}
-		if byUID == nil {
-			byUID = make(map[string]int32, len(c.wls))
-			for wi := range c.wls {
-				byUID[c.wls[wi].w.UID] = int32(wi)
-			}
-		}
-		wi, ok := byUID[v.w.PreemptedBy]
-		if !ok {
-			continue
-		}
-		ws := &c.wls[wi]
-		ws.waitEvictions = true
-		if ws.pend < 0 {
-			continue // nothing of it waits, so nothing is shown
-		}
-		nominated := &c.pend[ws.pend].nominatedNodes
-		for k := v.firstPod; k < v.firstPod+v.pods; k++ {
-			if ps := &c.pods[k]; ps.terminating && !slices.Contains(*nominated, ps.node) {
-				*nominated = append(*nominated, ps.node)
-			}
-		}
-	}
-}
-
-// compareQueue is S10: higher priority first, then earlier queue time, then name.
-func (c *cycle) compareQueue(a, b int32) int {
-	wa, wb := &c.wls[a], &c.wls[b]
-	if wa.prio != wb.prio {
-		return cmp.Compare(wb.prio, wa.prio)
-	}
-	if qa, qb := c.pend[wa.pend].queued, c.pend[wb.pend].queued; qa != qb {
-		return cmp.Compare(qa, qb)
-	}
-	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
-		return d
-	}
-	return cmp.Compare(wa.w.UID, wb.w.UID)
-}
-
-// order is phase 3.
-func (c *cycle) order() {
-	for j := range c.projects {
-		slices.SortFunc(c.projects[j].queue, c.compareQueue)
-	}
-}
-
 // maxBinds bounds how many pods the cycle binds: pending pods, and of those that need GPUs no
 // more than are free, as what evictions free goes to preemptors, which are bound in a later cycle.
 func (c *cycle) maxBinds() int {
@@ -281,7 +163,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	}
 	switch {
 	case reserved:
-		ws.outcome = reservedOutcome
+		ws.outcome = reservedBehindEvictions
 		*c.failOf(ws) = failure{reason: WaitingForEvictions, pool: -1}
 	case ws.suspended:
 		ws.outcome = admitted
@@ -301,10 +183,6 @@ func (c *cycle) podGPUs(ws *wlState) int64 {
 	}
 	return n
 }
-
-// reservedOutcome: placed in the simulation on capacity that evictions free; its pods are
-// bound in a later cycle, once the victims are gone.
-const reservedOutcome uint8 = 3
 
 func (c *cycle) unitGPUs(unit []int32) int64 {
 	var n int64

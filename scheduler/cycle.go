@@ -2,9 +2,21 @@ package scheduler
 
 import (
 	"cmp"
-	"math"
-	"slices"
 )
+
+// Plan runs one scheduling cycle over the snapshot and says what to do. It does not modify
+// the snapshot; the same snapshot always gives the same plan. (A method, because Plan is
+// also the name of its result.)
+func (s *Snapshot) Plan() Plan {
+	var c cycle
+	c.st.c = &c
+	c.load(s)    // phase 1
+	c.nominate() // phase 2
+	c.order()    // phase 3
+	c.admit()    // phase 4
+	c.report()   // phase 5
+	return c.plan
+}
 
 // share is a project's or department's quota and use of one node pool during a cycle.
 type share struct {
@@ -86,6 +98,9 @@ const (
 	waiting  uint8 = iota // still in its queue
 	admitted              // every pod placed (or resumed)
 	skipped               // not tried this cycle (reason already known)
+	// reserved: placed in the simulation on capacity that evictions free; its pods are
+	// bound in a later cycle, once the victims are gone.
+	reservedBehindEvictions
 )
 
 // wlState is a workload during a cycle. Most workloads of a large cluster run and never wait,
@@ -166,456 +181,24 @@ type cycle struct {
 	uidSkip int
 }
 
-func sortedIndex[T any](xs []T, name func(*T) string) []int32 {
-	idx := make([]int32, len(xs))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	byName := func(a, b int32) int { return cmp.Compare(name(&xs[a]), name(&xs[b])) }
-	// lists often come sorted (the Kubernetes side sorts nodes): checking is one comparison each
-	if !slices.IsSortedFunc(idx, byName) {
-		slices.SortStableFunc(idx, byName)
-	}
-	return idx
+// failure is what blocked a workload's last attempt, with the numbers its message needs.
+type failure struct {
+	reason Reason
+	stage  int8  // how far the attempt got; the furthest pool's failure is reported
+	pool   int32 // -1 when no pool is concerned
+	dept   bool  // the department's quota, not the project's, was the bound
+	amount int64 // what it would use / ask for
+	bound  int64 // the limit, deserved quota or free GPUs it met
+	// head is the strict queue's blocked head (BehindStrictHead)
+	head int32
 }
 
-// load is phase 1: index the snapshot and resolve every workload.
-func (c *cycle) load(s *Snapshot) {
-	c.snap = s
-	c.catalog = NewCatalog(s.Priorities, s.Categories, s.WorkloadTypes)
-	poolIdx := c.loadPools(s)
-	nodeIdx := c.loadNodes(s)
-	c.loadOrg(s, poolIdx)
-	c.loadWorkloads(s, nodeIdx)
-	c.buildBuckets()
-}
+var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
 
-func (c *cycle) loadPools(s *Snapshot) map[string]int32 {
-	order := sortedIndex(s.NodePools, func(p *NodePool) string { return p.Name })
-	c.pools = make([]poolState, len(order))
-	idx := make(map[string]int32, len(order))
-	for i, o := range order {
-		p := &s.NodePools[o]
-		c.pools[i] = poolState{pool: p, spread: p.Placement == Spread}
-		idx[p.Name] = int32(i)
-	}
-	return idx
-}
-
-// poolOf gives the pool whose label the node carries (first by name), else the catch-all pool.
-func (c *cycle) poolOf(n *Node) int32 {
-	catchAll := int32(-1)
-	for i := range c.pools {
-		p := c.pools[i].pool
-		if p.LabelKey == "" {
-			if catchAll < 0 {
-				catchAll = int32(i)
-			}
-			continue
-		}
-		if v, ok := n.Labels[p.LabelKey]; ok && v == p.LabelValue {
-			return int32(i)
-		}
-	}
-	return catchAll
-}
-
-func (c *cycle) loadNodes(s *Snapshot) map[string]int32 {
-	order := sortedIndex(s.Nodes, func(n *Node) string { return n.Name })
-	c.nodes = make([]nodeState, len(order))
-	idx := make(map[string]int32, len(order))
-	for i, o := range order {
-		n := &s.Nodes[o]
-		ns := &c.nodes[i]
-		*ns = nodeState{node: n, pool: c.poolOf(n), usable: n.Ready && !n.Unschedulable, untainted: true,
-			free: n.Allocatable.sub(n.Occupied)}
-		for _, t := range n.Taints {
-			if blocking(t) {
-				ns.untainted = false
-			}
-		}
-		if ns.pool >= 0 {
-			p := &c.pools[ns.pool]
-			ns.pos = int32(len(p.nodes))
-			p.nodes = append(p.nodes, int32(i))
-		}
-		idx[n.Name] = int32(i)
-	}
-	return idx
-}
-
-func normalQuota(q Quota, ok bool) Quota {
-	if !ok {
-		return DefaultQuota()
-	}
-	if q.Limit >= 0 && q.Limit < q.Deserved {
-		q.Limit = q.Deserved
-	}
-	return q
-}
-
-func (c *cycle) newGroup(name string, quotas map[string]Quota, pools []int32, slab []share) group {
-	g := group{name: name, shares: slab, heapPos: -1}
-	for i := range c.pools {
-		q, ok := quotas[c.pools[i].pool.Name]
-		g.shares[i].quota = normalQuota(q, ok)
-	}
-	for _, p := range pools {
-		g.deservedSum += g.shares[p].quota.Deserved
-		g.weightSum += g.shares[p].quota.OverQuotaWeight
-	}
-	return g
-}
-
-func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
-	nPools := len(c.pools)
-	allPools := make([]int32, nPools)
-	for i := range allPools {
-		allPools[i] = int32(i)
-	}
-	deptOrder := sortedIndex(s.Departments, func(d *Department) string { return d.Name })
-	// the last department stands in for projects that name none
-	c.depts = make([]deptState, len(deptOrder)+1)
-	slab := make([]share, (len(c.depts)+len(s.Projects))*nPools)
-	deptIdx := make(map[string]int32, len(deptOrder))
-	for i, o := range deptOrder {
-		d := &s.Departments[o]
-		c.depts[i].group = c.newGroup(d.Name, d.Quotas, allPools, slab[i*nPools:(i+1)*nPools])
-		deptIdx[d.Name] = int32(i)
-	}
-	none := int32(len(deptOrder))
-	c.depts[none] = deptState{group: group{shares: slab[int(none)*nPools : int(none+1)*nPools], heapPos: -1}, unbounded: true}
-	for i := range c.depts[none].shares {
-		c.depts[none].shares[i].quota = Quota{Limit: NoLimit}
-	}
-	slab = slab[len(c.depts)*nPools:]
-
-	projOrder := sortedIndex(s.Projects, func(p *Project) string { return p.Name })
-	policyClasses := policyClasses{resolvePolicy{}: 0} // workloads without a project have the zero policy
-	c.projects = make([]projectState, len(projOrder))
-	for i, o := range projOrder {
-		p := &s.Projects[o]
-		ps := &c.projects[i]
-		ps.pools = allPools
-		if len(p.NodePools) > 0 {
-			ps.pools = make([]int32, 0, len(p.NodePools))
-			for _, name := range p.NodePools {
-				if pi, ok := poolIdx[name]; ok {
-					ps.pools = append(ps.pools, pi)
-				}
-			}
-		}
-		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
-		ps.policy = p.Policy
-		ps.policyClass = policyClasses.of(p.Policy)
-		ps.ranked = make([][]int32, nPools)
-		d, ok := deptIdx[p.Department]
-		if !ok {
-			d = none
-		}
-		ps.dept = d
-		if d == none {
-			// the stand-in department is as large as its projects, so it never binds them
-			nd := &c.depts[none]
-			for pi := range ps.shares {
-				nd.shares[pi].quota.Deserved += ps.shares[pi].quota.Deserved
-			}
-			nd.deservedSum += ps.deservedSum
-			nd.weightSum += ps.weightSum
-		}
-	}
-	c.projectIndex, c.lastProject = make(map[string]int32, len(projOrder)), -1
-	for i := range c.projects {
-		c.projectIndex[c.projects[i].name] = int32(i)
-	}
-}
-
-func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
-	total := 0
-	for i := range s.Workloads {
-		total += len(s.Workloads[i].Pods)
-	}
-	c.wls = make([]wlState, 0, len(s.Workloads))
-	c.pods = make([]podState, 0, total)
-	for i := range s.Workloads {
-		w := &s.Workloads[i]
-		if w.Phase == PhaseCompleted || w.Phase == PhaseFailed {
-			continue
-		}
-		wi := int32(len(c.wls))
-		ws := wlState{w: w, project: -1, dept: -1, pend: -1, suspended: w.Phase == PhaseSuspended,
-			start: w.StartedAt.UnixNano()}
-		if j := c.projectOf(w.Project); j >= 0 {
-			ws.project, ws.dept = j, c.projects[j].dept
-		}
-		c.resolve(&ws)
-		// the gang size matters only while pods are pending (pendState), its warnings always
-		_, warnings := ResolveGangSize(w)
-		c.plan.Warnings = append(c.plan.Warnings, warnings...)
-		ws.firstPod = int32(len(c.pods))
-		c.wls = append(c.wls, ws)
-		for k := range w.Pods {
-			c.loadPod(wi, &w.Pods[k], nodeIdx)
-		}
-		c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
-	}
-	// Count first, so that each of the following is allocated once, at its size.
-	nPools := len(c.pools)
-	nPending, nRunning, nRanked := 0, 0, 0
-	rankedCap := make([]int32, len(c.projects)*nPools) // bound pods: at least the entries of a ranked list
-	for wi := range c.wls {
-		ws := &c.wls[wi]
-		if ws.pendingPods > 0 {
-			nPending++
-		}
-		if !ws.running {
-			continue
-		}
-		nRunning++
-		for k := ws.firstPod; ws.project >= 0 && k < ws.firstPod+ws.pods; k++ {
-			if ps := &c.pods[k]; ps.bound && !ps.terminating && c.nodes[ps.node].pool >= 0 {
-				rankedCap[int(ws.project)*nPools+int(c.nodes[ps.node].pool)]++
-				nRanked++
-			}
-		}
-	}
-	c.pend = make([]pendState, 0, nPending)
-	for wi := range c.wls {
-		if ws := &c.wls[wi]; ws.pendingPods > 0 {
-			ws.pend = int32(len(c.pend))
-			gang, _ := ResolveGangSize(ws.w)
-			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
-		}
-	}
-	slab := make([]int32, nRanked)
-	for i, n := range rankedCap {
-		c.projects[i/nPools].ranked[i%nPools] = slab[:0:n]
-		slab = slab[n:]
-	}
-	// The ranking is one order over all running workloads, so it is sorted once: appending
-	// in that order leaves every project's lists sorted, and the report reuses it.
-	c.uidSkip = c.commonUIDPrefix()
-	c.runningOrder = make([]rankItem, 0, nRunning)
-	for wi := range c.wls {
-		if c.wls[wi].running {
-			c.runningOrder = append(c.runningOrder, c.rankItemOf(int32(wi)))
-		}
-	}
-	slices.SortFunc(c.runningOrder, c.compareRank())
-	for _, r := range c.runningOrder {
-		c.rankRunning(r.wi)
-	}
-}
-
-// projectOf finds a project by name, -1 if there is none. Workloads of a project tend to come
-// together: the latest project is tried first.
-func (c *cycle) projectOf(name string) int32 {
-	if c.lastProject >= 0 && c.projects[c.lastProject].name == name {
-		return c.lastProject
-	}
-	j, ok := c.projectIndex[name]
-	if !ok {
-		return -1
-	}
-	c.lastProject = j
-	return j
-}
-
-func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
-	ws := &c.wls[wi]
-	ps := podState{pod: pod, wl: wi, node: -1, req: pod.Requests, constrained: constrained(pod)}
-	ps.req.Pods = 1 // every pod takes one slot whatever it says
-	switch {
-	case ws.suspended:
-		ws.pendingPods++
-	case pod.NodeName != "":
-		n, ok := nodeIdx[pod.NodeName]
-		if !ok {
-			return // bound to a node that is gone: it holds nothing we schedule
-		}
-		ps.node, ps.bound, ps.terminating = n, true, pod.Terminating
-		c.nodes[n].free = c.nodes[n].free.sub(ps.req)
-		if ps.terminating {
-			ws.terminating = true
-			break
-		}
-		ws.running = true
-		ws.boundGPUs += ps.req.GPUs
-		pool := c.nodes[n].pool
-		c.account(wi, pool, ps.req.GPUs)
-		c.addRunning(wi, pool, ps.req.GPUs)
-	case !pod.Terminating:
-		ws.pendingPods++
-	}
-	c.pods = append(c.pods, ps)
-}
-
-// account adds GPUs (negative to take them away) to the workload's project and department in a pool.
-func (c *cycle) account(wi, pool int32, gpus int64) {
-	ws := &c.wls[wi]
-	if pool < 0 || ws.project < 0 {
-		return
-	}
-	for _, g := range [2]*group{&c.projects[ws.project].group, &c.depts[ws.dept].group} {
-		sh := &g.shares[pool]
-		sh.alloc += gpus
-		if !ws.preemptible {
-			sh.allocNP += gpus
-		}
-		g.allocSum += gpus
-	}
-}
-
-// addRunning changes the running base of borrowing (S17).
-func (c *cycle) addRunning(wi, pool int32, gpus int64) {
-	ws := &c.wls[wi]
-	if pool < 0 || ws.project < 0 {
-		return
-	}
-	c.projects[ws.project].shares[pool].running += gpus
-	c.depts[ws.dept].shares[pool].running += gpus
-}
-
-// rankRunning lists a running workload under each pool it has pods in.
-func (c *cycle) rankRunning(wi int32) {
-	ws := &c.wls[wi]
-	if ws.project < 0 {
-		return
-	}
-	ranked := c.projects[ws.project].ranked
-	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		ps := &c.pods[k]
-		if !ps.bound || ps.terminating {
-			continue
-		}
-		pool := c.nodes[ps.node].pool
-		if pool < 0 {
-			continue
-		}
-		if l := ranked[pool]; len(l) == 0 || l[len(l)-1] != wi {
-			ranked[pool] = append(l, wi)
-		}
-	}
-}
-
-// rankItem is a workload with what the ranking orders it by, packed so that sorting compares
-// integers and reaches into the workload only to break ties by UID.
-type rankItem struct {
-	key   uint64 // non-preemptible first, then higher priority, then running at the snapshot first
-	start int64
-	uid   uint64 // 8 bytes of the UID after what all share (uidSkip), big-endian: most UIDs differ there
-	wi    int32
-}
-
-// commonUIDPrefix is the length of the prefix every workload's UID shares. Random UIDs share
-// none, which the first few tell.
-func (c *cycle) commonUIDPrefix() int {
-	if len(c.wls) == 0 {
-		return 0
-	}
-	p := c.wls[0].w.UID
-	for wi := 1; wi < len(c.wls) && len(p) > 0; wi++ {
-		u := c.wls[wi].w.UID
-		n := 0
-		for n < len(p) && n < len(u) && p[n] == u[n] {
-			n++
-		}
-		p = p[:n]
-	}
-	return len(p)
-}
-
-// uidPrefix orders as the UIDs do wherever two prefixes differ: a UID shorter than 8 bytes is
-// padded with zeros, which sort first.
-func uidPrefix(uid string) uint64 {
-	var p uint64
-	for i := range 8 {
-		p <<= 8
-		if i < len(uid) {
-			p |= uint64(uid[i])
-		}
-	}
-	return p
-}
-
-func (c *cycle) rankItemOf(wi int32) rankItem {
-	ws := &c.wls[wi]
-	var key uint64
-	if ws.preemptible {
-		key = 1 << 34
-	}
-	key |= uint64(math.MaxInt32-int64(ws.prio)) << 1 // higher priority first; fits in 32 bits
-	if !ws.running {
-		key |= 1 // what starts in this cycle starts last
-	}
-	return rankItem{key: key, start: ws.start, uid: uidPrefix(ws.w.UID[c.uidSkip:]), wi: wi}
-}
-
-// compareRank is the ranking of a project's running work (section 8 of the contract):
-// non-preemptible first, then higher priority, then earlier start. It is a function value, not
-// a method, so that sorting calls it directly with everything but the UID tie-break inlined.
-func (c *cycle) compareRank() func(a, b rankItem) int {
-	return func(a, b rankItem) int {
-		switch {
-		case a.key != b.key:
-			return sign(a.key < b.key)
-		case a.start != b.start:
-			return sign(a.start < b.start)
-		case a.uid != b.uid:
-			return sign(a.uid < b.uid)
-		}
-		return c.compareUIDs(a.wi, b.wi)
-	}
-}
-
-// sign is -1 for less, else 1: a comparison of values known to differ.
-func sign(less bool) int {
-	if less {
-		return -1
-	}
-	return 1
-}
-
-func (c *cycle) compareUIDs(a, b int32) int { return cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID) }
-
-// gpusIn is the GPUs a workload's bound pods hold in a pool.
-func (c *cycle) gpusIn(wi, pool int32) int64 {
-	ws := &c.wls[wi]
-	var n int64
-	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		ps := &c.pods[k]
-		if ps.bound && !ps.terminating && c.nodes[ps.node].pool == pool {
-			n += ps.req.GPUs
-		}
-	}
-	return n
-}
-
-func (c *cycle) buildBuckets() {
-	for pi := range c.pools {
-		p := &c.pools[pi]
-		var maxGPUs int64
-		for _, n := range p.nodes {
-			if ns := &c.nodes[n]; ns.usable {
-				maxGPUs = max(maxGPUs, ns.node.Allocatable.GPUs)
-			}
-		}
-		words := (len(p.nodes) + 63) / 64
-		slab := make([]uint64, int(maxGPUs+1)*words)
-		p.buckets = make([][]uint64, maxGPUs+1)
-		for g := range p.buckets {
-			p.buckets[g] = slab[g*words : (g+1)*words]
-		}
-		for _, n := range p.nodes {
-			ns := &c.nodes[n]
-			if !ns.usable {
-				continue
-			}
-			p.setBit(p.bucketOf(ns.free.GPUs), int(ns.pos))
-			p.freeGPUs += max(ns.free.GPUs, 0)
-			if ns.untainted && !slices.Contains(p.shapes, ns.node.Allocatable) {
-				p.shapes = append(p.shapes, ns.node.Allocatable)
-			}
-		}
+// note keeps the failure that got furthest; among equals, the first (the earlier pool).
+func (f *failure) note(n failure) {
+	n.stage = reasonStage[n.reason]
+	if f.reason == "" || n.stage > f.stage {
+		*f = n
 	}
 }

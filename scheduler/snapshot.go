@@ -5,17 +5,20 @@
 //
 // The package is pure: it does no I/O, reads no clock and keeps no state between calls, so the
 // same snapshot always yields the same plan. The rules it implements are named after the
-// scheduling contract (docs/scheduling.md and the specification's S1-S24).
+// scheduling contract; docs/rules.md indexes them (S1-S24) with where each lives and its tests.
 //
-// A cycle runs in numbered phases, in the manner of Kueue's scheduler:
+// A cycle (Snapshot.Plan, cycle.go) runs in numbered phases, in the manner of Kueue's scheduler:
 //
-//  1. snapshot: index the input by integers and resolve each workload (priority, preemptibility, gang);
-//  2. nominate: set aside what cannot be tried at all (no project, incomplete gang, victims still terminating);
-//  3. order: sort each project's queue (S10);
-//  4. admit: take queue heads in hierarchical fair-share order (S11) and try free capacity,
-//     reclaim and preemption in turn (S18), each attempt inside a statement that is committed
-//     or rolled back (S19);
-//  5. requeue: give every workload left waiting its reason and queue position (S23) and summarise.
+//  1. load (load.go): index the snapshot by integers, resolve each workload's priority,
+//     preemptibility and gang (resolve.go), and rank the running work of every project;
+//  2. nominate (queue.go): put pending workloads in their projects' queues and set aside what
+//     cannot be tried this cycle (no project, incomplete gang, victims still terminating);
+//  3. order (queue.go): sort each project's queue (S10);
+//  4. admit (admit.go): take queue heads in hierarchical fair-share order (S11) and try free
+//     capacity, reclaim and preemption in turn (S18, evict.go), each attempt inside a statement
+//     that is committed or rolled back (statement.go, S19);
+//  5. report (report.go): give every workload left waiting its reason and queue position (S23),
+//     and summarise usage per project and department.
 package scheduler
 
 import "time"

@@ -1,0 +1,88 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+)
+
+// nominate is phase 2: put pending workloads in their projects' queues and set aside those
+// that cannot be tried this cycle.
+func (c *cycle) nominate() {
+	c.markWaitingForEvictions()
+	for wi := range c.wls {
+		ws := &c.wls[wi]
+		if ws.pendingPods == 0 {
+			continue
+		}
+		if ws.project < 0 {
+			ws.outcome, *c.failOf(ws) = skipped, failure{reason: NoProject, pool: -1}
+			continue
+		}
+		p := &c.projects[ws.project]
+		p.queue = append(p.queue, int32(wi))
+		have := ws.pendingPods
+		for k := ws.firstPod; !ws.suspended && k < ws.firstPod+ws.pods; k++ {
+			if ps := &c.pods[k]; ps.bound && !ps.terminating {
+				have++
+			}
+		}
+		if gang := c.pend[ws.pend].gang; int(have) < gang {
+			ws.outcome = skipped
+			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(gang), bound: int64(have)}
+		}
+	}
+}
+
+// markWaitingForEvictions finds preemptors whose victims still hold their nodes (S19).
+func (c *cycle) markWaitingForEvictions() {
+	var byUID map[string]int32
+	for vi := range c.wls {
+		v := &c.wls[vi]
+		if !v.terminating || v.w.PreemptedBy == "" {
+			continue
+		}
+		if byUID == nil {
+			byUID = make(map[string]int32, len(c.wls))
+			for wi := range c.wls {
+				byUID[c.wls[wi].w.UID] = int32(wi)
+			}
+		}
+		wi, ok := byUID[v.w.PreemptedBy]
+		if !ok {
+			continue
+		}
+		ws := &c.wls[wi]
+		ws.waitEvictions = true
+		if ws.pend < 0 {
+			continue // nothing of it waits, so nothing is shown
+		}
+		nominated := &c.pend[ws.pend].nominatedNodes
+		for k := v.firstPod; k < v.firstPod+v.pods; k++ {
+			if ps := &c.pods[k]; ps.terminating && !slices.Contains(*nominated, ps.node) {
+				*nominated = append(*nominated, ps.node)
+			}
+		}
+	}
+}
+
+// compareQueue is S10: higher priority first, then earlier queue time, then name.
+func (c *cycle) compareQueue(a, b int32) int {
+	wa, wb := &c.wls[a], &c.wls[b]
+	if wa.prio != wb.prio {
+		return cmp.Compare(wb.prio, wa.prio)
+	}
+	if qa, qb := c.pend[wa.pend].queued, c.pend[wb.pend].queued; qa != qb {
+		return cmp.Compare(qa, qb)
+	}
+	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
+		return d
+	}
+	return cmp.Compare(wa.w.UID, wb.w.UID)
+}
+
+// order is phase 3.
+func (c *cycle) order() {
+	for j := range c.projects {
+		slices.SortFunc(c.projects[j].queue, c.compareQueue)
+	}
+}
