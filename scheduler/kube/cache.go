@@ -312,7 +312,7 @@ func (c *Cache) occupy(e *podEntry, sign int64) {
 	}
 	r := e.pod.Requests
 	r.MilliCPU, r.Memory, r.GPUs, r.Pods = sign*r.MilliCPU, sign*r.Memory, sign*r.GPUs, sign*r.Pods
-	sum := addResources(c.occupied[e.pod.NodeName], r)
+	sum := c.occupied[e.pod.NodeName].Add(r)
 	if sum == (scheduler.Resources{}) {
 		delete(c.occupied, e.pod.NodeName)
 	} else {
@@ -808,10 +808,6 @@ func projectOf(ownerLabels, podLabels map[string]string, namespace string, byNam
 		}
 	}
 	return byNamespace[namespace]
-}
-
-func addResources(a, b scheduler.Resources) scheduler.Resources {
-	return scheduler.Resources{MilliCPU: a.MilliCPU + b.MilliCPU, Memory: a.Memory + b.Memory, GPUs: a.GPUs + b.GPUs, Pods: a.Pods + b.Pods}
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
