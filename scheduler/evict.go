@@ -228,7 +228,7 @@ func (c *cycle) holdForPreemptor(unit, victims []int32) {
 			i = len(deltas) - 1
 		}
 		if plus {
-			deltas[i].res = deltas[i].res.add(r)
+			deltas[i].res = deltas[i].res.Add(r)
 		} else {
 			deltas[i].res = deltas[i].res.sub(r)
 		}

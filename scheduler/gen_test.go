@@ -268,7 +268,7 @@ func (g *generator) place(w *Workload, proj *Project) {
 			for m, n := range chosen { // undo
 				r := w.Pods[m].Requests
 				r.Pods = 1
-				g.free[n] = g.free[n].add(r)
+				g.free[n] = g.free[n].Add(r)
 			}
 			g.quotaRoom(proj, pool, poolIdx, -gpus, np)
 			return

@@ -200,7 +200,7 @@ func (c *cycle) adjustNode(n int32, delta Resources, add bool) {
 	ns := &c.nodes[n]
 	before := ns.free.GPUs
 	if add {
-		ns.free = ns.free.add(delta)
+		ns.free = ns.free.Add(delta)
 	} else {
 		ns.free = ns.free.sub(delta)
 	}

@@ -162,7 +162,7 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 			boundPods[pod.UID] = true
 			r := pod.Requests
 			r.Pods = 1
-			used[pod.NodeName] = used[pod.NodeName].add(r)
+			used[pod.NodeName] = used[pod.NodeName].Add(r)
 			if !pod.Terminating {
 				add(before, w, poolOfNode(pod.NodeName), r.GPUs)
 				if !evicted[w.w.UID] {
@@ -174,7 +174,7 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 	overBefore := map[string]bool{}
 	for name, u := range used {
 		n := nodes[name]
-		overBefore[name] = !n.Allocatable.covers(u.add(n.Occupied))
+		overBefore[name] = !n.Allocatable.covers(u.Add(n.Occupied))
 	}
 
 	// binds: each pod once, to a node with room
@@ -195,14 +195,14 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 			}
 		}
 		req.Pods = 1
-		used[b.Node] = used[b.Node].add(req)
+		used[b.Node] = used[b.Node].Add(req)
 		add(after, w, poolOfNode(b.Node), req.GPUs)
 		bindsOf[b.Workload]++
 	}
 	for name, u := range used {
 		n := nodes[name]
-		if !overBefore[name] && !n.Allocatable.covers(u.add(n.Occupied)) {
-			return fmt.Errorf("node %s over capacity: %+v used of %+v", name, u.add(n.Occupied), n.Allocatable)
+		if !overBefore[name] && !n.Allocatable.covers(u.Add(n.Occupied)) {
+			return fmt.Errorf("node %s over capacity: %+v used of %+v", name, u.Add(n.Occupied), n.Allocatable)
 		}
 	}
 	for _, r := range p.Resumes {

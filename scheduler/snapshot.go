@@ -31,7 +31,8 @@ type Resources struct {
 	Pods     int64 // pod slots
 }
 
-func (r Resources) add(o Resources) Resources {
+// Add is the sum of two amounts.
+func (r Resources) Add(o Resources) Resources {
 	return Resources{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory, r.GPUs + o.GPUs, r.Pods + o.Pods}
 }
 

@@ -132,8 +132,8 @@ func incrementalHistory(t *testing.T, rng *rand.Rand) {
 	check := func(step int) {
 		t.Helper()
 		now := t0.Add(time.Hour)
-		got := c.Snapshot(now, settings)
-		want := state.fresh().Snapshot(now, settings)
+		got := cycleView(c, now, settings)
+		want := cycleView(state.fresh(), now, settings)
 		opts := cmp.Options{cmpopts.EquateEmpty(), cmp.AllowUnexported(ownerRef{})}
 		if d := cmp.Diff(want.Snapshot, got.Snapshot, opts); d != "" {
 			t.Fatalf("step %d: incremental snapshot differs from a fresh one (-fresh +incremental):\n%s", step, d)
@@ -203,7 +203,7 @@ func TestS4_PodBeforeItsOwners(t *testing.T) {
 	c.UpsertPod(gpuPod("serve-abc-2", "p2", 1, &rs))
 	settings := &Settings{}
 	uids := func() []string {
-		snap := c.Snapshot(t0, settings).Snapshot
+		snap := cycleView(c, t0, settings).Snapshot
 		var out []string
 		for _, w := range snap.Workloads {
 			out = append(out, fmt.Sprintf("%s/%s:%d:%s", w.Kind, w.UID, len(w.Pods), w.Labels[LabelProject]))
@@ -261,7 +261,7 @@ func TestChangedOnlyForDecisions(t *testing.T) {
 	if signalled() {
 		t.Error("Arbiter's own bind confirmed, or the pod going Running, asked for a cycle")
 	}
-	snap := c.Snapshot(t0.Add(time.Hour), &Settings{}).Snapshot
+	snap := cycleView(c, t0.Add(time.Hour), &Settings{}).Snapshot
 	if w := snap.Workloads[0]; w.Phase != scheduler.PhaseRunning || !w.StartedAt.Equal(t0) {
 		t.Errorf("the quiet updates were lost: phase %s started %s", w.Phase, w.StartedAt)
 	}

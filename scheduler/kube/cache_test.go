@@ -65,7 +65,7 @@ func TestS4_TopOwner(t *testing.T) {
 	c.UpsertPod(gpuPod("bare", "p4", 1, nil))
 	c.UpsertPod(gpuPod("gadget-0", "p5", 1, &unknown))
 
-	view := c.Snapshot(t0.Add(time.Hour), &Settings{WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch"}, {Name: "Deployment", Group: "apps"}, {Name: "Pod"}}})
+	view := cycleView(c, t0.Add(time.Hour), &Settings{WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch"}, {Name: "Deployment", Group: "apps"}, {Name: "Pod"}}})
 	snap := view.Snapshot
 	type got struct {
 		UID, Kind, Name, Type string
@@ -130,7 +130,7 @@ func TestS3_OccupiedByOtherSchedulers(t *testing.T) {
 	done.Spec.NodeName = "n1"
 	done.Status.Phase = corev1.PodSucceeded
 	c.UpsertPod(done)
-	snap := c.Snapshot(t0, &Settings{}).Snapshot
+	snap := cycleView(c, t0, &Settings{}).Snapshot
 	if len(snap.Workloads) != 0 {
 		t.Errorf("other schedulers' pods became workloads: %v", snap.Workloads)
 	}
@@ -147,12 +147,12 @@ func TestS22_AssumedBindsCountUntilConfirmed(t *testing.T) {
 	c.UpsertPod(p)
 	c.Assume("u1", "n1", t0)
 	c.UpsertPod(p) // a stale update without the node must not undo the assumption
-	snap := c.Snapshot(t0, &Settings{}).Snapshot
+	snap := cycleView(c, t0, &Settings{}).Snapshot
 	if got := snap.Workloads[0].Pods[0].NodeName; got != "n1" {
 		t.Fatalf("assumed pod is on %q, want n1", got)
 	}
 	c.Forget("u1")
-	snap = c.Snapshot(t0, &Settings{}).Snapshot
+	snap = cycleView(c, t0, &Settings{}).Snapshot
 	if got := snap.Workloads[0].Pods[0].NodeName; got != "" || snap.Workloads[0].Phase != scheduler.PhasePending {
 		t.Fatalf("after a failed bind the pod is on %q in phase %s", got, snap.Workloads[0].Phase)
 	}

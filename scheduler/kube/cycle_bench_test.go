@@ -16,7 +16,7 @@ import (
 
 // BenchmarkFillCycle is one cycle of the end-to-end fill as the scheduler runs it, cache
 // included: 500 nodes x 8 GPUs, 3,500 one-GPU Jobs running, and each cycle one new Job's pod
-// arriving, snapshotted, planned and assumed bound.
+// arriving, settled, snapshotted, planned and assumed bound.
 func BenchmarkFillCycle(b *testing.B) {
 	c := NewCache("arbiter")
 	for i := range 500 {
@@ -56,12 +56,16 @@ func BenchmarkFillCycle(b *testing.B) {
 		add("node-" + strconv.Itoa(i/8))
 	}
 	now := t0.Add(time.Hour)
-	c.Snapshot(now, settings)
+	prev := cycleView(c, now, settings)
+	prev.CompareWith(nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		pod := add("")
-		view := c.Snapshot(now, settings)
+		// As Scheduler.cycle takes its view: settings, settle, snapshot, what was rebuilt.
+		view := cycleView(c, now, settings)
+		view.CompareWith(prev)
+		prev = view
 		plan := view.Snapshot.Plan()
 		if len(plan.Binds) != 1 {
 			b.Fatalf("binds = %d, want 1 (pending %v)", len(plan.Binds), plan.Pending)

@@ -64,7 +64,7 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 	gadget := controllerRef("example.com/v1", "Gadget", "g", "g1")
 	lastCycle := NewCache("arbiter")
 	lastCycle.UpsertPod(gpuPod("g-0", "pg", 1, &gadget))
-	s.last.Store(&Result{View: lastCycle.Snapshot(t0, &Settings{})})
+	s.last.Store(&Result{View: cycleView(lastCycle, t0, &Settings{})})
 	if err := s.PatchWorkloadLabels(ctx, "g1", map[string]*string{LabelPriority: &high}); err == nil || errors.As(err, new(*WorkloadNotFoundError)) {
 		t.Errorf("unwatched kind: err = %v, want a plain error naming the kind", err)
 	}

@@ -48,7 +48,7 @@ type Options struct {
 // Result is one cycle: what was decided from what, and how long deciding took.
 type Result struct {
 	At     time.Time
-	Decide time.Duration // snapshot + Plan()
+	Decide time.Duration // settle + snapshot + Plan()
 	Apply  time.Duration
 	// View is what was decided from: the snapshot (r.Snapshot), r.Workload(uid), r.Rebuilt().
 	*View
@@ -290,10 +290,17 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 	return nil
 }
 
-// cycle takes a snapshot, plans, applies and publishes the result.
+// cycle settles the cache, takes a snapshot, plans, applies and publishes the result.
 func (s *Scheduler) cycle(ctx context.Context) {
 	start := time.Now()
-	view := s.cache.Snapshot(start, s.settings.Load())
+	s.cache.SetSettings(s.settings.Load())
+	s.cache.Settle(start) // S19: evictions done, preemptors nominated; the snapshot only copies
+	view := s.cache.Snapshot(start)
+	var prev *View
+	if last := s.last.Load(); last != nil {
+		prev = last.View
+	}
+	view.CompareWith(prev)
 	plan := view.Snapshot.Plan()
 	decided := time.Now()
 	s.apply(ctx, &plan, view)

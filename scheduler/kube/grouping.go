@@ -1,0 +1,269 @@
+package kube
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// This file files Arbiter's pods under their workloads (S4) and keeps the built workloads
+// current: a write marks the workloads it touches dirty, and refresh builds them again (see
+// workload.go) before the write lets go of the lock.
+
+// builtWorkload is a workload as last built. Snapshots share it (its Pods and Meta are never
+// modified once built), so an unchanged workload costs a copy per cycle rather than a
+// regrouping of its pods.
+type builtWorkload struct {
+	w    scheduler.Workload
+	meta *WorkloadMeta
+}
+
+// settingsIndex is what grouping needs of the settings, derived once per settings value.
+type settingsIndex struct {
+	settings   *Settings
+	typeByKind map[[2]string]string
+	typeBySlug map[string]string
+	projects   map[string]bool
+}
+
+// SetSettings gives the cache the configuration it types and assigns workloads by (S4, S6),
+// and that its snapshots carry. Settings other than the current ones rebuild every workload.
+func (c *Cache) SetSettings(s *Settings) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index.settings == s {
+		return
+	}
+	c.indexSettings(s)
+	c.refresh()
+}
+
+// indexSettings derives the lookups grouping needs from new settings, and marks every
+// workload for rebuilding: types and projects may resolve differently now.
+func (c *Cache) indexSettings(s *Settings) {
+	x := settingsIndex{
+		settings:   s,
+		typeByKind: make(map[[2]string]string, len(s.WorkloadTypes)),
+		typeBySlug: make(map[string]string, len(s.WorkloadTypes)),
+		projects:   make(map[string]bool, len(s.Projects)),
+	}
+	for _, t := range s.WorkloadTypes {
+		x.typeByKind[[2]string{t.Group, t.Name}] = t.Name
+		x.typeBySlug[typeSlug(t.Name)] = t.Name
+	}
+	for _, p := range s.Projects {
+		x.projects[p.Name] = true
+	}
+	c.index = x
+	for key := range c.members {
+		c.dirty[key] = struct{}{}
+	}
+	for key := range c.built {
+		c.dirty[key] = struct{}{}
+	}
+	for key, o := range c.owners {
+		if arbiterSuspended(o) {
+			c.dirty[key] = struct{}{}
+		}
+	}
+}
+
+// place files an Arbiter pod that still wants resources under its workload (S4).
+func (c *Cache) place(e *podEntry) {
+	if !e.ours || !e.active {
+		return
+	}
+	top, _ := c.topOwner(e)
+	e.workload = top.UID
+	uid := types.UID(e.pod.UID)
+	addMember(c.members, e.workload, uid, e)
+	if e.controller != nil {
+		addMember(c.byController, e.controller.UID, uid, e)
+	}
+	c.dirty[e.workload] = struct{}{}
+}
+
+// unplace takes a pod out of its workload.
+func (c *Cache) unplace(e *podEntry) {
+	if e.workload == "" {
+		return
+	}
+	uid := types.UID(e.pod.UID)
+	removeMember(c.members, e.workload, uid)
+	if e.controller != nil {
+		removeMember(c.byController, e.controller.UID, uid)
+	}
+	c.dirty[e.workload] = struct{}{}
+	e.workload = ""
+}
+
+// touch marks a pod's workload for rebuilding after the pod's entry changed in place.
+func (c *Cache) touch(e *podEntry) {
+	if e.workload != "" {
+		c.dirty[e.workload] = struct{}{}
+	}
+}
+
+func addMember(m map[types.UID]map[types.UID]*podEntry, key, uid types.UID, e *podEntry) {
+	set := m[key]
+	if set == nil {
+		set = map[types.UID]*podEntry{}
+		m[key] = set
+	}
+	set[uid] = e
+}
+
+func removeMember(m map[types.UID]map[types.UID]*podEntry, key, uid types.UID) {
+	if set := m[key]; set != nil {
+		delete(set, uid)
+		if len(set) == 0 {
+			delete(m, key)
+		}
+	}
+}
+
+// regroup files again the pods an owner's arrival, change or departure can move: those it
+// controls directly and those grouped under it. The owner's own workload (a suspended Job
+// with no pods, say) is rebuilt too. It returns how many pods it filed again.
+func (c *Cache) regroup(uid types.UID) int {
+	// Copied first: regrouping edits both maps. A pod can be in both (a Job's own pods).
+	moved := map[types.UID]*podEntry{}
+	maps.Copy(moved, c.byController[uid])
+	maps.Copy(moved, c.members[uid])
+	for _, e := range moved {
+		c.unplace(e)
+		c.place(e)
+	}
+	c.dirty[uid] = struct{}{}
+	return len(moved)
+}
+
+// topOwner follows controller references up from a pod to its workload's top owner (S4): a
+// Job owned by a CronJob is its own workload; a bare pod is its own workload; an owner that is
+// not cached (a kind Arbiter does not watch) ends the walk with what its reference says.
+func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
+	if e.controller == nil {
+		return &owner{
+			UID: types.UID(e.pod.UID), Kind: "Pod", APIVersion: "v1", Namespace: e.pod.Namespace,
+			Name: e.pod.Name, Labels: e.pod.Labels, Created: e.created,
+		}, true
+	}
+	ref := e.controller
+	cur := c.owners[ref.UID]
+	if cur == nil {
+		return ownerFromRef(ref, e.pod.Namespace, e.created), false
+	}
+	for depth := 0; depth < 10; depth++ {
+		if cur.Controller == nil || (cur.Kind == "Job" && cur.Group == "batch" && cur.Controller.Kind == "CronJob") {
+			break
+		}
+		next := c.owners[cur.Controller.UID]
+		if next == nil {
+			return ownerFromRef(cur.Controller, cur.Namespace, cur.Created), false
+		}
+		cur = next
+	}
+	return cur, false
+}
+
+func ownerFromRef(ref *metav1.OwnerReference, namespace string, created time.Time) *owner {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	return &owner{UID: ref.UID, Kind: ref.Kind, Group: gv.Group, APIVersion: ref.APIVersion, Namespace: namespace, Name: ref.Name, Created: created}
+}
+
+// arbiterSuspended reports whether an owner is a workload Arbiter suspended (S20): pending
+// work whose pods will be made from its template.
+func arbiterSuspended(o *owner) bool {
+	return o.Suspended && o.Annotations[AnnotationSuspendedBy] != "" && o.Template != nil && !o.Finished
+}
+
+// refresh rebuilds what the current write made stale: the dirty workloads, their order and the
+// node list. Every write calls it before it lets go of the lock, so that a snapshot finds the
+// cache whole and only copies.
+func (c *Cache) refresh() {
+	for key := range c.dirty {
+		c.build(key)
+	}
+	clear(c.dirty)
+	c.orderEdits = 0
+	if c.order == nil {
+		c.order = slices.SortedFunc(maps.Values(c.built), byUID)
+	}
+	// Nodes, with what pods that are not Arbiter's hold on them (S3).
+	if c.nodeList == nil {
+		c.nodeList = make([]scheduler.Node, 0, len(c.nodes))
+		for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
+			n := c.nodes[name]
+			n.Occupied = c.occupied[name]
+			c.nodeList = append(c.nodeList, n)
+		}
+	}
+}
+
+// build makes the workload keyed by a top owner's UID from its pods, or from its owner's
+// template when Arbiter suspended it; a key with neither is dropped.
+func (c *Cache) build(key types.UID) {
+	b := c.groupWorkload(key)
+	if b == nil {
+		if o := c.owners[key]; o != nil && arbiterSuspended(o) {
+			b = c.suspendedWorkload(o)
+		}
+	}
+	if b != nil {
+		b.w.PrepareLookups()
+	}
+	old := c.built[key]
+	switch {
+	case b == nil && old != nil:
+		delete(c.built, key)
+		delete(c.boundAt, string(key))
+		c.reorder(old, -1)
+	case b != nil:
+		c.built[key] = b
+		if old == nil {
+			c.reorder(b, +1)
+		} else {
+			c.reorder(b, 0)
+		}
+	}
+}
+
+// maxOrderEdits is how many workloads may come or go in one write before the order is sorted
+// afresh rather than edited in place (each edit moves up to the whole slice).
+const maxOrderEdits = 32
+
+func byUID(a, b *builtWorkload) int { return strings.Compare(a.w.UID, b.w.UID) }
+
+// reorder keeps order sorted as a workload comes (+1), goes (-1) or is rebuilt (0). In a fill
+// a workload arrives nearly every cycle, and sorting thousands of them for each was a quarter
+// of a cycle's snapshot; keeping the workloads themselves in order spares looking each up.
+//
+// Snapshots share no order slice with the cache (they copy the workloads out of it), so it is
+// edited in place.
+func (c *Cache) reorder(b *builtWorkload, change int) {
+	if c.order == nil {
+		return
+	}
+	if change != 0 {
+		if c.orderEdits++; c.orderEdits > maxOrderEdits {
+			c.order = nil
+			return
+		}
+	}
+	i, found := slices.BinarySearchFunc(c.order, b, byUID)
+	switch {
+	case change > 0 && !found:
+		c.order = slices.Insert(c.order, i, b)
+	case change < 0 && found:
+		c.order = slices.Delete(c.order, i, i+1)
+	case change == 0 && found:
+		c.order[i] = b
+	}
+}

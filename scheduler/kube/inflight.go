@@ -1,0 +1,116 @@
+package kube
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// This file keeps what Arbiter has decided but the API server has not confirmed yet: binds
+// assumed before their API call (S22), evictions in flight and the workloads nominated for the
+// capacity they free (S19), and the PodScheduled reasons written (S23). The applier sets the
+// marks; Settle, called once at the start of each cycle, moves them on.
+
+type assumedBind struct {
+	node string
+	at   time.Time
+}
+
+// Assume records a bind before the API call, so the next snapshot already counts the pod on
+// its node (S22).
+func (c *Cache) Assume(pod types.UID, node string, now time.Time) {
+	c.mu.Lock()
+	c.assumed[pod] = assumedBind{node: node, at: now}
+	if e := c.pods[pod]; e != nil {
+		e.pod.NodeName = node
+		c.touch(e)
+	}
+	c.refresh()
+	c.mu.Unlock()
+}
+
+// Forget rolls back an assumed bind whose API call failed.
+func (c *Cache) Forget(pod types.UID) {
+	c.mu.Lock()
+	delete(c.assumed, pod)
+	if e := c.pods[pod]; e != nil {
+		e.pod.NodeName = ""
+		c.touch(e)
+	}
+	c.refresh()
+	c.mu.Unlock()
+	c.notify()
+}
+
+// MarkEvicting records that victim is being evicted for preemptor.
+func (c *Cache) MarkEvicting(victim, preemptor string) {
+	c.mu.Lock()
+	c.evicting[victim] = preemptor
+	c.mu.Unlock()
+}
+
+// nominationTTL bounds how long a nomination waits for its workload's pods to appear.
+const nominationTTL = 30 * time.Second
+
+// Nominate makes a workload first in line for the capacity set aside for it (a resumed
+// workload whose controller is recreating its pods).
+func (c *Cache) Nominate(workload string, now time.Time) {
+	c.mu.Lock()
+	c.nominated[workload] = now
+	c.mu.Unlock()
+}
+
+// MarkBound records when Arbiter bound a workload's pods.
+func (c *Cache) MarkBound(workload string, at time.Time) {
+	c.mu.Lock()
+	if _, ok := c.boundAt[workload]; !ok && c.built[types.UID(workload)] != nil {
+		c.boundAt[workload] = at
+	}
+	delete(c.nominated, workload)
+	c.mu.Unlock()
+}
+
+// SetScheduledReason remembers the PodScheduled reason written to a pod.
+func (c *Cache) SetScheduledReason(pod types.UID, reason string) {
+	c.mu.Lock()
+	if e := c.pods[pod]; e != nil {
+		e.scheduledReason = reason
+		c.touch(e)
+	}
+	c.refresh()
+	c.mu.Unlock()
+}
+
+// Settle moves the eviction marks on (S19), once per cycle before its snapshot: a victim stays
+// marked while any of its pods still hold resources; once none does, its preemptor is
+// nominated. A nomination ends when its workload runs, or when nominationTTL passes without
+// the workload's pods appearing.
+//
+// A victim holds resources exactly when its workload is Running: a workload built from pods
+// runs as soon as one of them is on a node, and one built from a suspended owner's template
+// holds nothing.
+func (c *Cache) Settle(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for victim, preemptor := range c.evicting {
+		if c.running(victim) {
+			continue
+		}
+		delete(c.evicting, victim)
+		c.nominated[preemptor] = now
+	}
+	for uid, since := range c.nominated {
+		_, present := c.built[types.UID(uid)]
+		if c.running(uid) || !present && now.Sub(since) > nominationTTL {
+			delete(c.nominated, uid)
+		}
+	}
+}
+
+// running reports whether a workload is built and Running.
+func (c *Cache) running(uid string) bool {
+	b := c.built[types.UID(uid)]
+	return b != nil && b.w.Phase == scheduler.PhaseRunning
+}

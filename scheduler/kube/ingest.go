@@ -1,0 +1,209 @@
+package kube
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// This file takes informer events in: nodes, pods and their owners. Each write files what
+// changed (grouping.go) and rebuilds it before it lets go of the lock (refresh), and asks for a
+// cycle only when the change can change a decision.
+
+// podEntry is a pod as the cache keeps it: converted once, when the informer delivers it.
+type podEntry struct {
+	pod        scheduler.Pod
+	ours       bool // spec.schedulerName is Arbiter's
+	active     bool // not Succeeded or Failed
+	controller *metav1.OwnerReference
+	created    time.Time
+	started    time.Time
+	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
+	// written only when it changes (S23).
+	scheduledReason string
+	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
+	// not Arbiter's or no longer active.
+	workload types.UID
+}
+
+// UpsertNode records a node.
+func (c *Cache) UpsertNode(n *corev1.Node) {
+	sn := schedulingNode(n)
+	c.mu.Lock()
+	old, known := c.nodes[n.Name]
+	changed := !known || !sameNode(old, sn)
+	if changed {
+		c.nodes[n.Name] = sn
+		c.nodeList = nil
+		c.refresh()
+	}
+	c.mu.Unlock()
+	if changed {
+		c.notify()
+	}
+}
+
+// sameNode reports whether two versions of a node schedule alike.
+func sameNode(a, b scheduler.Node) bool {
+	return a.Ready == b.Ready && a.Unschedulable == b.Unschedulable && a.Capacity == b.Capacity &&
+		a.Allocatable == b.Allocatable && maps.Equal(a.Labels, b.Labels) && slices.Equal(a.Taints, b.Taints)
+}
+
+// DeleteNode forgets a node.
+func (c *Cache) DeleteNode(name string) {
+	c.mu.Lock()
+	delete(c.nodes, name)
+	c.nodeList = nil
+	c.refresh()
+	c.mu.Unlock()
+	c.notify()
+}
+
+// UpsertPod records a pod.
+func (c *Cache) UpsertPod(p *corev1.Pod) {
+	e := &podEntry{
+		pod:        schedulingPod(p),
+		ours:       p.Spec.SchedulerName == c.schedulerName,
+		active:     podActive(p),
+		controller: metav1.GetControllerOfNoCopy(p),
+		created:    p.CreationTimestamp.Time,
+	}
+	if p.Status.StartTime != nil {
+		e.started = p.Status.StartTime.Time
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			e.scheduledReason = cond.Reason + "\x00" + cond.Message
+		}
+	}
+	c.mu.Lock()
+	if a, ok := c.assumed[p.UID]; ok {
+		if e.pod.NodeName != "" || e.pod.Terminating {
+			delete(c.assumed, p.UID) // the API server has caught up
+		} else {
+			e.pod.NodeName = a.node
+		}
+	}
+	old := c.pods[p.UID]
+	if old != nil {
+		c.unplace(old)
+		c.occupy(old, -1)
+	}
+	c.pods[p.UID] = e
+	c.place(e)
+	c.occupy(e, +1)
+	c.refresh()
+	c.mu.Unlock()
+	if needsCycle(old, e) {
+		c.notify()
+	}
+}
+
+// needsCycle reports whether a pod's new version can change a decision. Arbiter's pods do
+// when they arrive or when anything a decision reads of them changes, but not when one goes
+// Running or a condition Arbiter wrote comes back. Other schedulers' pods do only when they
+// give capacity back: their binds only take away, and the next cycle counts them.
+func needsCycle(old, e *podEntry) bool {
+	if old == nil {
+		return e.ours
+	}
+	if !old.ours && !e.ours {
+		return holds(old) && !holds(e)
+	}
+	return old.ours != e.ours || old.active != e.active || old.pod.NodeName != e.pod.NodeName ||
+		old.pod.Terminating != e.pod.Terminating || old.pod.PriorityClassName != e.pod.PriorityClassName ||
+		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller)
+}
+
+// holds reports whether a pod of another scheduler holds capacity on a node (S3).
+func holds(e *podEntry) bool { return !e.ours && e.active && e.pod.NodeName != "" }
+
+func controllerUID(ref *metav1.OwnerReference) types.UID {
+	if ref == nil {
+		return ""
+	}
+	return ref.UID
+}
+
+// DeletePod forgets a pod.
+func (c *Cache) DeletePod(uid types.UID) {
+	c.mu.Lock()
+	e := c.pods[uid]
+	if e != nil {
+		c.unplace(e)
+		c.occupy(e, -1)
+	}
+	delete(c.pods, uid)
+	delete(c.assumed, uid)
+	c.refresh()
+	c.mu.Unlock()
+	if e == nil || e.ours || holds(e) {
+		c.notify()
+	}
+}
+
+// occupy adds (sign +1) or removes (-1) what a pod of another scheduler holds on its node (S3).
+func (c *Cache) occupy(e *podEntry, sign int64) {
+	if !holds(e) {
+		return
+	}
+	r := e.pod.Requests
+	r.MilliCPU, r.Memory, r.GPUs, r.Pods = sign*r.MilliCPU, sign*r.Memory, sign*r.GPUs, sign*r.Pods
+	sum := c.occupied[e.pod.NodeName].Add(r)
+	if sum == (scheduler.Resources{}) {
+		delete(c.occupied, e.pod.NodeName)
+	} else {
+		c.occupied[e.pod.NodeName] = sum
+	}
+	c.nodeList = nil
+}
+
+// UpsertOwner records a controller object. It asks for a cycle only when the change can
+// change a decision: an owner weighs in one through the pods it groups, or through its template
+// once Arbiter suspended it. A Job arriving before its pods (every Job does) waits for them,
+// and so do the Jobs of other schedulers.
+func (c *Cache) UpsertOwner(o *owner) {
+	c.mu.Lock()
+	old := c.owners[o.UID]
+	c.owners[o.UID] = o
+	decides := false
+	if old == nil || !sameOwnerDecision(old, o) {
+		moved := c.regroup(o.UID)
+		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+	}
+	c.refresh()
+	c.mu.Unlock()
+	if decides {
+		c.notify()
+	}
+}
+
+// sameOwnerDecision reports whether two versions of an owner weigh alike in a decision: a
+// Job's counters of active and ready pods do not.
+func sameOwnerDecision(a, b *owner) bool {
+	return controllerUID(a.Controller) == controllerUID(b.Controller) && a.Suspended == b.Suspended &&
+		a.Finished == b.Finished && a.Failed == b.Failed && a.TemplateCount == b.TemplateCount &&
+		a.Created.Equal(b.Created) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
+		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
+}
+
+// DeleteOwner forgets a controller object, asking for a cycle when that can change a decision
+// (see UpsertOwner).
+func (c *Cache) DeleteOwner(uid types.UID) {
+	c.mu.Lock()
+	old := c.owners[uid]
+	delete(c.owners, uid)
+	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
+	c.refresh()
+	c.mu.Unlock()
+	if decides {
+		c.notify()
+	}
+}

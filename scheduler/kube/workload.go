@@ -1,0 +1,118 @@
+package kube
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// This file builds one workload: from the pods grouped under its top owner (S4), or from the
+// template of an owner Arbiter suspended (S20); its type (S4), project (S6) and queue time
+// (S10) come from the owner and the settings.
+
+// groupWorkload builds a workload from its grouped pods, or returns nil when it has none.
+func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
+	set := c.members[key]
+	if len(set) == 0 {
+		return nil
+	}
+	pods := slices.SortedFunc(maps.Values(set), func(a, b *podEntry) int { return strings.Compare(a.pod.Name, b.pod.Name) })
+	top, bare := c.topOwner(pods[0])
+	x := &c.index
+	w := scheduler.Workload{
+		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
+		Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
+		QueuedAt: queuedAt(top, pods[0].created), Type: workloadType(top, x.typeByKind, x.typeBySlug),
+		Pods: make([]scheduler.Pod, 0, len(pods)),
+	}
+	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
+	for _, e := range pods {
+		if bare && w.QueuedAt.After(e.created) {
+			w.QueuedAt = e.created
+		}
+		if w.Project == "" {
+			w.Project = projectOf(top.Labels, e.pod.Labels, top.Namespace, x.settings.NamespaceProject, x.projects)
+		}
+		w.Pods = append(w.Pods, e.pod)
+		if e.pod.NodeName != "" {
+			w.Phase = scheduler.PhaseRunning
+			if !e.started.IsZero() && (w.StartedAt.IsZero() || e.started.Before(w.StartedAt)) {
+				w.StartedAt = e.started
+			}
+		}
+		m.Pods = append(m.Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
+			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason})
+	}
+	return &builtWorkload{w: w, meta: m}
+}
+
+// suspendedWorkload builds a workload Arbiter suspended from its owner's pod template (S20).
+func (c *Cache) suspendedWorkload(o *owner) *builtWorkload {
+	x := &c.index
+	w := scheduler.Workload{
+		UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
+		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: scheduler.PhaseSuspended,
+		QueuedAt: queuedAt(o, o.Created), Type: workloadType(o, x.typeByKind, x.typeBySlug),
+	}
+	w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
+	template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
+	template.Namespace = o.Namespace
+	for i := int32(0); i < max(o.TemplateCount, 1); i++ {
+		p := schedulingPod(&template)
+		p.UID, p.Name = "", ""
+		w.Pods = append(w.Pods, p)
+	}
+	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true}}
+}
+
+// queuedAt is the top owner's creation time (S10), or the time recorded in its annotation when
+// it was re-created.
+func queuedAt(o *owner, fallback time.Time) time.Time {
+	if v := o.Annotations[AnnotationQueuedAt]; v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t
+		}
+	}
+	if !o.Created.IsZero() {
+		return o.Created
+	}
+	return fallback
+}
+
+// workloadType is S4: the type label on the top owner, else the type of its kind and group,
+// else the kind itself (an unknown type, which gets the cluster default).
+func workloadType(o *owner, byKind map[[2]string]string, bySlug map[string]string) string {
+	if t := o.Labels[LabelWorkloadType]; t != "" {
+		// Label values cannot hold spaces: "standard-training" names "Standard training".
+		if name, ok := bySlug[typeSlug(t)]; ok {
+			return name
+		}
+		return t
+	}
+	if t, ok := byKind[[2]string{o.Group, o.Kind}]; ok {
+		return t
+	}
+	return o.Kind
+}
+
+// typeSlug is a type name as a label value can hold it: lower case, spaces as dashes.
+func typeSlug(name string) string { return strings.ToLower(strings.ReplaceAll(name, " ", "-")) }
+
+// projectOf is S6: the project label on the top owner or the pod, then KAI's and Run:ai's
+// queue labels, then the project owning the namespace. A label naming no project is skipped.
+func projectOf(ownerLabels, podLabels map[string]string, namespace string, byNamespace map[string]string, known map[string]bool) string {
+	for _, key := range []string{LabelProject, LabelKAIQueue, LabelRunAIQueue} {
+		for _, labels := range []map[string]string{ownerLabels, podLabels} {
+			if v := labels[key]; v != "" && known[v] {
+				return v
+			}
+		}
+	}
+	return byNamespace[namespace]
+}
