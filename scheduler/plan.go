@@ -97,6 +97,19 @@ type QueueStatus struct {
 	RunningWorkloads        int
 }
 
+// NodePoolStatus is a node pool's nodes and GPUs after the plan. A node belongs to the first
+// pool by name whose label it carries, else to the first pool without a label (the default
+// pool), as the cycle places it. AllocatedGPUs are what pods hold on the pool's nodes once the
+// plan is carried out: Arbiter's bound pods (terminating ones still hold theirs), the pods the
+// plan binds, and other schedulers' pods (Node.Occupied).
+type NodePoolStatus struct {
+	Name          string
+	Nodes         int
+	ReadyNodes    int
+	GPUs          int64 // allocatable
+	AllocatedGPUs int64
+}
+
 // Plan is the outcome of one scheduling cycle.
 type Plan struct {
 	Binds       []Bind
@@ -107,4 +120,5 @@ type Plan struct {
 	Warnings    []Warning         // by workload UID
 	Projects    []QueueStatus     // by project, then node pool
 	Departments []QueueStatus     // by department, then node pool
+	NodePools   []NodePoolStatus  // every node pool, by name
 }
