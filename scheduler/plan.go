@@ -41,6 +41,28 @@ type Eviction struct {
 	GPUs      int64 // GPUs freed
 }
 
+// Sentence is what one eviction says, wherever it is told (the victim's Kubernetes event and
+// pod condition, its workload history): who the room is for (preemptor, "namespace/name"),
+// under which rule, the GPUs freed, and the exit code or, when suspended, that it keeps its
+// place (S20).
+func (e *Eviction) Sentence(preemptor string) string {
+	s := "Preempted by " + preemptor + " under " + string(e.Rule) + " (" + ruleText(e.Rule) + "); " + gpus(e.GPUs) + " freed"
+	if e.Mode == Suspend {
+		return s + "; suspended, it keeps its place in the queue"
+	}
+	return s + "; exit code 3006"
+}
+
+func ruleText(r Rule) string {
+	switch r {
+	case RulePreemption:
+		return "a higher-priority workload of the same project"
+	case RuleReclaim:
+		return "another project reclaiming its deserved quota"
+	}
+	return string(r)
+}
+
 // Resume lets a suspended workload run again: its controller recreates the pods, which are
 // bound in a later cycle. The GPUs are set aside for it in this cycle.
 type Resume struct {
