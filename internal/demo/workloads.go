@@ -13,13 +13,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 )
 
 // demoJob is one Job the demo submits.
@@ -128,68 +127,26 @@ func drawDemoJob(r *rand.Rand) demoJob {
 	return demoTemplates[0].draw(r)
 }
 
-func demoResources(gpus int64) corev1.ResourceRequirements {
-	g := *resource.NewQuantity(gpus, resource.DecimalSI)
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": g},
-		Limits:   corev1.ResourceList{"nvidia.com/gpu": g},
-	}
-}
-
 // object builds the Job: its pods form one gang (parallelism = completions), finish after
-// runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job.
+// runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job
+// (kubejobs.Job's pod-failure policy).
 func (j demoJob) object(schedulerName string) *batchv1.Job {
-	labels := map[string]string{Label: "true"}
+	job := kubejobs.Job("", j.project).GenerateName(j.project+"-"+j.prefix+"-").Label(Label, "true").
+		Pods(j.pods).GPUs(j.gpus).CPU("2").Memory("8Gi").TTLAfterFinished(demoTTL).
+		PodLabel(Label, "true").PodAnnotation(devcluster.AnnotationRunSeconds, strconv.Itoa(j.runSeconds)).
+		SchedulerName(schedulerName).NoServiceAccountToken().Container("main", "example.invalid/demo/"+j.prefix+":1")
 	if j.priority != "" {
-		labels[kube.LabelPriority] = j.priority
+		job.Priority(j.priority)
 	}
 	if j.preemptible {
-		labels[kube.LabelPreemptibility] = "preemptible"
+		job.Preemptible()
 	}
-	backoff, ttl, pods := int32(0), int32(demoTTL), j.pods
-	noToken := false
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: j.project + "-" + j.prefix + "-", Namespace: j.project, Labels: labels},
-		Spec: batchv1.JobSpec{
-			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl,
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:          batchv1.PodFailurePolicyActionIgnore,
-				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      map[string]string{Label: "true"},
-					Annotations: map[string]string{devcluster.AnnotationRunSeconds: strconv.Itoa(j.runSeconds)},
-				},
-				Spec: corev1.PodSpec{
-					SchedulerName: schedulerName, RestartPolicy: corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: &noToken,
-					Containers: []corev1.Container{{
-						Name: "main", Image: "example.invalid/demo/" + j.prefix + ":1", Resources: demoResources(j.gpus),
-					}},
-				},
-			},
-		},
-	}
+	return job.Obj()
 }
 
 func demoDeployment(project, name string, replicas int32, gpus int64, schedulerName string) *appsv1.Deployment {
-	sel := map[string]string{"app": name}
-	noToken := false
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: project, Labels: map[string]string{Label: "true"}},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, Label: "true"}},
-				Spec: corev1.PodSpec{
-					SchedulerName: schedulerName, AutomountServiceAccountToken: &noToken,
-					Containers: []corev1.Container{{Name: "server", Image: "example.invalid/demo/" + name + ":1", Resources: demoResources(gpus)}},
-				},
-			},
-		},
-	}
+	return kubejobs.Deployment(name, project).Label(Label, "true").Replicas(replicas).GPUs(gpus).CPU("2").Memory("8Gi").
+		SchedulerName(schedulerName).NoServiceAccountToken().Container("server", "example.invalid/demo/"+name+":1").Obj()
 }
 
 // outstanding is the unfinished demo Jobs' pods and GPUs.
