@@ -22,15 +22,22 @@ func TestNodePoolStatus(t *testing.T) {
 		wl(wl("runs").in("vision").gpus(2).on(1, "a-0"),
 			wl("leaves").in("vision").gpus(2).on(1, "a-1").terminating("someone"), // still holds its GPUs
 			wl("starts").in("nlp").gpus(4).queued(1),                              // bound by this plan
-			wl("waits").in("nlp").gpus(8).queued(2)).                              // still pending
+			wl("waits").in("nlp").gpus(8).queued(2),                               // still pending
+			wl("paused").in("vision").suspended()).
 		build()
+	// A suspended Job's pod still on its node holds its GPU there until it is gone.
+	for i := range s.Workloads {
+		if w := &s.Workloads[i]; w.Name == "paused" {
+			w.Pods[0].UID, w.Pods[0].NodeName, w.Pods[0].Terminating = "uid-paused-0", "a-0", true
+		}
+	}
 
 	plan := s.Plan()
 	if len(plan.Binds) != 1 || plan.Binds[0].Node != "h-0" {
 		t.Fatalf("the situation is not as meant: binds %+v", plan.Binds)
 	}
 	want := []NodePoolStatus{ // by name
-		{Name: "a100", Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 5},
+		{Name: "a100", Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 6},
 		{Name: "default", Nodes: 2, ReadyNodes: 2, GPUs: 16, AllocatedGPUs: 2},
 		{Name: "empty"},
 		{Name: "h100", Nodes: 1, ReadyNodes: 1, GPUs: 8, AllocatedGPUs: 4},
