@@ -14,13 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
@@ -195,24 +195,7 @@ func (cb *clusterBench) project(name string, deserved int) string {
 }
 
 func oneGPUJob(name, namespace, schedulerName string, labels map[string]string) *batchv1.Job {
-	one, backoff := int32(1), int32(6)
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
-			Parallelism: &one, Completions: &one, BackoffLimit: &backoff,
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:          batchv1.PodFailurePolicyActionIgnore,
-				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				SchedulerName: schedulerName, RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "main", Image: "example.invalid/train:1", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
-					Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
-				}}},
-			}},
-		},
-	}
+	return kubejobs.Job(name, namespace).Labels(labels).BackoffLimit(6).SchedulerName(schedulerName).Obj()
 }
 
 // concurrently calls f(0) … f(n-1) from 32 goroutines and counts the calls that failed.

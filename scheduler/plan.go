@@ -41,6 +41,28 @@ type Eviction struct {
 	GPUs      int64 // GPUs freed
 }
 
+// Sentence is what one eviction says, wherever it is told (the victim's Kubernetes event and
+// pod condition, its workload history): who the room is for (preemptor, "namespace/name"),
+// under which rule, the GPUs freed, and the exit code or, when suspended, that it keeps its
+// place (S20).
+func (e *Eviction) Sentence(preemptor string) string {
+	s := "Preempted by " + preemptor + " under " + string(e.Rule) + " (" + ruleText(e.Rule) + "); " + gpus(e.GPUs) + " freed"
+	if e.Mode == Suspend {
+		return s + "; suspended, it keeps its place in the queue"
+	}
+	return s + "; exit code 3006"
+}
+
+func ruleText(r Rule) string {
+	switch r {
+	case RulePreemption:
+		return "a higher-priority workload of the same project"
+	case RuleReclaim:
+		return "another project reclaiming its deserved quota"
+	}
+	return string(r)
+}
+
 // Resume lets a suspended workload run again: its controller recreates the pods, which are
 // bound in a later cycle. The GPUs are set aside for it in this cycle.
 type Resume struct {
@@ -97,6 +119,19 @@ type QueueStatus struct {
 	RunningWorkloads        int
 }
 
+// NodePoolStatus is a node pool's nodes and GPUs after the plan. A node belongs to the first
+// pool by name whose label it carries, else to the first pool without a label (the default
+// pool), as the cycle places it. AllocatedGPUs are what pods hold on the pool's nodes once the
+// plan is carried out: Arbiter's bound pods (terminating ones still hold theirs), the pods the
+// plan binds, and other schedulers' pods (Node.Occupied).
+type NodePoolStatus struct {
+	Name          string
+	Nodes         int
+	ReadyNodes    int
+	GPUs          int64 // allocatable
+	AllocatedGPUs int64
+}
+
 // Plan is the outcome of one scheduling cycle.
 type Plan struct {
 	Binds       []Bind
@@ -107,4 +142,5 @@ type Plan struct {
 	Warnings    []Warning         // by workload UID
 	Projects    []QueueStatus     // by project, then node pool
 	Departments []QueueStatus     // by department, then node pool
+	NodePools   []NodePoolStatus  // every node pool, by name
 }

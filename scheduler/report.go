@@ -8,7 +8,7 @@ import (
 )
 
 // report is phase 5: reasons and queue positions of what waits (S23), what runs, and the
-// per-pool summary the console shows.
+// per-pool summaries the console shows (projects, departments, node pools).
 func (c *cycle) report() {
 	nPools := len(c.pools)
 	counts := make([]struct {
@@ -79,6 +79,7 @@ func (c *cycle) report() {
 			c.plan.Departments = append(c.plan.Departments, s)
 		}
 	}
+	c.reportNodePools()
 	slices.SortStableFunc(c.plan.Warnings, func(a, b Warning) int { return cmp.Compare(a.Workload, b.Workload) })
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/demo"
 	"github.com/arbiterhq/arbiter/internal/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
@@ -74,7 +75,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer k8s.stop()
 	kubeConfig := k8s.config
 	if c.Demo {
-		seedDemo(ctx, st, log)
+		demo.Seed(ctx, st, log)
 	}
 	var sched *kube.Scheduler
 	schedCtx, stopSched := context.WithCancel(ctx)
@@ -87,7 +88,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		}
 		defer func() { stopSched(); <-schedDone }()
 		if c.Demo {
-			defer startDemoWorkloads(schedCtx, kubeConfig, c, log)()
+			defer demo.Start(schedCtx, kubeConfig, c.SchedulerName, log)()
 		}
 	} else {
 		defer stopSched()

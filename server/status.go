@@ -1,8 +1,6 @@
 package server
 
 import (
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/arbiterhq/arbiter/scheduler"
@@ -12,7 +10,8 @@ import (
 )
 
 // liveStatus is the organization's live status (api.md "Organization and quotas": status)
-// read from the scheduler's last cycle. The lookups are indexed once per cycle, on the first
+// read from the scheduler's last cycle: the plan's per-pool figures for node pools, projects
+// and departments. The lookups are indexed once per cycle, on the first
 // request that needs them, so a page listing many projects costs map reads only.
 type liveStatus struct {
 	last func() *kube.Result
@@ -63,7 +62,10 @@ func (l *liveStatus) refresh() {
 	if r == nil || r.View == nil || r.Plan == nil {
 		return
 	}
-	l.pools = poolStatuses(&r.Snapshot, r.Plan)
+	for _, np := range r.Plan.NodePools {
+		l.pools[np.Name] = views.NodePoolStatus{Nodes: np.Nodes, ReadyNodes: np.ReadyNodes,
+			GPUs: int(np.GPUs), AllocatedGPUs: int(np.AllocatedGPUs)}
+	}
 	for _, q := range r.Plan.Projects {
 		l.usage[usageKey{"project", q.Name, q.NodePool}] = usageOf(q)
 	}
@@ -78,65 +80,4 @@ func usageOf(q scheduler.QueueStatus) views.Usage {
 		Borrowed: int(q.Borrowed), Requested: int(q.Requested),
 		PendingWorkloads: q.PendingWorkloads, RunningWorkloads: q.RunningWorkloads,
 	}
-}
-
-// poolStatuses counts each pool's nodes and GPUs. A node belongs to the first pool by name whose
-// label it carries, else to the first pool without a label (the default pool), as the
-// scheduler places it. Allocated GPUs are what pods hold on the pool's nodes after the plan:
-// Arbiter's bound pods (terminating ones still hold theirs), the pods it binds in this plan,
-// and other schedulers' pods.
-func poolStatuses(s *scheduler.Snapshot, p *scheduler.Plan) map[string]views.NodePoolStatus {
-	pools := slices.Clone(s.NodePools)
-	slices.SortFunc(pools, func(a, b scheduler.NodePool) int { return strings.Compare(a.Name, b.Name) })
-	poolOf := func(n *scheduler.Node) string {
-		catchAll := ""
-		for _, np := range pools {
-			if np.LabelKey == "" {
-				if catchAll == "" {
-					catchAll = np.Name
-				}
-				continue
-			}
-			if v, ok := n.Labels[np.LabelKey]; ok && v == np.LabelValue {
-				return np.Name
-			}
-		}
-		return catchAll
-	}
-
-	allocated := map[string]int64{} // by node
-	podGPUs := map[string]int64{}   // pending pods by UID, for the plan's binds
-	for i := range s.Workloads {
-		for _, pod := range s.Workloads[i].Pods {
-			if pod.NodeName != "" {
-				allocated[pod.NodeName] += pod.Requests.GPUs
-			} else if pod.UID != "" {
-				podGPUs[pod.UID] = pod.Requests.GPUs
-			}
-		}
-	}
-	for _, b := range p.Binds {
-		allocated[b.Node] += podGPUs[b.Pod.UID]
-	}
-
-	out := make(map[string]views.NodePoolStatus, len(pools))
-	for _, np := range pools {
-		out[np.Name] = views.NodePoolStatus{}
-	}
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		pool := poolOf(n)
-		if pool == "" {
-			continue
-		}
-		st := out[pool]
-		st.Nodes++
-		if n.Ready {
-			st.ReadyNodes++
-		}
-		st.GPUs += int(n.Allocatable.GPUs)
-		st.AllocatedGPUs += int(n.Occupied.GPUs + allocated[n.Name])
-		out[pool] = st
-	}
-	return out
 }

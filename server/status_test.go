@@ -9,41 +9,14 @@ import (
 )
 
 func TestLiveStatus(t *testing.T) {
-	gpus := func(n int64) scheduler.Resources { return scheduler.Resources{GPUs: n} }
-	node := func(name, pool string, ready bool, occupied int64) scheduler.Node {
-		labels := map[string]string{}
-		if pool != "" {
-			labels["arbiter.dev/node-pool"] = pool
-		}
-		return scheduler.Node{Name: name, Labels: labels, Ready: ready, Capacity: gpus(8), Allocatable: gpus(8), Occupied: gpus(occupied)}
-	}
-	snap := &scheduler.Snapshot{
-		NodePools: []scheduler.NodePool{
-			{Name: "h100", LabelKey: "arbiter.dev/node-pool", LabelValue: "h100"},
-			{Name: "default"},
-			{Name: "a100", LabelKey: "arbiter.dev/node-pool", LabelValue: "a100"},
-			{Name: "empty", LabelKey: "arbiter.dev/node-pool", LabelValue: "none"},
-		},
-		Nodes: []scheduler.Node{
-			node("a-0", "a100", true, 0),
-			node("a-1", "a100", false, 1), // not ready; one GPU held by another scheduler's pod
-			node("h-0", "h100", true, 0),
-			node("cpu-0", "", true, 0),
-			node("other-0", "other", true, 2), // a label no pool selects: the default pool
-		},
-		Workloads: []scheduler.Workload{
-			{UID: "w1", Project: "vision", Pods: []scheduler.Pod{
-				{UID: "p1", Requests: gpus(2), NodeName: "a-0"},
-				{UID: "p2", Requests: gpus(2), NodeName: "a-1", Terminating: true},
-			}},
-			{UID: "w2", Project: "nlp", Pods: []scheduler.Pod{
-				{UID: "p3", Requests: gpus(4)}, // bound in this plan
-				{UID: "p4", Requests: gpus(4)}, // still pending
-			}},
-		},
-	}
+	// The node pools' figures are the plan's (the node→pool rule: scheduler's TestNodePoolStatus).
 	plan := &scheduler.Plan{
-		Binds: []scheduler.Bind{{Workload: "w2", Pod: scheduler.PodRef{UID: "p3"}, Node: "h-0"}},
+		NodePools: []scheduler.NodePoolStatus{
+			{Name: "a100", Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 5},
+			{Name: "default", Nodes: 2, ReadyNodes: 2, GPUs: 16, AllocatedGPUs: 2},
+			{Name: "empty"},
+			{Name: "h100", Nodes: 1, ReadyNodes: 1, GPUs: 8, AllocatedGPUs: 4},
+		},
 		Projects: []scheduler.QueueStatus{
 			{Name: "vision", NodePool: "a100", Deserved: 2, Limit: -1, Allocated: 4, AllocatedNonPreemptible: 1, Borrowed: 2, RunningWorkloads: 1},
 			{Name: "nlp", NodePool: "h100", Deserved: 8, Allocated: 4, Requested: 4, PendingWorkloads: 1},
@@ -63,7 +36,7 @@ func TestLiveStatus(t *testing.T) {
 		t.Errorf("before the first cycle: %+v", got)
 	}
 
-	result = &kube.Result{View: &kube.View{Snapshot: *snap}, Plan: plan}
+	result = &kube.Result{View: &kube.View{}, Plan: plan}
 	pools := map[string]views.NodePoolStatus{
 		"a100":    {Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 5},
 		"h100":    {Nodes: 1, ReadyNodes: 1, GPUs: 8, AllocatedGPUs: 4},
@@ -98,7 +71,7 @@ func TestLiveStatus(t *testing.T) {
 	}
 	plan2 := *plan
 	plan2.Projects = []scheduler.QueueStatus{{Name: "vision", NodePool: "a100", Allocated: 8, RunningWorkloads: 2}}
-	result = &kube.Result{View: &kube.View{Snapshot: *snap}, Plan: &plan2}
+	result = &kube.Result{View: &kube.View{}, Plan: &plan2}
 	if got := l.Usage("project", "vision", "a100"); got.Allocated != 8 || got.RunningWorkloads != 2 {
 		t.Errorf("after a new cycle: %+v", got)
 	}

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 )
 
 // One cluster for the test binary; tests isolate themselves by namespace.
@@ -205,28 +207,7 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 	ns := testNamespace(t, client)
 	ctx := context.Background()
 	const runSeconds = 4
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "train"},
-		Spec: batchv1.JobSpec{
-			Parallelism:  ptr(int32(2)),
-			Completions:  ptr(int32(2)),
-			BackoffLimit: ptr(int32(0)),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRunSeconds: fmt.Sprint(runSeconds)}},
-				Spec: corev1.PodSpec{
-					SchedulerName: "arbiter",
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name:  "train",
-						Image: "example.com/train:latest",
-						Resources: corev1.ResourceRequirements{
-							Limits: corev1.ResourceList{ResourceGPU: *resourceQuantity(4)},
-						},
-					}},
-				},
-			},
-		},
-	}
+	job := kubejobs.Job("train", ns).Pods(2).GPUs(4).PodAnnotation(AnnotationRunSeconds, fmt.Sprint(runSeconds)).Obj()
 	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -467,8 +448,6 @@ func TestComponentsDieWithTheirOwner(t *testing.T) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The control plane collects garbage less often than Go's default (controlPlaneGOGC); the
 // test cluster has no kube-scheduler, the baseline that keeps the default.

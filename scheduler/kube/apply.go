@@ -52,7 +52,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		if preemptor != nil {
 			by = preemptor.Namespace + "/" + preemptor.Name
 		}
-		msg := fmt.Sprintf("Preempted by %s under %s (%s); %d GPUs freed; exit code 3006", by, ev.Rule, ruleText(ev.Rule), ev.GPUs)
+		msg := ev.Sentence(by)
 		s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
 		if pm != nil {
 			s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
@@ -163,16 +163,6 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}
 		}
 	}
-}
-
-func ruleText(r scheduler.Rule) string {
-	switch r {
-	case scheduler.RulePreemption:
-		return "a higher-priority workload of the same project"
-	case scheduler.RuleReclaim:
-		return "another project reclaiming its deserved quota"
-	}
-	return string(r)
 }
 
 // evictPod marks a pod with a DisruptionTarget condition and deletes it (S20 terminate).

@@ -16,11 +16,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
@@ -186,37 +186,12 @@ func (e *env) job(s jobSpec) *batchv1.Job {
 	if s.gpus == 0 {
 		s.gpus = 1
 	}
-	podAnnotations := map[string]string{}
+	b := kubejobs.Job(s.name, s.namespace).Pods(s.pods).GPUs(s.gpus).CPU("1").Labels(s.labels).Annotations(s.annotations).
+		Suspend(s.suspend).SchedulerName(e.sched)
 	if s.runSeconds != "" {
-		podAnnotations[devcluster.AnnotationRunSeconds] = s.runSeconds
+		b.PodAnnotation(devcluster.AnnotationRunSeconds, s.runSeconds)
 	}
-	backoff := int32(0)
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, Labels: s.labels, Annotations: s.annotations},
-		Spec: batchv1.JobSpec{
-			Parallelism: &s.pods, Completions: &s.pods, BackoffLimit: &backoff, Suspend: s.suspend,
-			// As docs/scheduling.md recommends: a pod evicted by Arbiter (condition
-			// DisruptionTarget) is not a failure of the Job; the Job controller recreates it.
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:          batchv1.PodFailurePolicyActionIgnore,
-				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: podAnnotations},
-				Spec: corev1.PodSpec{
-					SchedulerName: e.sched,
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name: "main", Image: "example.invalid/train:1",
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": *resource.NewQuantity(s.gpus, resource.DecimalSI)},
-							Limits:   corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(s.gpus, resource.DecimalSI)},
-						},
-					}},
-				},
-			},
-		},
-	}
+	job := b.Obj()
 	created, err := e.client.BatchV1().Jobs(s.namespace).Create(e.ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -204,18 +204,7 @@ func TestS4_S5_WorkloadKinds(t *testing.T) {
 	})
 
 	// A Deployment: its pods (owned through a ReplicaSet) are one workload of type Deployment.
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "serve", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "serve"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "serve"}},
-				Spec: corev1.PodSpec{SchedulerName: e.sched, Containers: []corev1.Container{{Name: "main", Image: "example.invalid/serve:1",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-			},
-		},
-	}
+	dep := kubejobs.Deployment("serve", ns).Replicas(2).CPU("1").SchedulerName(e.sched).Obj()
 	d, err := e.client.AppsV1().Deployments(ns).Create(e.ctx, dep, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -225,5 +214,3 @@ func TestS4_S5_WorkloadKinds(t *testing.T) {
 		return err == nil && r.Kind == "Deployment" && r.TypeName == "Deployment" && r.Phase == "Running" && len(r.Nodes) >= 1 && r.Gang == 2
 	})
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package server
+package demo
 
 import (
 	"context"
@@ -17,13 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/testdb"
-	"github.com/arbiterhq/arbiter/scheduler"
-	"github.com/arbiterhq/arbiter/store"
 )
-
-// TestMain stops the private PostgreSQL of the store tests when the package's tests end.
-func TestMain(m *testing.M) { testdb.Main(m) }
 
 // The demo's quotas must leave GPUs to borrow: projects within their department, departments
 // within the local control plane's default nodes, with something left over in every pool.
@@ -74,7 +68,7 @@ func TestDemoJobObject(t *testing.T) {
 	if *obj.Spec.Parallelism != 4 || *obj.Spec.Completions != 4 {
 		t.Errorf("a gang of 4 needs parallelism = completions = 4: %d, %d", *obj.Spec.Parallelism, *obj.Spec.Completions)
 	}
-	if obj.Labels["priorityClassName"] != "medium-low" || obj.Labels["kai.scheduler/preemptibility"] != "preemptible" || obj.Labels[LabelDemo] != "true" {
+	if obj.Labels["priorityClassName"] != "medium-low" || obj.Labels["kai.scheduler/preemptibility"] != "preemptible" || obj.Labels[Label] != "true" {
 		t.Errorf("labels %v", obj.Labels)
 	}
 	spec := obj.Spec.Template.Spec
@@ -170,59 +164,5 @@ func TestDemoRunner(t *testing.T) {
 	jobs, _ = client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
 	if more := len(jobs.Items) - before; more >= len(demoFirst) || gpus >= demoHighGPUs && more > 0 {
 		t.Errorf("a restart submitted %d more jobs while %d GPUs were outstanding", more, gpus)
-	}
-}
-
-// Seeding twice creates the organization once; the scheduler's settings then carry the
-// projects' namespaces, quotas and policies.
-func TestSeedDemoOrg(t *testing.T) {
-	t.Parallel()
-	st := store.New(testdb.New(t))
-	ctx := context.Background()
-	created, err := seedDemoOrg(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := len(demoPools) + len(demoDepartments) + len(demoProjects); created != want {
-		t.Errorf("created %d, want %d", created, want)
-	}
-	if created, err := seedDemoOrg(ctx, st); err != nil || created != 0 {
-		t.Errorf("seeding again: created %d, err %v", created, err)
-	}
-	s, err := loadSettings(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools := map[string]scheduler.NodePool{}
-	for _, p := range s.NodePools {
-		pools[p.Name] = p
-	}
-	if p := pools["h100"]; p.LabelKey != devcluster.LabelNodePool || p.LabelValue != "h100" || p.Placement != scheduler.Spread {
-		t.Errorf("pool h100: %+v", p)
-	}
-	projects := map[string]scheduler.Project{}
-	for _, p := range s.Projects {
-		projects[p.Name] = p
-	}
-	if len(projects) != len(demoProjects) {
-		t.Fatalf("%d projects", len(projects))
-	}
-	for _, p := range demoProjects {
-		if s.NamespaceProject[p.name] != p.name {
-			t.Errorf("namespace %s belongs to %q", p.name, s.NamespaceProject[p.name])
-		}
-		if projects[p.name].Department != p.department {
-			t.Errorf("project %s in department %q", p.name, projects[p.name].Department)
-		}
-	}
-	if projects["nlp"].Policy.Queueing != scheduler.Strict || projects["vision"].Policy.PreemptionMode != scheduler.Suspend ||
-		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst {
-		t.Errorf("policies: nlp %+v, vision %+v, search %+v, ads %+v", projects["nlp"].Policy, projects["vision"].Policy, projects["search"].Policy, projects["ads"].Policy)
-	}
-	if q := projects["ads"].Quotas["a100"]; q.Deserved != 6 || q.Limit != 14 {
-		t.Errorf("ads in a100: %+v", q)
-	}
-	if got := projects["vision"].NodePools; len(got) < 2 || got[0] != "a100" || got[1] != "h100" {
-		t.Errorf("vision tries pools %v, want a100, h100 first", got)
 	}
 }

@@ -1,8 +1,7 @@
-package server
+package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -14,166 +13,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/scheduler/kube"
-	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 )
-
-// The demo (--demo, which `make run` turns on; docs/demo.md): an organization seeded through
-// the store, and a trickle of Jobs and a few Deployments in the cluster that keeps it a little
-// oversubscribed, so the console shows running and pending work, borrowing, preemption and
-// reclaim within a minute or two.
-
-// demoActor is who the audit log says made the demo organization.
-var demoActor = store.Actor{Subject: "demo", SubjectType: "system"}
-
-// LabelDemo marks the cluster objects the demo made.
-const LabelDemo = "arbiter.dev/demo"
-
-type demoQuota struct {
-	pool     string
-	deserved int
-	limit    int // -1: no limit
-	weight   int
-}
-
-type demoPool struct{ name, placement string }
-
-type demoDepartment struct {
-	name   string
-	quotas []demoQuota
-}
-
-type demoProject struct {
-	name, department string
-	quotas           []demoQuota
-	policy           store.PolicyUpdate
-}
-
-// The local control plane's default nodes are a100=4x8 and h100=2x8 (devcluster.DefaultNodes):
-// 32 and 16 GPUs. Departments deserve 26 and 12 of them, so a fifth of each pool is there to be
-// borrowed, and the workloads below ask for more than the cluster has.
-var (
-	demoPools = []demoPool{{"a100", "binpack"}, {"h100", "spread"}}
-
-	demoDepartments = []demoDepartment{
-		{"research", []demoQuota{{"a100", 16, -1, 2}, {"h100", 8, -1, 2}}},
-		{"product", []demoQuota{{"a100", 10, -1, 2}, {"h100", 4, -1, 2}}},
-	}
-
-	demoProjects = []demoProject{
-		// Suspends instead of terminating what it loses (S20).
-		{"vision", "research", []demoQuota{{"a100", 6, -1, 2}, {"h100", 4, -1, 2}},
-			store.PolicyUpdate{PreemptionMode: set("suspend")}},
-		// Strict queueing: nothing passes a blocked head (S12); a bigger share of the surplus.
-		{"nlp", "research", []demoQuota{{"a100", 8, -1, 3}, {"h100", 4, -1, 3}},
-			store.PolicyUpdate{Queueing: set("strict")}},
-		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
-		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
-		// Priorities are fixed by the workload types: priority labels are ignored with a warning.
-		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{AllowPriorityChange: set(false)}},
-		// A limit, newest-first preemption and a minimum runtime before preemption.
-		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60)}},
-	}
-)
-
-func set[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }
-
-func (qs demoQuotaList) inputs() []store.QuotaInput {
-	out := make([]store.QuotaInput, 0, len(qs))
-	for _, q := range qs {
-		limit, weight := q.limit, q.weight
-		out = append(out, store.QuotaInput{NodePoolName: q.pool, Deserved: q.deserved, Limit: &limit, OverQuotaWeight: &weight})
-	}
-	return out
-}
-
-type demoQuotaList []demoQuota
-
-// seedDemo seeds the demo organization, logging what it did; a refusal (say a project someone
-// edited) is a warning, not a reason to stop.
-func seedDemo(ctx context.Context, st *store.Store, log *slog.Logger) {
-	created, err := seedDemoOrg(ctx, st)
-	if err != nil {
-		log.Warn("demo organization only partly seeded", "created", created, "err", err)
-		return
-	}
-	if created > 0 {
-		log.Info("demo organization seeded", "created", created)
-	}
-}
-
-// seedDemoOrg creates the demo node pools, departments and projects that do not exist yet (by
-// name); what exists, perhaps edited since, is left as it is. Refusals are reported together.
-func seedDemoOrg(ctx context.Context, st *store.Store) (created int, err error) {
-	org, err := st.OrganizationSnapshot(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("demo organization: %w", err)
-	}
-	var errs []error
-	pools := map[string]bool{}
-	for _, p := range org.NodePools {
-		pools[p.Name] = true
-	}
-	for _, p := range demoPools {
-		if pools[p.name] {
-			continue
-		}
-		_, err := st.CreateNodePool(ctx, store.NodePoolUpdate{Name: set(p.name), LabelKey: set(devcluster.LabelNodePool),
-			LabelValue: set(p.name), Placement: set(p.placement)}, demoActor)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("node pool %s: %w", p.name, err))
-			continue
-		}
-		created++
-	}
-	departments := map[string]store.Department{}
-	for _, d := range org.Departments {
-		departments[d.Name] = d
-	}
-	for _, d := range demoDepartments {
-		if _, ok := departments[d.name]; ok {
-			continue
-		}
-		dep, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: set(d.name), Resources: set(demoQuotaList(d.quotas).inputs())}, demoActor)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("department %s: %w", d.name, err))
-			continue
-		}
-		departments[d.name] = dep
-		created++
-	}
-	projects := map[string]bool{}
-	for _, p := range org.Projects {
-		projects[p.Name] = true
-	}
-	for _, p := range demoProjects {
-		dep, ok := departments[p.department]
-		if projects[p.name] || !ok {
-			continue
-		}
-		_, err := st.CreateProject(ctx, store.ProjectUpdate{
-			Name: set(p.name), DepartmentID: set(dep.ID), Namespaces: set([]string{p.name}),
-			Resources: set(demoQuotaList(p.quotas).inputs()), Policy: p.policy,
-		}, demoActor)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("project %s: %w", p.name, err))
-			continue
-		}
-		created++
-	}
-	if len(errs) > 0 {
-		return created, fmt.Errorf("demo organization: %w", errors.Join(errs...))
-	}
-	return created, nil
-}
 
 // demoJob is one Job the demo submits.
 type demoJob struct {
@@ -281,68 +127,26 @@ func drawDemoJob(r *rand.Rand) demoJob {
 	return demoTemplates[0].draw(r)
 }
 
-func demoResources(gpus int64) corev1.ResourceRequirements {
-	g := *resource.NewQuantity(gpus, resource.DecimalSI)
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), "nvidia.com/gpu": g},
-		Limits:   corev1.ResourceList{"nvidia.com/gpu": g},
-	}
-}
-
 // object builds the Job: its pods form one gang (parallelism = completions), finish after
-// runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job.
+// runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job
+// (kubejobs.Job's pod-failure policy).
 func (j demoJob) object(schedulerName string) *batchv1.Job {
-	labels := map[string]string{LabelDemo: "true"}
+	job := kubejobs.Job("", j.project).GenerateName(j.project+"-"+j.prefix+"-").Label(Label, "true").
+		Pods(j.pods).GPUs(j.gpus).CPU("2").Memory("8Gi").TTLAfterFinished(demoTTL).
+		PodLabel(Label, "true").PodAnnotation(devcluster.AnnotationRunSeconds, strconv.Itoa(j.runSeconds)).
+		SchedulerName(schedulerName).NoServiceAccountToken().Container("main", "example.invalid/demo/"+j.prefix+":1")
 	if j.priority != "" {
-		labels[kube.LabelPriority] = j.priority
+		job.Priority(j.priority)
 	}
 	if j.preemptible {
-		labels[kube.LabelPreemptibility] = "preemptible"
+		job.Preemptible()
 	}
-	backoff, ttl, pods := int32(0), int32(demoTTL), j.pods
-	noToken := false
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: j.project + "-" + j.prefix + "-", Namespace: j.project, Labels: labels},
-		Spec: batchv1.JobSpec{
-			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl,
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:          batchv1.PodFailurePolicyActionIgnore,
-				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      map[string]string{LabelDemo: "true"},
-					Annotations: map[string]string{devcluster.AnnotationRunSeconds: strconv.Itoa(j.runSeconds)},
-				},
-				Spec: corev1.PodSpec{
-					SchedulerName: schedulerName, RestartPolicy: corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: &noToken,
-					Containers: []corev1.Container{{
-						Name: "main", Image: "example.invalid/demo/" + j.prefix + ":1", Resources: demoResources(j.gpus),
-					}},
-				},
-			},
-		},
-	}
+	return job.Obj()
 }
 
 func demoDeployment(project, name string, replicas int32, gpus int64, schedulerName string) *appsv1.Deployment {
-	sel := map[string]string{"app": name}
-	noToken := false
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: project, Labels: map[string]string{LabelDemo: "true"}},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, LabelDemo: "true"}},
-				Spec: corev1.PodSpec{
-					SchedulerName: schedulerName, AutomountServiceAccountToken: &noToken,
-					Containers: []corev1.Container{{Name: "server", Image: "example.invalid/demo/" + name + ":1", Resources: demoResources(gpus)}},
-				},
-			},
-		},
-	}
+	return kubejobs.Deployment(name, project).Label(Label, "true").Replicas(replicas).GPUs(gpus).CPU("2").Memory("8Gi").
+		SchedulerName(schedulerName).NoServiceAccountToken().Container("server", "example.invalid/demo/"+name+":1").Obj()
 }
 
 // outstanding is the unfinished demo Jobs' pods and GPUs.
@@ -379,15 +183,15 @@ func jobFinished(j *batchv1.Job) bool {
 	return false
 }
 
-// startDemoWorkloads runs the demo trickle until ctx ends or the returned stop is called
-// (which waits for it).
-func startDemoWorkloads(ctx context.Context, cfg *rest.Config, c Config, log *slog.Logger) (stop func()) {
+// Start runs the demo trickle, its pods for schedulerName, until ctx ends or the returned stop
+// is called (which waits for it).
+func Start(ctx context.Context, cfg *rest.Config, schedulerName string, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := runDemoWorkloads(ctx, cfg, c.SchedulerName, log); err != nil && ctx.Err() == nil {
+		if err := runDemoWorkloads(ctx, cfg, schedulerName, log); err != nil && ctx.Err() == nil {
 			log.Warn("demo workloads stopped", "err", err)
 		}
 	}()
@@ -414,7 +218,7 @@ func runDemoWorkloads(ctx context.Context, cfg *rest.Config, schedulerName strin
 
 func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 	for _, p := range demoProjects {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: map[string]string{LabelDemo: "true"}}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: map[string]string{Label: "true"}}}
 		if _, err := d.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("namespace %s: %w", p.name, err)
 		}
@@ -477,7 +281,7 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 }
 
 func (d *demoRunner) jobs(ctx context.Context) ([]batchv1.Job, error) {
-	list, err := d.client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{LabelSelector: LabelDemo + "=true"})
+	list, err := d.client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{LabelSelector: Label + "=true"})
 	if err != nil {
 		return nil, err
 	}

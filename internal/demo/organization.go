@@ -1,0 +1,162 @@
+// Package demo is `arbiter serve --demo` (which `make run` turns on; docs/demo.md): an
+// organization seeded through the store (organization.go), and a trickle of Jobs and a few
+// Deployments in the cluster that keeps it a little oversubscribed (workloads.go), so the
+// console shows running and pending work, borrowing, preemption and reclaim within a minute
+// or two.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// actor is who the audit log says made the demo organization.
+var actor = store.Actor{Subject: "demo", SubjectType: "system"}
+
+// Label marks the cluster objects the demo made.
+const Label = "arbiter.dev/demo"
+
+type demoQuota struct {
+	pool     string
+	deserved int
+	limit    int // -1: no limit
+	weight   int
+}
+
+type demoPool struct{ name, placement string }
+
+type demoDepartment struct {
+	name   string
+	quotas []demoQuota
+}
+
+type demoProject struct {
+	name, department string
+	quotas           []demoQuota
+	policy           store.PolicyUpdate
+}
+
+// The local control plane's default nodes are a100=4x8 and h100=2x8 (devcluster.DefaultNodes):
+// 32 and 16 GPUs. Departments deserve 26 and 12 of them, so a fifth of each pool is there to be
+// borrowed, and the workloads below ask for more than the cluster has.
+var (
+	demoPools = []demoPool{{"a100", "binpack"}, {"h100", "spread"}}
+
+	demoDepartments = []demoDepartment{
+		{"research", []demoQuota{{"a100", 16, -1, 2}, {"h100", 8, -1, 2}}},
+		{"product", []demoQuota{{"a100", 10, -1, 2}, {"h100", 4, -1, 2}}},
+	}
+
+	demoProjects = []demoProject{
+		// Suspends instead of terminating what it loses (S20).
+		{"vision", "research", []demoQuota{{"a100", 6, -1, 2}, {"h100", 4, -1, 2}},
+			store.PolicyUpdate{PreemptionMode: set("suspend")}},
+		// Strict queueing: nothing passes a blocked head (S12); a bigger share of the surplus.
+		{"nlp", "research", []demoQuota{{"a100", 8, -1, 3}, {"h100", 4, -1, 3}},
+			store.PolicyUpdate{Queueing: set("strict")}},
+		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
+		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
+		// Priorities are fixed by the workload types: priority labels are ignored with a warning.
+		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
+			store.PolicyUpdate{AllowPriorityChange: set(false)}},
+		// A limit, newest-first preemption and a minimum runtime before preemption.
+		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
+			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60)}},
+	}
+)
+
+func set[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }
+
+func (qs demoQuotaList) inputs() []store.QuotaInput {
+	out := make([]store.QuotaInput, 0, len(qs))
+	for _, q := range qs {
+		limit, weight := q.limit, q.weight
+		out = append(out, store.QuotaInput{NodePoolName: q.pool, Deserved: q.deserved, Limit: &limit, OverQuotaWeight: &weight})
+	}
+	return out
+}
+
+type demoQuotaList []demoQuota
+
+// Seed seeds the demo organization, logging what it did; a refusal (say a project someone
+// edited) is a warning, not a reason to stop.
+func Seed(ctx context.Context, st *store.Store, log *slog.Logger) {
+	created, err := SeedOrganization(ctx, st)
+	if err != nil {
+		log.Warn("demo organization only partly seeded", "created", created, "err", err)
+		return
+	}
+	if created > 0 {
+		log.Info("demo organization seeded", "created", created)
+	}
+}
+
+// SeedOrganization creates the demo node pools, departments and projects that do not exist yet (by
+// name); what exists, perhaps edited since, is left as it is. Refusals are reported together.
+func SeedOrganization(ctx context.Context, st *store.Store) (created int, err error) {
+	org, err := st.OrganizationSnapshot(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("demo organization: %w", err)
+	}
+	var errs []error
+	pools := map[string]bool{}
+	for _, p := range org.NodePools {
+		pools[p.Name] = true
+	}
+	for _, p := range demoPools {
+		if pools[p.name] {
+			continue
+		}
+		_, err := st.CreateNodePool(ctx, store.NodePoolUpdate{Name: set(p.name), LabelKey: set(devcluster.LabelNodePool),
+			LabelValue: set(p.name), Placement: set(p.placement)}, actor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("node pool %s: %w", p.name, err))
+			continue
+		}
+		created++
+	}
+	departments := map[string]store.Department{}
+	for _, d := range org.Departments {
+		departments[d.Name] = d
+	}
+	for _, d := range demoDepartments {
+		if _, ok := departments[d.name]; ok {
+			continue
+		}
+		dep, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: set(d.name), Resources: set(demoQuotaList(d.quotas).inputs())}, actor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("department %s: %w", d.name, err))
+			continue
+		}
+		departments[d.name] = dep
+		created++
+	}
+	projects := map[string]bool{}
+	for _, p := range org.Projects {
+		projects[p.Name] = true
+	}
+	for _, p := range demoProjects {
+		dep, ok := departments[p.department]
+		if projects[p.name] || !ok {
+			continue
+		}
+		_, err := st.CreateProject(ctx, store.ProjectUpdate{
+			Name: set(p.name), DepartmentID: set(dep.ID), Namespaces: set([]string{p.name}),
+			Resources: set(demoQuotaList(p.quotas).inputs()), Policy: p.policy,
+		}, actor)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("project %s: %w", p.name, err))
+			continue
+		}
+		created++
+	}
+	if len(errs) > 0 {
+		return created, fmt.Errorf("demo organization: %w", errors.Join(errs...))
+	}
+	return created, nil
+}

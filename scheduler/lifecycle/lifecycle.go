@@ -1,0 +1,298 @@
+// Package lifecycle decides what Arbiter records of each workload after a scheduling cycle:
+// its phase (S24: Pending, Running, Suspended, Preempted, Completed, Failed), the figures the
+// console lists, and the entries of its history (Queued, Admitted, Preempted or Reclaimed,
+// Suspended, Resumed, PriorityChanged). It is pure: it reads a cycle's snapshot and plan and
+// what was recorded before, and says what to record now; server writes it to the store.
+package lifecycle
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// Record is what is recorded of one workload: the workload list's row.
+type Record struct {
+	UID, Namespace, Name, Kind, APIGroup string
+	TypeName, CategoryName               string
+	ProjectName, DepartmentName          string
+	PriorityName                         string
+	PriorityValue                        int
+	Preemptibility                       string
+	Phase                                scheduler.Phase
+	Reason, Message                      string // why it waits (S23)
+	QueuePosition                        int
+	Gang                                 int // its pods
+	RequestedGPUs, AllocatedGPUs         int
+	NodePool                             string
+	Nodes                                []string
+	QueuedAt                             time.Time
+	StartedAt                            *time.Time
+}
+
+// Event is one entry of a workload's history.
+type Event struct {
+	Workload string // UID
+	At       time.Time
+	Kind     string // Queued, Admitted, Preempted, Reclaimed, Suspended, Resumed, PriorityChanged
+	Reason   string // the rule of an eviction
+	Message  string
+}
+
+// Recorded is what was last recorded of an unfinished workload, to record only changes.
+type Recorded struct {
+	// Evicted is set from an eviction until the workload is admitted again: meanwhile it is
+	// Preempted, waiting to come back (S24), whatever its terminating pods still hold.
+	Evicted                        bool
+	Phase                          scheduler.Phase
+	Reason, Message, Priority      string
+	Position, Allocated, Requested int
+	NodePool, Preemptibility       string
+}
+
+// State is what was last recorded of each unfinished workload, by UID. Observe keeps it.
+type State map[string]Recorded
+
+// Owner is how a workload's top owner stands once the workload has left the cluster's
+// active set (no pods, or none Arbiter schedules).
+type Owner struct {
+	Known    bool // the cluster still has the owner
+	Finished bool // it completed or failed (a Job's Complete or Failed condition)
+	Failed   bool
+}
+
+// Cycle is one scheduling cycle, as the lifecycle reads it.
+type Cycle struct {
+	At       time.Time
+	Snapshot *scheduler.Snapshot // its workloads sorted by UID, as the Kubernetes cache makes them
+	Plan     *scheduler.Plan
+	// Rebuilt are the workloads built afresh for this cycle (new or changed); any other
+	// workload the plan does not name is as last recorded.
+	Rebuilt []string
+	// Owner tells how the owner of a workload that left the snapshot stands; asked only
+	// about those.
+	Owner func(uid string) Owner
+}
+
+// Change is what to record after a cycle.
+type Change struct {
+	Records  []Record // by UID
+	Events   []Event
+	Finished map[string]scheduler.Phase // workloads that ended: Completed, Failed or Preempted
+}
+
+// Empty reports whether there is nothing to record.
+func (c *Change) Empty() bool { return len(c.Records)+len(c.Events)+len(c.Finished) == 0 }
+
+// Observe decides what to record after cycle c and updates s to match. It looks only at the
+// workloads that can have changed: those rebuilt for the cycle (new ones among them) and
+// those the plan binds, evicts, resumes or keeps waiting.
+func (s State) Observe(c Cycle) Change {
+	snap, plan, now := c.Snapshot, c.Plan, c.At
+	workload := func(uid string) *scheduler.Workload {
+		ws := snap.Workloads
+		i := sort.Search(len(ws), func(i int) bool { return ws[i].UID >= uid })
+		if i == len(ws) || ws[i].UID != uid {
+			return nil
+		}
+		return &ws[i]
+	}
+	typeCategory := make(map[string]string, len(snap.WorkloadTypes))
+	for _, t := range snap.WorkloadTypes {
+		typeCategory[t.Name] = t.Category
+	}
+	department := make(map[string]string, len(snap.Projects))
+	for _, p := range snap.Projects {
+		department[p.Name] = p.Department
+	}
+	// One not recorded before is always among those rebuilt: a workload is built afresh
+	// whenever it appears in the cache.
+	look := map[string]bool{}
+	for _, uid := range c.Rebuilt {
+		look[uid] = true
+	}
+	pending := make(map[string]*scheduler.PendingWorkload, len(plan.Pending))
+	for i := range plan.Pending {
+		pending[plan.Pending[i].Workload] = &plan.Pending[i]
+		look[plan.Pending[i].Workload] = true
+	}
+	evicted := make(map[string]*scheduler.Eviction, len(plan.Evictions))
+	for i := range plan.Evictions {
+		evicted[plan.Evictions[i].Workload] = &plan.Evictions[i]
+		look[plan.Evictions[i].Workload] = true
+	}
+	resumed := make(map[string]bool, len(plan.Resumes))
+	for _, rs := range plan.Resumes {
+		resumed[rs.Workload] = true
+		look[rs.Workload] = true
+	}
+	nodesOf := make(map[string][]string)
+	for _, b := range plan.Binds {
+		nodesOf[b.Workload] = appendUnique(nodesOf[b.Workload], b.Node)
+		look[b.Workload] = true
+	}
+	running := make(map[string]*scheduler.RunningWorkload)
+	for i := range plan.Running {
+		if uid := plan.Running[i].Workload; look[uid] {
+			running[uid] = &plan.Running[i]
+		}
+	}
+
+	var ch Change
+	for _, uid := range slices.Sorted(maps.Keys(look)) {
+		w := workload(uid)
+		if w == nil {
+			continue // gone: see below
+		}
+		rec := Record{
+			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,
+			CategoryName: typeCategory[w.Type], ProjectName: w.Project, DepartmentName: department[w.Project],
+			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods),
+		}
+		for _, p := range w.Pods {
+			rec.RequestedGPUs += int(p.Requests.GPUs)
+			if p.NodeName != "" {
+				rec.AllocatedGPUs += int(p.Requests.GPUs)
+				rec.Nodes = appendUnique(rec.Nodes, p.NodeName)
+			}
+		}
+		for _, n := range nodesOf[w.UID] {
+			rec.Nodes = appendUnique(rec.Nodes, n)
+		}
+		if !w.StartedAt.IsZero() {
+			started := w.StartedAt
+			rec.StartedAt = &started
+		}
+		event := func(kind, reason, message string) {
+			ch.Events = append(ch.Events, Event{Workload: w.UID, At: now, Kind: kind, Reason: reason, Message: message})
+		}
+		prev, known := s[w.UID]
+		switch {
+		case evicted[w.UID] != nil:
+			ev := evicted[w.UID]
+			rec.Phase = scheduler.PhasePreempted
+			kind := "Preempted"
+			if ev.Rule == scheduler.RuleReclaim {
+				kind = "Reclaimed"
+			}
+			preemptor := ev.Preemptor
+			if p := workload(ev.Preemptor); p != nil {
+				preemptor = p.Namespace + "/" + p.Name
+			}
+			event(kind, string(ev.Rule), ev.Sentence(preemptor))
+		case running[w.UID] != nil:
+			rw := running[w.UID]
+			rec.Phase = scheduler.PhaseRunning
+			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = rw.Priority.Name, int(rw.Priority.Value), string(rw.Preemptibility)
+			rec.NodePool, rec.AllocatedGPUs = rw.NodePool, int(rw.GPUs)
+		case pending[w.UID] != nil:
+			pw := pending[w.UID]
+			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = pw.Priority.Name, int(pw.Priority.Value), string(pw.Preemptibility)
+			rec.Reason, rec.Message, rec.QueuePosition = string(pw.Reason), pw.Message, pw.QueuePosition
+			if w.Phase == scheduler.PhaseRunning {
+				rec.Phase = scheduler.PhasePending // a gang partly bound still waits
+			}
+		}
+		bound := len(nodesOf[w.UID]) > 0
+		evictedNow := evicted[w.UID] != nil || (prev.Evicted && !bound && !resumed[w.UID])
+		if evictedNow && evicted[w.UID] == nil && w.Phase != scheduler.PhaseSuspended {
+			rec.Phase = scheduler.PhasePreempted // evicted, waiting to come back
+		}
+		if resumed[w.UID] {
+			rec.Phase = scheduler.PhasePending
+			event("Resumed", "", "Resumed: admitted again.")
+		}
+		startsNow := !known || prev.Phase != scheduler.PhaseRunning
+		if bound && startsNow {
+			rec.Phase = scheduler.PhaseRunning
+			rec.Reason, rec.Message, rec.QueuePosition = "", "", 0
+			started := now
+			rec.StartedAt = &started
+		}
+		if !known {
+			ch.Events = append(ch.Events, Event{Workload: w.UID, At: w.QueuedAt, Kind: "Queued",
+				Message: "Queued in project " + orNone(w.Project) + " at priority " + orNone(rec.PriorityName) + "."})
+			if rec.Phase == scheduler.PhaseSuspended {
+				event("Suspended", "", "Suspended by Arbiter.")
+			}
+		}
+		if rec.Phase == scheduler.PhaseRunning && startsNow {
+			event("Admitted", "", admitted(&rec))
+		}
+		if known && prev.Priority != "" && rec.PriorityName != "" && prev.Priority != rec.PriorityName {
+			event("PriorityChanged", "", "Priority changed from "+prev.Priority+" to "+rec.PriorityName+".")
+		}
+		next := Recorded{Evicted: evictedNow, Phase: rec.Phase, Reason: rec.Reason, Message: rec.Message, Priority: rec.PriorityName,
+			Position: rec.QueuePosition, Allocated: rec.AllocatedGPUs, Requested: rec.RequestedGPUs, NodePool: rec.NodePool,
+			Preemptibility: rec.Preemptibility}
+		if rec.PriorityName == "" && known {
+			next.Priority = prev.Priority
+		}
+		if !known || next != prev || bound {
+			s[w.UID] = next
+			ch.Records = append(ch.Records, rec)
+		}
+	}
+	ch.Finished = s.finish(len(snap.Workloads), workload, c.Owner)
+	return ch
+}
+
+// finish ends the workloads that have left the cluster's active set. Every workload of the
+// snapshot is in s by now: only when s holds more than the snapshot has any left.
+func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload, owner func(string) Owner) map[string]scheduler.Phase {
+	if len(s) == inSnapshot {
+		return nil
+	}
+	finished := map[string]scheduler.Phase{}
+	for uid, prev := range s {
+		if len(s) == inSnapshot {
+			break // the rest are all in the snapshot
+		}
+		if workload(uid) != nil {
+			continue
+		}
+		// A workload whose top owner still exists and has not finished is between pods (a
+		// Job recreating evicted pods, a Deployment scaled to zero): it has not ended. A
+		// workload evicted with no controller left to bring it back (a bare pod) ends as
+		// Preempted (S20); a Job that failed ends as Failed; everything else completed.
+		o := owner(uid)
+		if o.Known && !o.Finished {
+			continue
+		}
+		phase := scheduler.PhaseCompleted
+		switch {
+		case o.Known && o.Failed:
+			phase = scheduler.PhaseFailed
+		case !o.Known && prev.Phase == scheduler.PhasePreempted:
+			phase = scheduler.PhasePreempted
+		}
+		finished[uid] = phase
+		delete(s, uid)
+	}
+	return finished
+}
+
+func admitted(r *Record) string {
+	return "Admitted on [" + strings.Join(r.Nodes, " ") + "] in node pool " + orNone(r.NodePool) + " with " +
+		strconv.Itoa(r.RequestedGPUs) + " GPUs."
+}
+
+func appendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// orNone shows an empty name in a sentence.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"testing"
+
+	"github.com/arbiterhq/arbiter/internal/demo"
+	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// TestMain stops the private PostgreSQL of the store tests when the package's tests end.
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// demoDepartments is the department of each of the demo's projects (docs/demo.md); the demo
+// seeds two node pools, two departments and these five projects.
+var demoDepartments = map[string]string{
+	"vision": "research", "nlp": "research", "speech": "research", "search": "product", "ads": "product",
+}
+
+// Seeding the demo organization (internal/demo) twice creates it once; the scheduler's
+// settings then carry the projects' namespaces, quotas and policies.
+func TestSettingsOfTheDemoOrganization(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx := context.Background()
+	created, err := demo.SeedOrganization(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 + 2 + len(demoDepartments); created != want { // pools, departments, projects
+		t.Errorf("created %d, want %d", created, want)
+	}
+	if created, err := demo.SeedOrganization(ctx, st); err != nil || created != 0 {
+		t.Errorf("seeding again: created %d, err %v", created, err)
+	}
+	s, err := loadSettings(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools := map[string]scheduler.NodePool{}
+	for _, p := range s.NodePools {
+		pools[p.Name] = p
+	}
+	if p := pools["h100"]; p.LabelKey != devcluster.LabelNodePool || p.LabelValue != "h100" || p.Placement != scheduler.Spread {
+		t.Errorf("pool h100: %+v", p)
+	}
+	projects := map[string]scheduler.Project{}
+	for _, p := range s.Projects {
+		projects[p.Name] = p
+	}
+	if len(projects) != len(demoDepartments) {
+		t.Fatalf("%d projects", len(projects))
+	}
+	for project, department := range demoDepartments {
+		if s.NamespaceProject[project] != project {
+			t.Errorf("namespace %s belongs to %q", project, s.NamespaceProject[project])
+		}
+		if projects[project].Department != department {
+			t.Errorf("project %s in department %q", project, projects[project].Department)
+		}
+	}
+	if projects["nlp"].Policy.Queueing != scheduler.Strict || projects["vision"].Policy.PreemptionMode != scheduler.Suspend ||
+		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst {
+		t.Errorf("policies: nlp %+v, vision %+v, search %+v, ads %+v", projects["nlp"].Policy, projects["vision"].Policy, projects["search"].Policy, projects["ads"].Policy)
+	}
+	if q := projects["ads"].Quotas["a100"]; q.Deserved != 6 || q.Limit != 14 {
+		t.Errorf("ads in a100: %+v", q)
+	}
+	if got := projects["vision"].NodePools; len(got) < 2 || got[0] != "a100" || got[1] != "h100" {
+		t.Errorf("vision tries pools %v, want a100, h100 first", got)
+	}
+}
