@@ -127,8 +127,10 @@ type QuotaCell struct {
 }
 
 // FieldError is a refused change and the field it concerns, so the page shows the message
-// next to that field: "name", "department", "namespaces", "policy", "labels", "placement",
-// "delete", or "quota:<node pool id>".
+// next to that field: a field as the API names it ("name", "departmentId", "namespaces",
+// "resources", "labelKey", "labelValue", "placement"), or a part of a row ("policy", "delete",
+// "quota:<node pool id>"). A message whose field the form does not have is shown apart
+// (otherError), never dropped.
 type FieldError struct {
 	Field   string
 	Message string

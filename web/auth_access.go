@@ -137,7 +137,7 @@ func (s *Server) createAccessRule(c echo.Context, req accessRuleRequest) (store.
 		return store.AccessRule{}, err
 	}
 	if req.SubjectType != "user" && req.SubjectType != "group" {
-		return store.AccessRule{}, badRequest("subjectType %q is not known; use user or group", req.SubjectType)
+		return store.AccessRule{}, badField("subjectType", "subjectType %q is not known; use user or group", req.SubjectType)
 	}
 	role, scope, scopeID, err := req.check()
 	if err != nil {
@@ -219,7 +219,7 @@ func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, 
 		expires = *req.ExpiresAt
 	}
 	if time.Until(expires) > maxKeyLifetime {
-		return views.APIKey{}, badRequest("expiresAt is more than two years away; keys must expire within two years")
+		return views.APIKey{}, badField("expiresAt", "expiresAt is more than two years away; keys must expire within two years")
 	}
 	id := uuid.New()
 	token, hash := auth.NewAPIKey(id)
@@ -322,7 +322,7 @@ func (s *Server) apiKeyForm(c echo.Context) error {
 	if d := strings.TrimSpace(c.FormValue("days")); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 1 || n > maxKeyDays {
-			return s.formResult(c, badRequest("valid for days must be a whole number from 1 to %d (two years); %q is not", maxKeyDays, d))
+			return s.formResult(c, badField("days", "valid for days must be a whole number from 1 to %d (two years); %q is not", maxKeyDays, d))
 		}
 		t := time.Now().UTC().AddDate(0, 0, n) // UTC: no daylight-saving hour to push day 730 past the limit
 		req.ExpiresAt = &t

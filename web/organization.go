@@ -191,7 +191,7 @@ func quotaInputs(in []quotaRequest) ([]store.QuotaInput, error) {
 		if q.NodePool.ID != "" {
 			id, err := uuid.Parse(q.NodePool.ID)
 			if err != nil {
-				return nil, badRequest("nodePool.id %q is not a valid id; ids are UUIDs such as %s", q.NodePool.ID, store.DefaultNodePoolID)
+				return nil, badField("resources", "nodePool.id %q is not a valid id; ids are UUIDs such as %s", q.NodePool.ID, store.DefaultNodePoolID)
 			}
 			out[i].NodePoolID = &id
 		}
@@ -315,7 +315,7 @@ func (r projectRequest) update() (store.ProjectUpdate, error) {
 			ids := make([]uuid.UUID, len(r.NodePools.Value))
 			for i, raw := range r.NodePools.Value {
 				if ids[i], err = uuid.Parse(raw); err != nil {
-					return u, badRequest("nodePools holds %q, which is not a valid id; list node pool ids in the order to try", raw)
+					return u, badField("nodePools", "nodePools holds %q, which is not a valid id; list node pool ids in the order to try", raw)
 				}
 			}
 			u.NodePools.Value = &ids

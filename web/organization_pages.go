@@ -109,14 +109,14 @@ func formQuotas(c echo.Context, pools []views.NodePoolRef) ([]views.QuotaCell, [
 func quotaFromCell(cell views.QuotaCell) (store.QuotaInput, bool, error) {
 	id, err := uuid.Parse(cell.Pool.ID)
 	if err != nil {
-		return store.QuotaInput{}, false, badRequest("%q is not a valid node pool id", cell.Pool.ID)
+		return store.QuotaInput{}, false, badField("resources", "%q is not a valid node pool id", cell.Pool.ID)
 	}
 	q := store.QuotaInput{NodePoolID: &id}
 	if strings.TrimSpace(cell.Deserved) == "" {
 		return q, false, nil
 	}
 	num := func(what, raw string, lo int) (*int, error) {
-		return formInt(what+" in pool "+cell.Pool.Name, raw, lo, maxIntColumn)
+		return formInt("resources", what+" in pool "+cell.Pool.Name, raw, lo, maxIntColumn)
 	}
 	d, err := num("deserved GPUs", cell.Deserved, 0)
 	if err != nil {
@@ -158,26 +158,14 @@ func replaceCell(c echo.Context, pools []views.NodePoolRef, current []views.Quot
 			return in, nil
 		}
 	}
-	return nil, badRequest("%q is not a node pool", poolID)
+	return nil, badField("resources", "%q is not a node pool", poolID)
 }
 
-// fieldOf says which field of a create form a refusal concerns, so the page shows it there.
-func fieldOf(err error) views.FieldError {
+// formRefusal is a refused create form's message and the field it names, if any; the page
+// shows it next to that field, or at the top of the form when the form has no such field.
+func formRefusal(err error) views.FieldError {
 	_, msg := statusOf(err)
-	field := "name"
-	switch {
-	case strings.Contains(msg, "namespace"):
-		field = "namespaces"
-	case strings.Contains(msg, "GPUs") || strings.Contains(msg, "pool") || strings.Contains(msg, "weight"):
-		field = "quotas"
-	case strings.Contains(msg, "department"):
-		field = "department"
-	case strings.Contains(msg, "label"):
-		field = "labels"
-	case strings.Contains(msg, "placement"):
-		field = "placement"
-	}
-	return views.FieldError{Field: field, Message: msg}
+	return views.FieldError{Field: fieldOf(err), Message: msg}
 }
 
 // rowResult renders a row after an inline change: with htmx the row (status of the refusal,
@@ -196,14 +184,14 @@ func rowResult(c echo.Context, back string, saveErr error, row func(status int) 
 	return row(status)
 }
 
-// refusal places a refused inline change's message at field, or where fieldOf says when
-// the form edits several fields at once (field "").
+// refusal places a refused inline change's message at field, or at the field the error
+// names when the form edits several fields at once (field "").
 func refusal(field string, err error) views.FieldError {
 	if err == nil {
 		return views.FieldError{}
 	}
 	if field == "" {
-		return fieldOf(err)
+		return formRefusal(err)
 	}
 	_, msg := statusOf(err)
 	return views.FieldError{Field: field, Message: msg}
@@ -260,7 +248,7 @@ func (s *Server) createNodePoolForm(c echo.Context) error {
 	}
 	if err != nil {
 		status, _ := statusOf(err)
-		form.Error = fieldOf(err)
+		form.Error = formRefusal(err)
 		return s.renderNodePoolsPage(c, status, form)
 	}
 	return c.Redirect(http.StatusSeeOther, "/node-pools")
@@ -377,7 +365,7 @@ func (s *Server) createDepartmentForm(c echo.Context) error {
 	}
 	if err != nil {
 		status, _ := statusOf(err)
-		form.Error = fieldOf(err)
+		form.Error = formRefusal(err)
 		return s.renderDepartmentsPage(c, status, form)
 	}
 	return c.Redirect(http.StatusSeeOther, "/departments")
@@ -572,7 +560,7 @@ func (s *Server) createProjectForm(c echo.Context) error {
 	}
 	if err != nil {
 		status, _ := statusOf(err)
-		form.Error = fieldOf(err)
+		form.Error = formRefusal(err)
 		return s.renderProjectsPage(c, status, form)
 	}
 	return c.Redirect(http.StatusSeeOther, "/projects")
@@ -650,7 +638,7 @@ func (s *Server) saveProjectPolicy(c echo.Context) error {
 			AllowPriorityChange: optional[bool]{Set: true, Value: c.FormValue("allowPriorityChange") == "true"},
 			MinRuntimeSeconds:   optional[int]{Set: true, Null: true},
 		}
-		if n, err := formInt("minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
+		if n, err := formInt("minRuntimeSeconds", "minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
 			return store.ProjectUpdate{}, err
 		} else if n != nil {
 			p.MinRuntimeSeconds = optional[int]{Set: true, Value: *n}

@@ -247,7 +247,7 @@ func (s *Server) patchWorkload(c echo.Context) error {
 			what = append(what, fmt.Sprintf("preemptibility from %s to %s", orNone(r.Preemptibility), v))
 			view.Preemptible = v == store.Preemptible
 		default:
-			return badRequest("preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
+			return badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
 		}
 		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
 	}
@@ -295,7 +295,7 @@ func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string]
 	slices.SortFunc(dict, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
 	names := mapSlice(dict, func(p store.Priority) string { return p.Name })
 	if req.Null || req.Value == "" {
-		return store.Priority{}, badRequest("priority must name a priority; use one of: %s", strings.Join(names, ", "))
+		return store.Priority{}, badField("priority", "priority must name a priority; use one of: %s", strings.Join(names, ", "))
 	}
 	byName := func(name string) (store.Priority, bool) {
 		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
@@ -306,7 +306,7 @@ func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string]
 	}
 	prio, ok := byName(req.Value)
 	if !ok {
-		return prio, badRequest("priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
+		return prio, badField("priority", "priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
 	}
 	if project == nil {
 		return prio, nil
