@@ -101,13 +101,14 @@ func New(d Deps) *Server {
 	api := e.Group("/api/v1")
 	api.GET("/openapi.json", serveOpenAPI)
 	s.routeWorkloadProperties(api)
-	s.routeOrganization(api)
+	s.routeNodePools(api, e)
+	s.routeDepartments(api, e)
+	s.routeProjects(api, e)
 	s.routeWorkloads(api)
 	s.routeAuthAPI(api)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })
 	s.routeWorkloadPropertyPages(e)
-	s.routeOrganizationPages(e)
 	s.routeLogin(e)
 	s.routeAuthPages(e)
 	return s
