@@ -22,7 +22,7 @@ func csrfHeaders(token string) string {
 }
 
 // navVisible hides admin-only navigation from everyone else.
-func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Key] }
+func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Route] }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 

@@ -2,27 +2,35 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
-// Departments: the API resource (/api/v1/org-unit/departments) and the Departments page. A
-// department's deserved GPUs in a pool bound what its projects there deserve together.
-func (s *Server) routeDepartments(api *echo.Group, pages *echo.Echo) {
-	api.GET("/org-unit/departments", s.listDepartments)
-	api.POST("/org-unit/departments", s.createDepartment)
-	api.GET("/org-unit/departments/:id", s.getDepartment)
-	api.PUT("/org-unit/departments/:id", s.putDepartment)
-	api.DELETE("/org-unit/departments/:id", s.deleteDepartment)
-	pages.GET("/departments", s.departmentsPage)
-	pages.GET("/departments.csv", s.departmentsCSV)
-	pages.POST("/departments", s.createDepartmentForm)
-	pages.POST("/departments/:id", s.saveDepartmentRow)
-	pages.POST("/departments/:id/quotas/:pool", s.saveDepartmentQuota)
-	pages.POST("/departments/:id/delete", s.deleteDepartmentRow)
+// departments is the departments feature: the API resource (/api/v1/org-unit/departments) and
+// the Departments page. A department's deserved GPUs in a pool bound what its projects there
+// deserve together.
+type departments struct {
+	org organization
+	layout
+}
+
+func (h *departments) routes(r router) {
+	r.api.GET("/org-unit/departments", h.listDepartments)
+	r.api.POST("/org-unit/departments", h.createDepartment)
+	r.api.GET("/org-unit/departments/:id", h.getDepartment)
+	r.api.PUT("/org-unit/departments/:id", h.putDepartment)
+	r.api.DELETE("/org-unit/departments/:id", h.deleteDepartment)
+	r.page(http.MethodGet, "/departments", routenames.Departments, h.departmentsPage)
+	r.page(http.MethodGet, "/departments.csv", routenames.DepartmentsCSV, h.departmentsCSV)
+	r.page(http.MethodPost, "/departments", routenames.DepartmentCreate, h.createDepartmentForm)
+	r.page(http.MethodPost, "/departments/:id", routenames.DepartmentSave, h.saveDepartmentRow)
+	r.page(http.MethodPost, "/departments/:id/quotas/:pool", routenames.DepartmentQuotaSave, h.saveDepartmentQuota)
+	r.page(http.MethodPost, "/departments/:id/delete", routenames.DepartmentDelete, h.deleteDepartmentRow)
 }
 
 type departmentRequest struct {
@@ -35,15 +43,15 @@ func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
 }
 
-func (s *Server) listDepartments(c echo.Context) error {
-	return listAll(c, store.DepartmentSpec, "departments", s.visibleDepartments(c), s.departmentView)
+func (h *departments) listDepartments(c echo.Context) error {
+	return listAll(c, store.DepartmentSpec, "departments", h.org.visibleDepartments(c), h.org.departmentView)
 }
 
-func (s *Server) getDepartment(c echo.Context) error {
-	return getByID(c, "id", s.readableDepartment(c), s.departmentView)
+func (h *departments) getDepartment(c echo.Context) error {
+	return getByID(c, "id", h.org.readableDepartment(c), h.org.departmentView)
 }
 
-func (s *Server) createDepartment(c echo.Context) error {
+func (h *departments) createDepartment(c echo.Context) error {
 	target(c, "create", "department", "")
 	if err := requireAdmin(c, "create a department"); err != nil {
 		return err
@@ -56,14 +64,14 @@ func (s *Server) createDepartment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.org.store.CreateDepartment(c.Request().Context(), u, actor(c))
+	d, err := h.org.store.CreateDepartment(c.Request().Context(), u, actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, s.departmentView(d))
+	return c.JSON(http.StatusCreated, h.org.departmentView(d))
 }
 
-func (s *Server) putDepartment(c echo.Context) error {
+func (h *departments) putDepartment(c echo.Context) error {
 	id, err := adminChange(c, "update", "department", "change a department")
 	if err != nil {
 		return err
@@ -76,61 +84,59 @@ func (s *Server) putDepartment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.org.store.UpdateDepartment(c.Request().Context(), id, u, actor(c))
+	d, err := h.org.store.UpdateDepartment(c.Request().Context(), id, u, actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.departmentView(d))
+	return c.JSON(http.StatusOK, h.org.departmentView(d))
 }
 
-func (s *Server) deleteDepartment(c echo.Context) error {
-	return deleteByID(c, "department", "delete a department", s.org.store.DeleteDepartment)
+func (h *departments) deleteDepartment(c echo.Context) error {
+	return deleteByID(c, "department", "delete a department", h.org.store.DeleteDepartment)
 }
 
-// The page.
-
-func (s *Server) departmentsPage(c echo.Context) error {
-	return s.renderDepartmentsPage(c, http.StatusOK, views.DepartmentForm{})
+func (h *departments) departmentsPage(c echo.Context) error {
+	return h.renderDepartmentsPage(c, http.StatusOK, views.DepartmentForm{})
 }
 
-func (s *Server) renderDepartmentsPage(c echo.Context, status int, form views.DepartmentForm) error {
+func (h *departments) renderDepartmentsPage(c echo.Context, status int, form views.DepartmentForm) error {
 	ctx := c.Request().Context()
 	q, err := pageQuery(c, store.DepartmentSpec)
 	if err != nil {
 		return err
 	}
-	ds, err := s.visibleDepartments(c)(ctx, q)
+	ds, err := h.org.visibleDepartments(c)(ctx, q)
 	if err != nil {
 		return err
 	}
-	pools, err := s.poolRefs(ctx)
+	pools, err := h.org.poolRefs(ctx)
 	if err != nil {
 		return err
 	}
 	if form.Quotas == nil {
 		form.Quotas = quotaCells(pools, nil, views.OrgStatus{})
 	}
-	page := s.page(c, "Departments", "departments")
+	page := h.page(c, "Departments", "departments")
 	m := views.DepartmentsPage{
 		Page: page, Pools: pools, Search: q.Search, CanEdit: canManageOrg(c), Form: form,
-		CSVHref: "/departments.csv?" + c.QueryParams().Encode(),
+		CSVHref: pathTo(c, routenames.DepartmentsCSV) + "?" + c.QueryParams().Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}}),
 	}
 	for _, d := range ds {
-		m.Rows = append(m.Rows, s.departmentRow(c, d, pools, page.CSRFToken))
+		m.Rows = append(m.Rows, h.departmentRow(c, d, pools, page.CSRFToken))
 	}
 	return render(c, status, views.DepartmentsView(m))
 }
 
-func (s *Server) departmentRow(c echo.Context, d store.Department, pools []views.NodePoolRef, csrf string) views.DepartmentRow {
-	v := s.departmentView(d)
+func (h *departments) departmentRow(c echo.Context, d store.Department, pools []views.NodePoolRef, csrf string) views.DepartmentRow {
+	v := h.org.departmentView(d)
 	return views.DepartmentRow{Department: v, Quotas: quotaCells(pools, v.Resources, v.Status), CanEdit: canManageOrg(c), CSRFToken: csrf}
 }
 
-func (s *Server) createDepartmentForm(c echo.Context) error {
+func (h *departments) createDepartmentForm(c echo.Context) error {
 	target(c, "create", "department", "")
 	ctx := c.Request().Context()
-	pools, err := s.poolRefs(ctx)
+	pools, err := h.org.poolRefs(ctx)
 	if err != nil {
 		return err
 	}
@@ -141,18 +147,18 @@ func (s *Server) createDepartmentForm(c echo.Context) error {
 		err = requireAdmin(c, "create a department")
 	}
 	if err == nil {
-		_, err = s.org.store.CreateDepartment(ctx, store.DepartmentUpdate{Name: formString(form.Name), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, actor(c))
+		_, err = h.org.store.CreateDepartment(ctx, store.DepartmentUpdate{Name: formString(form.Name), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, actor(c))
 	}
 	if err != nil {
 		status, _ := statusOf(err)
 		form.Error = formRefusal(err)
-		return s.renderDepartmentsPage(c, status, form)
+		return h.renderDepartmentsPage(c, status, form)
 	}
-	return c.Redirect(http.StatusSeeOther, "/departments")
+	return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Departments))
 }
 
 // saveDepartment applies u to a department and answers its row, the refusal shown at field.
-func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error)) error {
+func (h *departments) saveDepartment(c echo.Context, field string, u func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error)) error {
 	id, err := changeTarget(c, "update", "department")
 	if err != nil {
 		return err
@@ -161,17 +167,17 @@ func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Depar
 		return err // before any row is shown: only admins change departments
 	}
 	ctx := c.Request().Context()
-	pools, err := s.poolRefs(ctx)
+	pools, err := h.org.poolRefs(ctx)
 	if err != nil {
 		return err
 	}
-	_, saveErr := s.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
-	return rowResult(c, "/departments", saveErr, func(status int) error {
-		d, err := s.org.store.Department(ctx, id)
+	_, saveErr := h.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
+	return rowResult(c, routenames.Departments, saveErr, func(status int) error {
+		d, err := h.org.store.Department(ctx, id)
 		if err != nil {
 			return err
 		}
-		row := s.departmentRow(c, d, pools, s.page(c, "", "").CSRFToken)
+		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
 		row.Saved, row.Error = savedField(saveErr, rowField(field)), refusal(field, saveErr)
 		if saveErr != nil && strings.HasPrefix(field, "quota:") {
 			keepTyped(c, row.Quotas, strings.TrimPrefix(field, "quota:"))
@@ -180,20 +186,20 @@ func (s *Server) saveDepartment(c echo.Context, field string, u func(store.Depar
 	})
 }
 
-func (s *Server) saveDepartmentRow(c echo.Context) error {
-	return s.saveDepartment(c, "", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
+func (h *departments) saveDepartmentRow(c echo.Context) error {
+	return h.saveDepartment(c, "", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
 		return store.DepartmentUpdate{Name: formString(c.FormValue("name"))}, nil
 	})
 }
 
-func (s *Server) saveDepartmentQuota(c echo.Context) error {
-	return s.saveDepartment(c, "quota:"+c.Param("pool"), func(d store.Department, pools []views.NodePoolRef) (store.DepartmentUpdate, error) {
+func (h *departments) saveDepartmentQuota(c echo.Context) error {
+	return h.saveDepartment(c, "quota:"+c.Param("pool"), func(d store.Department, pools []views.NodePoolRef) (store.DepartmentUpdate, error) {
 		in, err := replaceCell(c, pools, mapSlice(d.Quotas, quotaView), c.Param("pool"))
 		return store.DepartmentUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, err
 	})
 }
 
-func (s *Server) deleteDepartmentRow(c echo.Context) error {
+func (h *departments) deleteDepartmentRow(c echo.Context) error {
 	id, err := changeTarget(c, "delete", "department")
 	if err != nil {
 		return err
@@ -202,21 +208,38 @@ func (s *Server) deleteDepartmentRow(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	delErr := s.org.store.DeleteDepartment(ctx, id, actor(c))
-	return rowResult(c, "/departments", delErr, func(status int) error {
+	delErr := h.org.store.DeleteDepartment(ctx, id, actor(c))
+	return rowResult(c, routenames.Departments, delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "")
 		}
-		d, err := s.org.store.Department(ctx, id)
+		d, err := h.org.store.Department(ctx, id)
 		if err != nil {
 			return err
 		}
-		pools, err := s.poolRefs(ctx)
+		pools, err := h.org.poolRefs(ctx)
 		if err != nil {
 			return err
 		}
-		row := s.departmentRow(c, d, pools, s.page(c, "", "").CSRFToken)
+		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
 		row.Error = refusal("delete", delErr)
 		return render(c, status, views.DepartmentRowView(row))
 	})
+}
+
+func (h *departments) departmentsCSV(c echo.Context) error {
+	q, err := pageQuery(c, store.DepartmentSpec)
+	if err != nil {
+		return err
+	}
+	ds, err := h.org.visibleDepartments(c)(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"id", "name", "projects", "quotas", "allocated"}}
+	for _, d := range ds {
+		v := h.org.departmentView(d)
+		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
+	}
+	return writeCSV(c, "departments.csv", rows)
 }

@@ -2,25 +2,32 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
-// Node pools: the API resource (/api/v1/node-pools) and the Node pools page. A pool holds
-// the nodes labelled with its label key and value; quotas are given per pool.
-func (s *Server) routeNodePools(api *echo.Group, pages *echo.Echo) {
-	api.GET("/node-pools", s.listNodePools)
-	api.POST("/node-pools", s.createNodePool)
-	api.GET("/node-pools/:id", s.getNodePool)
-	api.PUT("/node-pools/:id", s.putNodePool)
-	api.DELETE("/node-pools/:id", s.deleteNodePool)
-	pages.GET("/node-pools", s.nodePoolsPage)
-	pages.GET("/node-pools.csv", s.nodePoolsCSV)
-	pages.POST("/node-pools", s.createNodePoolForm)
-	pages.POST("/node-pools/:id", s.saveNodePoolRow)
-	pages.POST("/node-pools/:id/delete", s.deleteNodePoolRow)
+// nodePools is the node pools feature: the API resource (/api/v1/node-pools) and the Node pools
+// page. A pool holds the nodes labelled with its label key and value; quotas are given per pool.
+type nodePools struct {
+	org organization
+	layout
+}
+
+func (h *nodePools) routes(r router) {
+	r.api.GET("/node-pools", h.listNodePools)
+	r.api.POST("/node-pools", h.createNodePool)
+	r.api.GET("/node-pools/:id", h.getNodePool)
+	r.api.PUT("/node-pools/:id", h.putNodePool)
+	r.api.DELETE("/node-pools/:id", h.deleteNodePool)
+	r.page(http.MethodGet, "/node-pools", routenames.NodePools, h.nodePoolsPage)
+	r.page(http.MethodGet, "/node-pools.csv", routenames.NodePoolsCSV, h.nodePoolsCSV)
+	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
+	r.page(http.MethodPost, "/node-pools/:id", routenames.NodePoolSave, h.saveNodePoolRow)
+	r.page(http.MethodPost, "/node-pools/:id/delete", routenames.NodePoolDelete, h.deleteNodePoolRow)
 }
 
 type nodePoolRequest struct {
@@ -37,15 +44,15 @@ func (r nodePoolRequest) update() store.NodePoolUpdate {
 		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}
 }
 
-func (s *Server) listNodePools(c echo.Context) error {
-	return listAll(c, store.NodePoolSpec, "nodePools", s.org.store.NodePools, s.nodePoolView)
+func (h *nodePools) listNodePools(c echo.Context) error {
+	return listAll(c, store.NodePoolSpec, "nodePools", h.org.store.NodePools, h.org.nodePoolView)
 }
 
-func (s *Server) getNodePool(c echo.Context) error {
-	return getByID(c, "id", s.org.store.NodePool, s.nodePoolView)
+func (h *nodePools) getNodePool(c echo.Context) error {
+	return getByID(c, "id", h.org.store.NodePool, h.org.nodePoolView)
 }
 
-func (s *Server) createNodePool(c echo.Context) error {
+func (h *nodePools) createNodePool(c echo.Context) error {
 	target(c, "create", "node-pool", "")
 	if err := requireAdmin(c, "create a node pool"); err != nil {
 		return err
@@ -54,14 +61,14 @@ func (s *Server) createNodePool(c echo.Context) error {
 	if err := decodeJSON(c, &req, nodePoolFields...); err != nil {
 		return err
 	}
-	p, err := s.org.store.CreateNodePool(c.Request().Context(), req.update(), actor(c))
+	p, err := h.org.store.CreateNodePool(c.Request().Context(), req.update(), actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, s.nodePoolView(p))
+	return c.JSON(http.StatusCreated, h.org.nodePoolView(p))
 }
 
-func (s *Server) putNodePool(c echo.Context) error {
+func (h *nodePools) putNodePool(c echo.Context) error {
 	id, err := adminChange(c, "update", "node-pool", "change a node pool")
 	if err != nil {
 		return err
@@ -70,41 +77,39 @@ func (s *Server) putNodePool(c echo.Context) error {
 	if err := decodeJSON(c, &req, nodePoolFields...); err != nil {
 		return err
 	}
-	p, err := s.org.store.UpdateNodePool(c.Request().Context(), id, req.update(), actor(c))
+	p, err := h.org.store.UpdateNodePool(c.Request().Context(), id, req.update(), actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.nodePoolView(p))
+	return c.JSON(http.StatusOK, h.org.nodePoolView(p))
 }
 
-func (s *Server) deleteNodePool(c echo.Context) error {
-	return deleteByID(c, "node-pool", "delete a node pool", s.org.store.DeleteNodePool)
+func (h *nodePools) deleteNodePool(c echo.Context) error {
+	return deleteByID(c, "node-pool", "delete a node pool", h.org.store.DeleteNodePool)
 }
 
-// The page.
-
-func (s *Server) nodePoolsPage(c echo.Context) error {
-	return s.renderNodePoolsPage(c, http.StatusOK, views.NodePoolForm{LabelKey: store.NodePoolLabelKey, Placement: store.Binpack})
+func (h *nodePools) nodePoolsPage(c echo.Context) error {
+	return h.renderNodePoolsPage(c, http.StatusOK, views.NodePoolForm{LabelKey: store.NodePoolLabelKey, Placement: store.Binpack})
 }
 
-func (s *Server) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm) error {
+func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm) error {
 	q, err := pageQuery(c, store.NodePoolSpec)
 	if err != nil {
 		return err
 	}
-	pools, err := s.org.store.NodePools(c.Request().Context(), q)
+	pools, err := h.org.store.NodePools(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
 	m := views.NodePoolsPage{
-		Page: s.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, s.nodePoolView), Search: q.Search,
-		CSVHref: "/node-pools.csv?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
+		Page: h.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, h.org.nodePoolView), Search: q.Search,
+		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
 	}
 	return render(c, status, views.NodePoolsView(m))
 }
 
-func (s *Server) createNodePoolForm(c echo.Context) error {
+func (h *nodePools) createNodePoolForm(c echo.Context) error {
 	target(c, "create", "node-pool", "")
 	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
 	err := requireAdmin(c, "create a node pool")
@@ -113,17 +118,17 @@ func (s *Server) createNodePoolForm(c echo.Context) error {
 		if form.LabelValue != "" {
 			u.LabelValue = formString(form.LabelValue)
 		}
-		_, err = s.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+		_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
 	}
 	if err != nil {
 		status, _ := statusOf(err)
 		form.Error = formRefusal(err)
-		return s.renderNodePoolsPage(c, status, form)
+		return h.renderNodePoolsPage(c, status, form)
 	}
-	return c.Redirect(http.StatusSeeOther, "/node-pools")
+	return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.NodePools))
 }
 
-func (s *Server) saveNodePoolRow(c echo.Context) error {
+func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 	id, err := changeTarget(c, "update", "node-pool")
 	if err != nil {
 		return err
@@ -135,20 +140,20 @@ func (s *Server) saveNodePoolRow(c echo.Context) error {
 		if _, ok := c.Request().PostForm["name"]; ok {
 			u.Name, u.LabelKey, u.LabelValue = formString(c.FormValue("name")), formString(c.FormValue("labelKey")), formString(c.FormValue("labelValue"))
 		}
-		_, saveErr = s.org.store.UpdateNodePool(ctx, id, u, actor(c))
+		_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
 	}
-	return rowResult(c, "/node-pools", saveErr, func(status int) error {
-		p, err := s.org.store.NodePool(ctx, id)
+	return rowResult(c, routenames.NodePools, saveErr, func(status int) error {
+		p, err := h.org.store.NodePool(ctx, id)
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: s.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: s.page(c, "", "").CSRFToken,
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
 			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
 }
 
-func (s *Server) deleteNodePoolRow(c echo.Context) error {
+func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 	id, err := changeTarget(c, "delete", "node-pool")
 	if err != nil {
 		return err
@@ -156,17 +161,34 @@ func (s *Server) deleteNodePoolRow(c echo.Context) error {
 	ctx := c.Request().Context()
 	delErr := requireAdmin(c, "delete a node pool")
 	if delErr == nil {
-		delErr = s.org.store.DeleteNodePool(ctx, id, actor(c))
+		delErr = h.org.store.DeleteNodePool(ctx, id, actor(c))
 	}
-	return rowResult(c, "/node-pools", delErr, func(status int) error {
+	return rowResult(c, routenames.NodePools, delErr, func(status int) error {
 		if delErr == nil {
 			return c.HTML(http.StatusOK, "") // htmx swaps the row for nothing
 		}
-		p, err := s.org.store.NodePool(ctx, id)
+		p, err := h.org.store.NodePool(ctx, id)
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: s.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: s.page(c, "", "").CSRFToken, Error: refusal("delete", delErr)}
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refusal("delete", delErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
+}
+
+func (h *nodePools) nodePoolsCSV(c echo.Context) error {
+	q, err := pageQuery(c, store.NodePoolSpec)
+	if err != nil {
+		return err
+	}
+	pools, err := h.org.store.NodePools(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
+	for _, p := range mapSlice(pools, h.org.nodePoolView) {
+		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
+			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
+	}
+	return writeCSV(c, "node-pools.csv", rows)
 }

@@ -44,13 +44,14 @@ func formRefusal(err error) views.FieldError {
 }
 
 // rowResult renders a row after an inline change: with htmx the row (status of the refusal,
-// if any); without JavaScript a redirect back, or the error page.
+// if any); without JavaScript a redirect back to the page (the route named back), or the
+// error page.
 func rowResult(c echo.Context, back string, saveErr error, row func(status int) error) error {
 	if !isHTMX(c) {
 		if saveErr != nil {
 			return saveErr
 		}
-		return c.Redirect(http.StatusSeeOther, back)
+		return c.Redirect(http.StatusSeeOther, pathTo(c, back))
 	}
 	status := http.StatusOK
 	if saveErr != nil {

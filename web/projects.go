@@ -4,34 +4,38 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
-	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
-// Projects: the API resource (/api/v1/org-unit/projects) and the Projects page. A project
-// owns namespaces, deserves GPUs per node pool within its department's share, and has a policy.
-func (s *Server) routeProjects(api *echo.Group, pages *echo.Echo) {
-	api.GET("/org-unit/projects", s.listProjects)
-	api.POST("/org-unit/projects", s.createProject)
-	api.GET("/org-unit/projects/:id", s.getProject)
-	api.PUT("/org-unit/projects/:id", s.putProject)
-	api.DELETE("/org-unit/projects/:id", s.deleteProject)
-	api.PUT("/org-unit/projects/:id/resources", s.putProjectResources)
-	pages.GET("/projects", s.projectsPage)
-	pages.GET("/projects.csv", s.projectsCSV)
-	pages.POST("/projects", s.createProjectForm)
-	pages.POST("/projects/:id", s.saveProjectRow)
-	pages.POST("/projects/:id/quotas/:pool", s.saveProjectQuota)
-	pages.POST("/projects/:id/policy", s.saveProjectPolicy)
-	pages.POST("/projects/:id/delete", s.deleteProjectRow)
+// projects is the projects feature: the API resource (/api/v1/org-unit/projects) and the
+// Projects page (project_pages.go). A project owns namespaces, deserves GPUs per node pool
+// within its department's share, and has a policy.
+type projects struct {
+	org   organization
+	prios priorityDictionary // the policy's choices
+	layout
+}
+
+func (h *projects) routes(r router) {
+	r.api.GET("/org-unit/projects", h.listProjects)
+	r.api.POST("/org-unit/projects", h.createProject)
+	r.api.GET("/org-unit/projects/:id", h.getProject)
+	r.api.PUT("/org-unit/projects/:id", h.putProject)
+	r.api.DELETE("/org-unit/projects/:id", h.deleteProject)
+	r.api.PUT("/org-unit/projects/:id/resources", h.putProjectResources)
+	r.page(http.MethodGet, "/projects", routenames.Projects, h.projectsPage)
+	r.page(http.MethodGet, "/projects.csv", routenames.ProjectsCSV, h.projectsCSV)
+	r.page(http.MethodPost, "/projects", routenames.ProjectCreate, h.createProjectForm)
+	r.page(http.MethodPost, "/projects/:id", routenames.ProjectSave, h.saveProjectRow)
+	r.page(http.MethodPost, "/projects/:id/quotas/:pool", routenames.ProjectQuotaSave, h.saveProjectQuota)
+	r.page(http.MethodPost, "/projects/:id/policy", routenames.ProjectPolicySave, h.saveProjectPolicy)
+	r.page(http.MethodPost, "/projects/:id/delete", routenames.ProjectDelete, h.deleteProjectRow)
 }
 
 type policyRequest struct {
@@ -106,23 +110,23 @@ func (p policyRequest) update() (store.PolicyUpdate, error) {
 	}, err
 }
 
-func (s *Server) listProjects(c echo.Context) error {
+func (h *projects) listProjects(c echo.Context) error {
 	q, err := listquery.Parse(c.QueryParams(), store.ProjectSpec)
 	if err != nil {
 		return err
 	}
-	ps, next, err := s.visibleProjects(c, q)
+	ps, next, err := h.org.visibleProjects(c, q)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"projects": mapSlice(ps, s.projectView), "next": next})
+	return c.JSON(http.StatusOK, map[string]any{"projects": mapSlice(ps, h.org.projectView), "next": next})
 }
 
-func (s *Server) getProject(c echo.Context) error {
-	return getByID(c, "id", s.readableProject(c), s.projectView)
+func (h *projects) getProject(c echo.Context) error {
+	return getByID(c, "id", h.org.readableProject(c), h.org.projectView)
 }
 
-func (s *Server) createProject(c echo.Context) error {
+func (h *projects) createProject(c echo.Context) error {
 	target(c, "create", "project", "")
 	if err := authorizeSomewhere(c, auth.ManageDepartment, "create a project"); err != nil {
 		return err
@@ -138,14 +142,14 @@ func (s *Server) createProject(c echo.Context) error {
 	if err := mayCreateProject(c, u); err != nil {
 		return err
 	}
-	p, err := s.org.store.CreateProject(c.Request().Context(), u, actor(c))
+	p, err := h.org.store.CreateProject(c.Request().Context(), u, actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, s.projectView(p))
+	return c.JSON(http.StatusCreated, h.org.projectView(p))
 }
 
-func (s *Server) putProject(c echo.Context) error {
+func (h *projects) putProject(c echo.Context) error {
 	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
@@ -166,15 +170,15 @@ func (s *Server) putProject(c echo.Context) error {
 			return err
 		}
 	}
-	p, err := s.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
+	p, err := h.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.projectView(p))
+	return c.JSON(http.StatusOK, h.org.projectView(p))
 }
 
 // putProjectResources replaces the project's quotas with the body, a JSON array of Quota.
-func (s *Server) putProjectResources(c echo.Context) error {
+func (h *projects) putProjectResources(c echo.Context) error {
 	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
@@ -193,11 +197,11 @@ func (s *Server) putProjectResources(c echo.Context) error {
 		return err
 	}
 	u := store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}
-	p, err := s.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
+	p, err := h.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.projectView(p))
+	return c.JSON(http.StatusOK, h.org.projectView(p))
 }
 
 // decodeJSONArray reads a body that is a JSON array into dst's field named field, by wrapping
@@ -217,7 +221,7 @@ func decodeJSONArray(c echo.Context, field string, dst any) error {
 	return decodeJSON(c, dst, field)
 }
 
-func (s *Server) deleteProject(c echo.Context) error {
+func (h *projects) deleteProject(c echo.Context) error {
 	id, err := changeTarget(c, "delete", "project")
 	if err != nil {
 		return err
@@ -225,232 +229,8 @@ func (s *Server) deleteProject(c echo.Context) error {
 	if err := authorizeSomewhere(c, auth.ManageDepartment, "delete a project"); err != nil {
 		return err
 	}
-	if err := s.org.store.DeleteProjectIf(c.Request().Context(), id, mayDeleteProject(c), actor(c)); err != nil {
+	if err := h.org.store.DeleteProjectIf(c.Request().Context(), id, mayDeleteProject(c), actor(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-// The page.
-
-func (s *Server) projectsPage(c echo.Context) error {
-	return s.renderProjectsPage(c, http.StatusOK, views.ProjectForm{DepartmentID: c.QueryParam("departmentId")})
-}
-
-// projectChoices are the selects' options of the Projects page.
-// The departments are those the caller may read; the selects that create or move projects
-// offer only those it may manage (see manageable).
-func (s *Server) projectChoices(c echo.Context) ([]views.NodePoolRef, []views.Department, []views.Priority, error) {
-	ctx := c.Request().Context()
-	pools, err := s.poolRefs(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ds, err := s.visibleDepartments(c)(ctx, listquery.Query{SortBy: "name"})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	prios, err := s.props.Priorities(ctx, listquery.Query{SortBy: "value"})
-	return pools, mapSlice(ds, s.departmentView), s.priorityViews(prios), err
-}
-
-func (s *Server) renderProjectsPage(c echo.Context, status int, form views.ProjectForm) error {
-	department := c.QueryParam("department")
-	var filters []string
-	if department != "" {
-		filters = append(filters, "departmentName=="+department)
-	}
-	q, err := pageQuery(c, store.ProjectSpec, filters...)
-	if err != nil {
-		return err
-	}
-	ps, next, err := s.visibleProjects(c, q)
-	if err != nil {
-		return err
-	}
-	pools, depts, prios, err := s.projectChoices(c)
-	if err != nil {
-		return err
-	}
-	if form.Quotas == nil {
-		form.Quotas = quotaCells(pools, nil, views.OrgStatus{})
-	}
-	page := s.page(c, "Projects", "projects")
-	m := views.ProjectsPage{
-		Page: page, Pools: pools, Departments: depts, Priorities: prios, Search: q.Search, Department: department,
-		Manageable: manageable(c, depts), Form: form, CSVHref: "/projects.csv?" + c.QueryParams().Encode(),
-		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Department", "departmentName"}}),
-	}
-	pageLink := func(offset int) string {
-		v := c.QueryParams()
-		params := url.Values{}
-		for k, vals := range v {
-			params[k] = vals
-		}
-		params.Set("offset", strconv.Itoa(offset))
-		return "/projects?" + params.Encode()
-	}
-	if next != nil {
-		m.NextHref = pageLink(*next)
-	}
-	if q.Offset > 0 {
-		m.PrevHref = pageLink(max(0, q.Offset-q.Limit))
-	}
-	for _, p := range ps {
-		m.Rows = append(m.Rows, s.projectRow(c, p, pools, depts, prios, page.CSRFToken))
-	}
-	return render(c, status, views.ProjectsView(m))
-}
-
-func (s *Server) projectRow(c echo.Context, p store.Project, pools []views.NodePoolRef, depts []views.Department, prios []views.Priority, csrf string) views.ProjectRow {
-	v := s.projectView(p)
-	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
-		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)), CSRFToken: csrf}
-}
-
-func (s *Server) createProjectForm(c echo.Context) error {
-	target(c, "create", "project", "")
-	ctx := c.Request().Context()
-	pools, err := s.poolRefs(ctx)
-	if err != nil {
-		return err
-	}
-	form := views.ProjectForm{Name: c.FormValue("name"), DepartmentID: c.FormValue("departmentId"), Namespaces: c.FormValue("namespaces")}
-	var in []store.QuotaInput
-	form.Quotas, in, err = formQuotas(c, pools)
-	if err == nil {
-		err = authorizeSomewhere(c, auth.ManageDepartment, "create a project")
-	}
-	var u store.ProjectUpdate
-	if err == nil {
-		u, err = projectRequest{DepartmentID: optional[string]{Set: form.DepartmentID != "", Value: form.DepartmentID}}.update()
-	}
-	if err == nil {
-		err = mayCreateProject(c, u)
-	}
-	if err == nil {
-		ns := formNamespaces(form.Namespaces)
-		u.Name, u.Namespaces = formString(form.Name), store.Optional[[]string]{Set: true, Value: &ns}
-		u.Resources = store.Optional[[]store.QuotaInput]{Set: true, Value: &in}
-		_, err = s.org.store.CreateProject(ctx, u, actor(c))
-	}
-	if err != nil {
-		status, _ := statusOf(err)
-		form.Error = formRefusal(err)
-		return s.renderProjectsPage(c, status, form)
-	}
-	return c.Redirect(http.StatusSeeOther, "/projects")
-}
-
-// saveProject applies u to a project and answers its row, the refusal shown at field.
-// The form's change u is worked out from the project as it is under the row lock (a quota
-// line replaces one pool's quota in the list it has then), and checked there (action: what the
-// form needs, somewhere, to be tried at all).
-func (s *Server) saveProject(c echo.Context, field string, action auth.Action, u func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error)) error {
-	id, err := changeTarget(c, "update", "project")
-	if err != nil {
-		return err
-	}
-	if err := authorizeSomewhere(c, action, "change a project"); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	pools, depts, prios, err := s.projectChoices(c)
-	if err != nil {
-		return err
-	}
-	if _, err := s.readableProject(c)(ctx, id); err != nil {
-		return err
-	}
-	_, saveErr := s.org.store.PatchProject(ctx, id, func(p store.Project) (store.ProjectUpdate, error) {
-		upd, err := u(p, pools)
-		if err != nil {
-			return upd, err
-		}
-		return upd, mayChangeProject(c, p, upd)
-	}, actor(c))
-	return rowResult(c, "/projects", saveErr, func(status int) error {
-		p, err := s.readableProject(c)(ctx, id)
-		if err != nil {
-			return err
-		}
-		row := s.projectRow(c, p, pools, depts, prios, s.page(c, "", "").CSRFToken)
-		row.Saved, row.Error = savedField(saveErr, rowField(field)), refusal(field, saveErr)
-		if saveErr != nil && strings.HasPrefix(field, "quota:") {
-			keepTyped(c, row.Quotas, strings.TrimPrefix(field, "quota:"))
-		}
-		return render(c, status, views.ProjectRowView(row))
-	})
-}
-
-func (s *Server) saveProjectRow(c echo.Context) error {
-	return s.saveProject(c, "", auth.ManageDepartment, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
-		ns := formNamespaces(c.FormValue("namespaces"))
-		req := projectRequest{Name: optional[string]{Set: true, Value: strings.TrimSpace(c.FormValue("name"))},
-			DepartmentID: optional[string]{Set: true, Value: c.FormValue("departmentId")}}
-		u, err := req.update()
-		u.Namespaces = store.Optional[[]string]{Set: true, Value: &ns}
-		return u, err
-	})
-}
-
-func (s *Server) saveProjectQuota(c echo.Context) error {
-	return s.saveProject(c, "quota:"+c.Param("pool"), auth.ManageDepartment, func(p store.Project, pools []views.NodePoolRef) (store.ProjectUpdate, error) {
-		in, err := replaceCell(c, pools, mapSlice(p.Quotas, quotaView), c.Param("pool"))
-		return store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, err
-	})
-}
-
-// saveProjectPolicy takes the whole policy form: an empty select is the field's default.
-func (s *Server) saveProjectPolicy(c echo.Context) error {
-	return s.saveProject(c, "policy", auth.ManageProject, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
-		str := func(name string) optional[string] {
-			v := c.FormValue(name)
-			return optional[string]{Set: true, Null: v == "", Value: v}
-		}
-		p := policyRequest{
-			DefaultPriorityID: str("defaultPriorityId"), MinPriority: str("minPriority"), MaxPriority: str("maxPriority"),
-			PreemptionOrder: str("preemptionOrder"), PreemptionMode: str("preemptionMode"), Queueing: str("queueing"),
-			AllowPriorityChange: optional[bool]{Set: true, Value: c.FormValue("allowPriorityChange") == "true"},
-			MinRuntimeSeconds:   optional[int]{Set: true, Null: true},
-		}
-		if n, err := formInt("minRuntimeSeconds", "minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
-			return store.ProjectUpdate{}, err
-		} else if n != nil {
-			p.MinRuntimeSeconds = optional[int]{Set: true, Value: *n}
-		}
-		pu, err := p.update()
-		return store.ProjectUpdate{Policy: pu}, err
-	})
-}
-
-func (s *Server) deleteProjectRow(c echo.Context) error {
-	id, err := changeTarget(c, "delete", "project")
-	if err != nil {
-		return err
-	}
-	if err := authorizeSomewhere(c, auth.ManageDepartment, "delete a project"); err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	if _, err := s.readableProject(c)(ctx, id); err != nil {
-		return err
-	}
-	delErr := s.org.store.DeleteProjectIf(ctx, id, mayDeleteProject(c), actor(c))
-	return rowResult(c, "/projects", delErr, func(status int) error {
-		if delErr == nil {
-			return c.HTML(http.StatusOK, "")
-		}
-		p, err := s.readableProject(c)(ctx, id)
-		if err != nil {
-			return err
-		}
-		pools, depts, prios, err := s.projectChoices(c)
-		if err != nil {
-			return err
-		}
-		row := s.projectRow(c, p, pools, depts, prios, s.page(c, "", "").CSRFToken)
-		row.Error = refusal("delete", delErr)
-		return render(c, status, views.ProjectRowView(row))
-	})
 }

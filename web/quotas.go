@@ -82,8 +82,8 @@ func optionalQuotas(o optional[[]quotaRequest]) (store.Optional[[]store.QuotaInp
 	return store.Optional[[]store.QuotaInput]{Set: true, Value: &in}, err
 }
 
-func (s *Server) poolRefs(ctx context.Context) ([]views.NodePoolRef, error) {
-	pools, err := s.org.store.NodePools(ctx, listquery.Query{SortBy: "name"})
+func (o organization) poolRefs(ctx context.Context) ([]views.NodePoolRef, error) {
+	pools, err := o.store.NodePools(ctx, listquery.Query{SortBy: "name"})
 	return mapSlice(pools, func(p store.NodePool) views.NodePoolRef { return views.NodePoolRef{ID: p.ID.String(), Name: p.Name} }), err
 }
 
