@@ -129,7 +129,7 @@ func AccessView(m AccessPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var8 string
-				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(deref(r.ScopeID))
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(Deref(r.ScopeID))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/access.templ`, Line: 25, Col: 80}
 				}
@@ -317,7 +317,7 @@ func AccessView(m AccessPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var20 string
-				templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(deref(k.ScopeID))
+				templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(Deref(k.ScopeID))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/access.templ`, Line: 64, Col: 80}
 				}

@@ -797,7 +797,7 @@ func policyCell(r ProjectRow) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = prioritySelect("defaultPriorityId", r.Priorities, deref(r.Project.Policy.DefaultPriorityID), true, "None").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = prioritySelect("defaultPriorityId", r.Priorities, Deref(r.Project.Policy.DefaultPriorityID), true, "None").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -815,7 +815,7 @@ func policyCell(r ProjectRow) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = prioritySelect("minPriority", r.Priorities, deref(r.Project.Policy.MinPriority), false, "No bound").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = prioritySelect("minPriority", r.Priorities, Deref(r.Project.Policy.MinPriority), false, "No bound").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -823,7 +823,7 @@ func policyCell(r ProjectRow) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = prioritySelect("maxPriority", r.Priorities, deref(r.Project.Policy.MaxPriority), false, "No bound").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = prioritySelect("maxPriority", r.Priorities, Deref(r.Project.Policy.MaxPriority), false, "No bound").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

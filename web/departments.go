@@ -3,8 +3,8 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
@@ -38,6 +38,8 @@ type departmentRequest struct {
 	Resources optional[[]quotaRequest] `json:"resources"`
 }
 
+var departmentFields = []string{"name", "resources"}
+
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 	res, err := optionalQuotas(r.Resources)
 	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
@@ -52,43 +54,11 @@ func (h *departments) getDepartment(c echo.Context) error {
 }
 
 func (h *departments) createDepartment(c echo.Context) error {
-	target(c, "create", "department", "")
-	if err := requireAdmin(c, "create a department"); err != nil {
-		return err
-	}
-	var req departmentRequest
-	if err := decodeJSON(c, &req, "name", "resources"); err != nil {
-		return err
-	}
-	u, err := req.update()
-	if err != nil {
-		return err
-	}
-	d, err := h.org.store.CreateDepartment(c.Request().Context(), u, actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, h.org.departmentView(d))
+	return createByAdmin(c, "department", "create a department", departmentFields, departmentRequest.update, h.org.store.CreateDepartment, h.org.departmentView)
 }
 
 func (h *departments) putDepartment(c echo.Context) error {
-	id, err := adminChange(c, "update", "department", "change a department")
-	if err != nil {
-		return err
-	}
-	var req departmentRequest
-	if err := decodeJSON(c, &req, "name", "resources"); err != nil {
-		return err
-	}
-	u, err := req.update()
-	if err != nil {
-		return err
-	}
-	d, err := h.org.store.UpdateDepartment(c.Request().Context(), id, u, actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.org.departmentView(d))
+	return putByAdmin(c, "department", "change a department", departmentFields, departmentRequest.update, h.org.store.UpdateDepartment, h.org.departmentView)
 }
 
 func (h *departments) deleteDepartment(c echo.Context) error {
@@ -178,10 +148,7 @@ func (h *departments) saveDepartment(c echo.Context, field string, u func(store.
 			return err
 		}
 		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
-		row.Saved, row.Error = savedField(saveErr, rowField(field)), refusal(field, saveErr)
-		if saveErr != nil && strings.HasPrefix(field, "quota:") {
-			keepTyped(c, row.Quotas, strings.TrimPrefix(field, "quota:"))
-		}
+		row.Saved, row.Error = rowOutcome(c, field, saveErr, row.Quotas)
 		return render(c, status, views.DepartmentRowView(row))
 	})
 }
@@ -209,21 +176,15 @@ func (h *departments) deleteDepartmentRow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	delErr := h.org.store.DeleteDepartment(ctx, id, actor(c))
-	return rowResult(c, routenames.Departments, delErr, func(status int) error {
-		if delErr == nil {
-			return c.HTML(http.StatusOK, "")
-		}
+	return deleteRow(c, routenames.Departments, delErr, func(refused views.FieldError) (templ.Component, error) {
 		d, err := h.org.store.Department(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pools, err := h.org.poolRefs(ctx)
-		if err != nil {
-			return err
-		}
 		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
-		row.Error = refusal("delete", delErr)
-		return render(c, status, views.DepartmentRowView(row))
+		row.Error = refused
+		return views.DepartmentRowView(row), err
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
@@ -39,9 +40,9 @@ type nodePoolRequest struct {
 
 var nodePoolFields = []string{"name", "labelKey", "labelValue", "placement"}
 
-func (r nodePoolRequest) update() store.NodePoolUpdate {
+func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
 	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
-		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}
+		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
 }
 
 func (h *nodePools) listNodePools(c echo.Context) error {
@@ -53,35 +54,11 @@ func (h *nodePools) getNodePool(c echo.Context) error {
 }
 
 func (h *nodePools) createNodePool(c echo.Context) error {
-	target(c, "create", "node-pool", "")
-	if err := requireAdmin(c, "create a node pool"); err != nil {
-		return err
-	}
-	var req nodePoolRequest
-	if err := decodeJSON(c, &req, nodePoolFields...); err != nil {
-		return err
-	}
-	p, err := h.org.store.CreateNodePool(c.Request().Context(), req.update(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, h.org.nodePoolView(p))
+	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.CreateNodePool, h.org.nodePoolView)
 }
 
 func (h *nodePools) putNodePool(c echo.Context) error {
-	id, err := adminChange(c, "update", "node-pool", "change a node pool")
-	if err != nil {
-		return err
-	}
-	var req nodePoolRequest
-	if err := decodeJSON(c, &req, nodePoolFields...); err != nil {
-		return err
-	}
-	p, err := h.org.store.UpdateNodePool(c.Request().Context(), id, req.update(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.org.nodePoolView(p))
+	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.UpdateNodePool, h.org.nodePoolView)
 }
 
 func (h *nodePools) deleteNodePool(c echo.Context) error {
@@ -163,16 +140,10 @@ func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 	if delErr == nil {
 		delErr = h.org.store.DeleteNodePool(ctx, id, actor(c))
 	}
-	return rowResult(c, routenames.NodePools, delErr, func(status int) error {
-		if delErr == nil {
-			return c.HTML(http.StatusOK, "") // htmx swaps the row for nothing
-		}
+	return deleteRow(c, routenames.NodePools, delErr, func(refused views.FieldError) (templ.Component, error) {
 		p, err := h.org.store.NodePool(ctx, id)
-		if err != nil {
-			return err
-		}
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refusal("delete", delErr)}
-		return render(c, status, views.NodePoolRowView(row))
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		return views.NodePoolRowView(row), err
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
@@ -71,6 +72,32 @@ func refusal(field string, err error) views.FieldError {
 	}
 	_, msg := statusOf(err)
 	return views.FieldError{Field: field, Message: msg}
+}
+
+// deleteRow answers a row's Delete button once the delete has run: with htmx nothing (the row
+// goes) or the row again (made by row) showing the refusal; without JavaScript a redirect back
+// to the page (the route named back), or the error page.
+func deleteRow(c echo.Context, back string, delErr error, row func(refused views.FieldError) (templ.Component, error)) error {
+	return rowResult(c, back, delErr, func(status int) error {
+		if delErr == nil {
+			return c.HTML(http.StatusOK, "") // htmx swaps the row for nothing
+		}
+		comp, err := row(refusal("delete", delErr))
+		if err != nil {
+			return err
+		}
+		return render(c, status, comp)
+	})
+}
+
+// rowOutcome is what a row shows after a change of field ("" for the row's main form, or
+// "quota:<pool id>"): Saved, or the refusal; a refused quota line keeps what was typed, so
+// that the person can correct it.
+func rowOutcome(c echo.Context, field string, saveErr error, quotas []views.QuotaCell) (saved string, refused views.FieldError) {
+	if saveErr != nil && strings.HasPrefix(field, "quota:") {
+		keepTyped(c, quotas, strings.TrimPrefix(field, "quota:"))
+	}
+	return savedField(saveErr, rowField(field)), refusal(field, saveErr)
 }
 
 // rowField names what a row's form saved: its own field, or "row" for the row's main form.

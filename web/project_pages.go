@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
@@ -158,10 +159,7 @@ func (h *projects) saveProject(c echo.Context, field string, action auth.Action,
 			return err
 		}
 		row := h.projectRow(c, p, pools, depts, prios, h.page(c, "", "").CSRFToken)
-		row.Saved, row.Error = savedField(saveErr, rowField(field)), refusal(field, saveErr)
-		if saveErr != nil && strings.HasPrefix(field, "quota:") {
-			keepTyped(c, row.Quotas, strings.TrimPrefix(field, "quota:"))
-		}
+		row.Saved, row.Error = rowOutcome(c, field, saveErr, row.Quotas)
 		return render(c, status, views.ProjectRowView(row))
 	})
 }
@@ -220,21 +218,15 @@ func (h *projects) deleteProjectRow(c echo.Context) error {
 		return err
 	}
 	delErr := h.org.store.DeleteProjectIf(ctx, id, mayDeleteProject(c), actor(c))
-	return rowResult(c, routenames.Projects, delErr, func(status int) error {
-		if delErr == nil {
-			return c.HTML(http.StatusOK, "")
-		}
+	return deleteRow(c, routenames.Projects, delErr, func(refused views.FieldError) (templ.Component, error) {
 		p, err := h.org.readableProject(c)(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pools, depts, prios, err := h.projectChoices(c)
-		if err != nil {
-			return err
-		}
 		row := h.projectRow(c, p, pools, depts, prios, h.page(c, "", "").CSRFToken)
-		row.Error = refusal("delete", delErr)
-		return render(c, status, views.ProjectRowView(row))
+		row.Error = refused
+		return views.ProjectRowView(row), err
 	})
 }
 
@@ -257,7 +249,7 @@ func (h *projects) projectsCSV(c echo.Context) error {
 	for _, p := range ps {
 		v := h.org.projectView(p)
 		rows = append(rows, []string{v.ID, v.Name, v.DepartmentName, strings.Join(v.Namespaces, " "), store.QuotaText(p.Quotas),
-			deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), deref(p.MinPriority), deref(p.MaxPriority),
+			views.Deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), views.Deref(p.MinPriority), views.Deref(p.MaxPriority),
 			p.PreemptionOrder, p.PreemptionMode, strconv.Itoa(p.MinRuntimeSeconds), p.Queueing, strconv.Itoa(v.Status.Allocated)})
 	}
 	return writeCSV(c, "projects.csv", rows)

@@ -131,11 +131,7 @@ func (h *projects) createProject(c echo.Context) error {
 	if err := authorizeSomewhere(c, auth.ManageDepartment, "create a project"); err != nil {
 		return err
 	}
-	var req projectRequest
-	if err := decodeJSON(c, &req, projectFields...); err != nil {
-		return err
-	}
-	u, err := req.update()
+	u, err := decodeChange(c, projectFields, projectRequest.update)
 	if err != nil {
 		return err
 	}
@@ -157,11 +153,7 @@ func (h *projects) putProject(c echo.Context) error {
 	if err := authorizeSomewhere(c, auth.ManageProject, "change a project"); err != nil {
 		return err
 	}
-	var req projectRequest
-	if err := decodeJSON(c, &req, projectFields...); err != nil {
-		return err
-	}
-	u, err := req.update()
+	u, err := decodeChange(c, projectFields, projectRequest.update)
 	if err != nil {
 		return err
 	}

@@ -108,8 +108,8 @@ func (h *workloadProperties) workloadTypesCSV(c echo.Context) error {
 	}
 	rows := [][]string{{"id", "name", "group", "external", "category", "priority", "preemptibility", "effectivePriority", "effectivePreemptibility", "gangPolicy", "updatedAt", "updatedBy"}}
 	for _, t := range types {
-		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), deref(t.CategoryName), deref(t.PriorityName),
-			deref(t.Preemptibility), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
+		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), views.Deref(t.CategoryName), views.Deref(t.PriorityName),
+			views.Deref(t.Preemptibility), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
 	}
 	return writeCSV(c, "workload-types.csv", rows)
 }
@@ -219,11 +219,4 @@ func writeCSV(c echo.Context, filename string, rows [][]string) error {
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

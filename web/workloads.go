@@ -234,7 +234,7 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 		}
 		set[labelPriority] = &prio.Name
 		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
-		what = append(what, fmt.Sprintf("priority from %s to %s", orNone(r.PriorityName), prio.Name))
+		what = append(what, fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
 	}
 	if req.Preemptibility.Set {
@@ -242,11 +242,11 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 		switch v := req.Preemptibility.Value; {
 		case req.Preemptibility.Null:
 			set[labelPreemptibility] = nil
-			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", orNone(r.Preemptibility)))
+			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
 		case v == store.Preemptible || v == store.NonPreemptible:
 			set[labelPreemptibility] = &v
 			to = v
-			what = append(what, fmt.Sprintf("preemptibility from %s to %s", orNone(r.Preemptibility), v))
+			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
 			view.Preemptible = v == store.Preemptible
 		default:
 			return badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
@@ -316,8 +316,8 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 	if !project.AllowPriorityChange {
 		return prio, badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
 	}
-	lo, hasLo := byName(deref(project.MinPriority))
-	hi, hasHi := byName(deref(project.MaxPriority))
+	lo, hasLo := byName(views.Deref(project.MinPriority))
+	hi, hasHi := byName(views.Deref(project.MaxPriority))
 	if (hasLo && prio.Value < lo.Value) || (hasHi && prio.Value > hi.Value) {
 		switch {
 		case hasLo && hasHi:
@@ -346,13 +346,6 @@ func (h *workloads) labelerError(c echo.Context, r store.WorkloadRecord, err err
 	}
 	h.log.Warn("workload labels not patched", "request_id", requestID(c), "workload", r.UID, "err", err)
 	return &httpError{status: http.StatusServiceUnavailable, message: "the cluster did not accept the label change; try again shortly (the request id in X-Request-Id helps an operator find why)"}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.
