@@ -68,7 +68,7 @@ func (s *Store) AccessRulesFor(ctx context.Context, subject, email string, group
 func (s *Store) CreateAccessRule(ctx context.Context, n NewAccessRule, by Actor) (AccessRule, error) {
 	n.Subject = strings.TrimSpace(n.Subject)
 	if n.Subject == "" {
-		return AccessRule{}, Invalid("an access rule needs a subject: a user's email or subject, or a group name")
+		return AccessRule{}, InvalidField("subject", "an access rule needs a subject: a user's email or subject, or a group name")
 	}
 	var out AccessRule
 	entry := by.entry("create", "access-rule", "", n.Subject)

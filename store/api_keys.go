@@ -45,10 +45,10 @@ func (s *Store) APIKeys(ctx context.Context) ([]APIKey, error) {
 func (s *Store) CreateAPIKey(ctx context.Context, n NewAPIKey, by Actor) (APIKey, error) {
 	n.Name = strings.TrimSpace(n.Name)
 	if n.Name == "" {
-		return APIKey{}, Invalid("an API key needs a name that says which service uses it")
+		return APIKey{}, InvalidField("name", "an API key needs a name that says which service uses it")
 	}
 	if !n.ExpiresAt.After(time.Now()) {
-		return APIKey{}, Invalid("an API key's expiry must be in the future")
+		return APIKey{}, InvalidField("expiresAt", "an API key's expiry must be in the future")
 	}
 	var out APIKey
 	entry := by.entry("create", "api-key", n.ID.String(), n.Name)
@@ -59,7 +59,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, n NewAPIKey, by Actor) (APIKey
 			n.ID, n.Name, n.SecretHash, n.Role, n.ScopeType, n.ScopeID, n.ExpiresAt, by.Subject)
 		out, err = scanOne[APIKey](rows, err, "API key")
 		if errors.Is(err, ErrConflict) {
-			return Conflict("an API key named %q already exists; pick another name", n.Name)
+			return ConflictField("name", "an API key named %q already exists; pick another name", n.Name)
 		}
 		e.HTTPStatus = 201
 		e.Changes = map[string]any{"name": n.Name, "role": n.Role, "scopeType": n.ScopeType, "scopeId": n.ScopeID,

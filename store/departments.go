@@ -107,7 +107,7 @@ type DepartmentUpdate struct {
 func (s *Store) CreateDepartment(ctx context.Context, u DepartmentUpdate, by Actor) (Department, error) {
 	var created Department
 	if !u.Name.Set || u.Name.Value == nil {
-		return created, Invalid("a department needs a name")
+		return created, InvalidField("name", "a department needs a name")
 	}
 	id := uuid.New()
 	err := s.changeConfig(ctx, "departments", by.entry("create", "department", id.String(), *u.Name.Value), func(tx pgx.Tx, audit *AuditEntry) error {
@@ -158,7 +158,7 @@ func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch D
 	name := before.Name
 	if u.Name.Set {
 		if u.Name.Value == nil {
-			return before, Invalid("a department's name cannot be null")
+			return before, InvalidField("name", "a department's name cannot be null")
 		}
 		name = *u.Name.Value
 		if err := CheckName("department", name); err != nil {
@@ -245,10 +245,10 @@ func checkDepartmentShare(ctx context.Context, tx pgx.Tx, departmentID uuid.UUID
 		return err
 	}
 	if departmentChanged {
-		return Invalid("department %s would have %d deserved GPUs in pool %s; its projects have %d, %d more; lower the projects' quotas first",
+		return InvalidField("resources", "department %s would have %d deserved GPUs in pool %s; its projects have %d, %d more; lower the projects' quotas first",
 			dept, has, pool, projects, projects-has)
 	}
-	return Invalid("department %s has %d deserved GPUs in pool %s; its projects would have %d, %d more than it has",
+	return InvalidField("resources", "department %s has %d deserved GPUs in pool %s; its projects would have %d, %d more than it has",
 		dept, has, pool, projects, projects-has)
 }
 
@@ -307,7 +307,7 @@ func replaceQuotas(ctx context.Context, tx pgx.Tx, t quotaTable, owner uuid.UUID
 			return err
 		}
 		if seen[pool.ID] {
-			return Invalid("node pool %s appears more than once in resources; give one quota per pool", pool.Name)
+			return InvalidField("resources", "node pool %s appears more than once in resources; give one quota per pool", pool.Name)
 		}
 		seen[pool.ID] = true
 		limit, weight := NoLimit, DefaultOverQuotaWeight
@@ -332,13 +332,13 @@ func replaceQuotas(ctx context.Context, tx pgx.Tx, t quotaTable, owner uuid.UUID
 func CheckQuota(pool string, deserved, limit, weight int) error {
 	switch {
 	case deserved < 0:
-		return Invalid("deserved GPUs in pool %s is %d; it must be 0 or more", pool, deserved)
+		return InvalidField("resources", "deserved GPUs in pool %s is %d; it must be 0 or more", pool, deserved)
 	case limit < NoLimit:
-		return Invalid("limit in pool %s is %d; use -1 for no limit or a number of GPUs of at least the deserved %d", pool, limit, deserved)
+		return InvalidField("resources", "limit in pool %s is %d; use -1 for no limit or a number of GPUs of at least the deserved %d", pool, limit, deserved)
 	case limit != NoLimit && limit < deserved:
-		return Invalid("limit %d GPUs in pool %s is below the deserved %d, by %d; use -1 for no limit or a limit of at least %d", limit, pool, deserved, deserved-limit, deserved)
+		return InvalidField("resources", "limit %d GPUs in pool %s is below the deserved %d, by %d; use -1 for no limit or a limit of at least %d", limit, pool, deserved, deserved-limit, deserved)
 	case weight < 0:
-		return Invalid("over-quota weight in pool %s is %d; it must be 0 or more", pool, weight)
+		return InvalidField("resources", "over-quota weight in pool %s is %d; it must be 0 or more", pool, weight)
 	}
 	return nil
 }
@@ -348,21 +348,21 @@ func resolvePool(ctx context.Context, tx pgx.Tx, q QuotaInput) (NodePool, error)
 	case q.NodePoolID != nil:
 		p, err := nodePool(ctx, tx, *q.NodePoolID)
 		if errors.Is(err, ErrNotFound) {
-			return p, Invalid("nodePool id %s is not a node pool; list them with GET /api/v1/node-pools", q.NodePoolID)
+			return p, InvalidField("resources", "nodePool id %s is not a node pool; list them with GET /api/v1/node-pools", q.NodePoolID)
 		}
 		if err == nil && q.NodePoolName != "" && q.NodePoolName != p.Name {
-			return p, Invalid("nodePool id %s is pool %s, not %s; give the id or the name", q.NodePoolID, p.Name, q.NodePoolName)
+			return p, InvalidField("resources", "nodePool id %s is pool %s, not %s; give the id or the name", q.NodePoolID, p.Name, q.NodePoolName)
 		}
 		return p, err
 	case q.NodePoolName != "":
 		rows, err := tx.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.name = $1`, q.NodePoolName)
 		p, err := scanOne[NodePool](rows, err, "node pool "+q.NodePoolName)
 		if errors.Is(err, ErrNotFound) {
-			return p, Invalid("there is no node pool named %s; list them with GET /api/v1/node-pools", q.NodePoolName)
+			return p, InvalidField("resources", "there is no node pool named %s; list them with GET /api/v1/node-pools", q.NodePoolName)
 		}
 		return p, err
 	}
-	return NodePool{}, Invalid("each quota names its node pool: give nodePool.id or nodePool.name")
+	return NodePool{}, InvalidField("resources", "each quota names its node pool: give nodePool.id or nodePool.name")
 }
 
 // QuotaText describes a quota list in one line, for the audit log and CSV downloads.

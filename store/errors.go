@@ -17,10 +17,13 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 )
 
-// Error carries a sentence a person can act on, and the kind it is.
+// Error carries a sentence a person can act on, the kind it is, and, for a refused value, the
+// field it concerns (the API's JSON name, such as "name", "labelKey" or "resources"), so that
+// a form shows the sentence next to that field. Field is empty when no one field is at fault.
 type Error struct {
 	Kind    error
 	Message string
+	Field   string
 	cause   error
 }
 
@@ -44,6 +47,25 @@ func Conflict(format string, args ...any) error {
 }
 func Invalid(format string, args ...any) error {
 	return &Error{Kind: ErrInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// ConflictField refuses the value of one field because of another object (a name taken).
+func ConflictField(field, format string, args ...any) error {
+	return &Error{Kind: ErrConflict, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidField refuses the value of one field, named as the API names it.
+func InvalidField(field, format string, args ...any) error {
+	return &Error{Kind: ErrInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldOf is the field a refusal concerns, or "" when it names none.
+func FieldOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
 }
 
 func unavailable(cause error) error {

@@ -94,7 +94,7 @@ type NodePoolUpdate struct {
 func (s *Store) CreateNodePool(ctx context.Context, u NodePoolUpdate, by Actor) (NodePool, error) {
 	var created NodePool
 	if !u.Name.Set || u.Name.Value == nil {
-		return created, Invalid("a node pool needs a name")
+		return created, InvalidField("name", "a node pool needs a name")
 	}
 	if !u.LabelValue.Set {
 		u.LabelValue = Optional[string]{Set: true, Value: u.Name.Value}
@@ -140,13 +140,13 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 	after := before
 	if u.Name.Set {
 		if u.Name.Value == nil {
-			return before, Invalid("a node pool's name cannot be null")
+			return before, InvalidField("name", "a node pool's name cannot be null")
 		}
 		after.Name = *u.Name.Value
 	}
 	if u.LabelKey.Set {
 		if u.LabelKey.Value == nil {
-			return before, Invalid("a node pool's labelKey cannot be null")
+			return before, InvalidField("labelKey", "a node pool's labelKey cannot be null")
 		}
 		after.LabelKey = *u.LabelKey.Value
 	}
@@ -171,7 +171,7 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 	var other string
 	err = tx.QueryRow(ctx, `SELECT name FROM node_pools WHERE label_key = $1 AND label_value = $2 AND id <> $3`, after.LabelKey, after.LabelValue, id).Scan(&other)
 	if err == nil {
-		return before, Conflict("node pool %s already selects the nodes labelled %s=%s; choose another label", other, after.LabelKey, after.LabelValue)
+		return before, ConflictField("labelValue", "node pool %s already selects the nodes labelled %s=%s; choose another label", other, after.LabelKey, after.LabelValue)
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return before, err
 	}
@@ -200,10 +200,10 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 func checkNodePool(before, after NodePool) error {
 	if before.IsDefault() {
 		if after.Name != DefaultNodePoolName {
-			return Invalid("the default node pool cannot be renamed; it holds every node no other pool selects")
+			return InvalidField("name", "the default node pool cannot be renamed; it holds every node no other pool selects")
 		}
 		if after.LabelKey != "" || after.LabelValue != "" {
-			return Invalid("the default node pool selects no label (it holds every node no other pool selects); create another pool for %s=%s", after.LabelKey, after.LabelValue)
+			return InvalidField("labelKey", "the default node pool selects no label (it holds every node no other pool selects); create another pool for %s=%s", after.LabelKey, after.LabelValue)
 		}
 	} else {
 		if err := CheckName("node pool", after.Name); err != nil {
@@ -217,7 +217,7 @@ func checkNodePool(before, after NodePool) error {
 		}
 	}
 	if after.Placement != Binpack && after.Placement != Spread {
-		return Invalid("placement %q is not valid; use %q (fill the fullest node first) or %q", after.Placement, Binpack, Spread)
+		return InvalidField("placement", "placement %q is not valid; use %q (fill the fullest node first) or %q", after.Placement, Binpack, Spread)
 	}
 	return nil
 }
@@ -263,10 +263,10 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // also name a namespace or a label value.
 func CheckName(what, name string) error {
 	if name == "" {
-		return Invalid("a %s needs a name", what)
+		return InvalidField("name", "a %s needs a name", what)
 	}
 	if len(name) > 63 || !dnsLabel.MatchString(name) {
-		return Invalid("%s name %q is not valid; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", what, name)
+		return InvalidField("name", "%s name %q is not valid; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", what, name)
 	}
 	return nil
 }
@@ -278,21 +278,21 @@ var (
 
 func checkLabelKey(key string) error {
 	if key == "" {
-		return Invalid("a node pool other than default needs a labelKey: it holds the nodes labelled labelKey=labelValue (for example %s=gpu-a100)", NodePoolLabelKey)
+		return InvalidField("labelKey", "a node pool other than default needs a labelKey: it holds the nodes labelled labelKey=labelValue (for example %s=gpu-a100)", NodePoolLabelKey)
 	}
 	prefix, name, hasPrefix := strings.Cut(key, "/")
 	if !hasPrefix {
 		prefix, name = "", key
 	}
 	if (hasPrefix && (len(prefix) > 253 || !labelPrefix.MatchString(prefix))) || len(name) > 63 || !labelName.MatchString(name) {
-		return Invalid("labelKey %q is not a valid Kubernetes label key; use an optional DNS prefix and '/' and a name of at most 63 letters, digits, '-', '_' or '.', such as %s", key, NodePoolLabelKey)
+		return InvalidField("labelKey", "labelKey %q is not a valid Kubernetes label key; use an optional DNS prefix and '/' and a name of at most 63 letters, digits, '-', '_' or '.', such as %s", key, NodePoolLabelKey)
 	}
 	return nil
 }
 
 func checkLabelValue(v string) error {
 	if v != "" && (len(v) > 63 || !labelName.MatchString(v)) {
-		return Invalid("labelValue %q is not a valid Kubernetes label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", v)
+		return InvalidField("labelValue", "labelValue %q is not a valid Kubernetes label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", v)
 	}
 	return nil
 }
@@ -304,7 +304,7 @@ func nameFree(ctx context.Context, tx pgx.Tx, table, what, name string, self uui
 		return err
 	}
 	if taken {
-		return Conflict("a %s named %s already exists; choose another name", what, name)
+		return ConflictField("name", "a %s named %s already exists; choose another name", what, name)
 	}
 	return nil
 }

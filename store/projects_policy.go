@@ -19,7 +19,7 @@ func applyPolicyUpdate(ctx context.Context, tx pgx.Tx, p Policy, u PolicyUpdate)
 		if id := u.DefaultPriorityID.Value; id != nil {
 			i := slices.IndexFunc(prios, func(x Priority) bool { return x.ID == *id })
 			if i < 0 {
-				return p, Invalid("defaultPriorityId %s is not in the priority dictionary; list the priorities with GET /api/v1/workload-priorities", id)
+				return p, InvalidField("defaultPriorityId", "defaultPriorityId %s is not in the priority dictionary; list the priorities with GET /api/v1/workload-priorities", id)
 			}
 			p.DefaultPriorityName = &prios[i].Name
 		}
@@ -35,7 +35,7 @@ func applyPolicyUpdate(ctx context.Context, tx pgx.Tx, p Policy, u PolicyUpdate)
 		}
 		*bound.dst = bound.u.Value
 		if v := bound.u.Value; v != nil && !slices.ContainsFunc(prios, func(x Priority) bool { return x.Name == *v }) {
-			return p, Invalid("%s %q is not in the priority dictionary; use one of: %s (or null for no bound)", bound.field, *v, priorityNames(prios))
+			return p, InvalidField(bound.field, "%s %q is not in the priority dictionary; use one of: %s (or null for no bound)", bound.field, *v, priorityNames(prios))
 		}
 	}
 	setOr(&p.PreemptionOrder, u.PreemptionOrder, PreemptOldest)
@@ -68,19 +68,19 @@ func checkPolicy(p Policy, prios []Priority) error {
 	def, hasDef := value(p.DefaultPriorityName)
 	switch {
 	case hasLo && hasHi && lo > hi:
-		return Invalid("minPriority %s (%d) is above maxPriority %s (%d); the allowed range would be empty", *p.MinPriority, lo, *p.MaxPriority, hi)
+		return InvalidField("minPriority", "minPriority %s (%d) is above maxPriority %s (%d); the allowed range would be empty", *p.MinPriority, lo, *p.MaxPriority, hi)
 	case hasDef && hasLo && def < lo:
-		return Invalid("the default priority %s (%d) is below minPriority %s (%d); raise it or lower the bound", *p.DefaultPriorityName, def, *p.MinPriority, lo)
+		return InvalidField("defaultPriorityId", "the default priority %s (%d) is below minPriority %s (%d); raise it or lower the bound", *p.DefaultPriorityName, def, *p.MinPriority, lo)
 	case hasDef && hasHi && def > hi:
-		return Invalid("the default priority %s (%d) is above maxPriority %s (%d); lower it or raise the bound", *p.DefaultPriorityName, def, *p.MaxPriority, hi)
+		return InvalidField("defaultPriorityId", "the default priority %s (%d) is above maxPriority %s (%d); lower it or raise the bound", *p.DefaultPriorityName, def, *p.MaxPriority, hi)
 	case p.PreemptionOrder != PreemptOldest && p.PreemptionOrder != PreemptNewest:
-		return Invalid("preemptionOrder %q is not valid; use %q (the earliest started is preempted first) or %q", p.PreemptionOrder, PreemptOldest, PreemptNewest)
+		return InvalidField("preemptionOrder", "preemptionOrder %q is not valid; use %q (the earliest started is preempted first) or %q", p.PreemptionOrder, PreemptOldest, PreemptNewest)
 	case p.PreemptionMode != ModeTerminate && p.PreemptionMode != ModeSuspend:
-		return Invalid("preemptionMode %q is not valid; use %q or %q", p.PreemptionMode, ModeTerminate, ModeSuspend)
+		return InvalidField("preemptionMode", "preemptionMode %q is not valid; use %q or %q", p.PreemptionMode, ModeTerminate, ModeSuspend)
 	case p.MinRuntimeSeconds < 0:
-		return Invalid("minRuntimeSeconds is %d; it must be 0 or more", p.MinRuntimeSeconds)
+		return InvalidField("minRuntimeSeconds", "minRuntimeSeconds is %d; it must be 0 or more", p.MinRuntimeSeconds)
 	case p.Queueing != QueueBestEffort && p.Queueing != QueueStrict:
-		return Invalid("queueing %q is not valid; use %q or %q", p.Queueing, QueueBestEffort, QueueStrict)
+		return InvalidField("queueing", "queueing %q is not valid; use %q or %q", p.Queueing, QueueBestEffort, QueueStrict)
 	}
 	return nil
 }

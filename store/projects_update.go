@@ -36,10 +36,10 @@ type ProjectUpdate struct {
 func (s *Store) CreateProject(ctx context.Context, u ProjectUpdate, by Actor) (Project, error) {
 	var created Project
 	if !u.Name.Set || u.Name.Value == nil {
-		return created, Invalid("a project needs a name")
+		return created, InvalidField("name", "a project needs a name")
 	}
 	if !u.DepartmentID.Set || u.DepartmentID.Value == nil {
-		return created, Invalid("a project needs a departmentId; list the departments with GET /api/v1/org-unit/departments")
+		return created, InvalidField("departmentId", "a project needs a departmentId; list the departments with GET /api/v1/org-unit/departments")
 	}
 	id := uuid.New()
 	err := s.changeConfig(ctx, "projects", by.entry("create", "project", id.String(), *u.Name.Value), func(tx pgx.Tx, audit *AuditEntry) error {
@@ -113,7 +113,7 @@ func (s *Store) ReplaceProjectQuotas(ctx context.Context, id uuid.UUID, in []Quo
 func projectDepartment(ctx context.Context, tx pgx.Tx, id uuid.UUID) (string, error) {
 	name, err := lockDepartment(ctx, tx, id)
 	if errors.Is(err, ErrNotFound) {
-		return "", Invalid("departmentId %s is not a department; list the departments with GET /api/v1/org-unit/departments", id)
+		return "", InvalidField("departmentId", "departmentId %s is not a department; list the departments with GET /api/v1/org-unit/departments", id)
 	}
 	return name, err
 }
@@ -135,7 +135,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 	deptID := before.DepartmentID
 	if u.DepartmentID.Set {
 		if u.DepartmentID.Value == nil {
-			return before, Invalid("a project always belongs to a department; departmentId cannot be null")
+			return before, InvalidField("departmentId", "a project always belongs to a department; departmentId cannot be null")
 		}
 		deptID = *u.DepartmentID.Value
 	}
@@ -145,7 +145,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 	name := before.Name
 	if u.Name.Set {
 		if u.Name.Value == nil {
-			return before, Invalid("a project's name cannot be null")
+			return before, InvalidField("name", "a project's name cannot be null")
 		}
 		name = *u.Name.Value
 		if err := CheckName("project", name); err != nil {
@@ -228,10 +228,10 @@ func checkNodePoolOrder(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) ([]uuid
 	for _, id := range ids {
 		p, err := nodePool(ctx, tx, id)
 		if err != nil {
-			return nil, Invalid("nodePools names %s, which is not a node pool; list them with GET /api/v1/node-pools", id)
+			return nil, InvalidField("nodePools", "nodePools names %s, which is not a node pool; list them with GET /api/v1/node-pools", id)
 		}
 		if seen[id] {
-			return nil, Invalid("node pool %s appears more than once in nodePools; list each pool once, in the order to try", p.Name)
+			return nil, InvalidField("nodePools", "node pool %s appears more than once in nodePools; list each pool once, in the order to try", p.Name)
 		}
 		seen[id] = true
 	}
@@ -247,10 +247,10 @@ func replaceNamespaces(ctx context.Context, tx pgx.Tx, id uuid.UUID, list []stri
 	seen := map[string]bool{}
 	for _, ns := range list {
 		if len(ns) > 63 || !dnsLabel.MatchString(ns) {
-			return Invalid("namespace %q is not a valid Kubernetes namespace name; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", ns)
+			return InvalidField("namespaces", "namespace %q is not a valid Kubernetes namespace name; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", ns)
 		}
 		if seen[ns] {
-			return Invalid("namespace %s appears more than once in namespaces", ns)
+			return InvalidField("namespaces", "namespace %s appears more than once in namespaces", ns)
 		}
 		seen[ns] = true
 	}
@@ -259,7 +259,7 @@ func replaceNamespaces(ctx context.Context, tx pgx.Tx, id uuid.UUID, list []stri
 		SELECT n.namespace, p.name FROM project_namespaces n JOIN projects p ON p.id = n.project_id
 		WHERE n.namespace = ANY($1) AND n.project_id <> $2 ORDER BY n.namespace LIMIT 1`, list, id).Scan(&ns, &other)
 	if err == nil {
-		return Conflict("namespace %s already belongs to project %s; a namespace belongs to at most one project", ns, other)
+		return ConflictField("namespaces", "namespace %s already belongs to project %s; a namespace belongs to at most one project", ns, other)
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}

@@ -206,7 +206,7 @@ func (s *Store) UpdateWorkloadType(ctx context.Context, id uuid.UUID, u Workload
 		}
 		if u.CategoryID.Set && u.CategoryID.Value != nil {
 			if _, err := category(ctx, tx, *u.CategoryID.Value); err != nil {
-				return Invalid("categoryId %s is not a workload category; list them with GET /api/v1/workload-categories", u.CategoryID.Value)
+				return InvalidField("categoryId", "categoryId %s is not a workload category; list them with GET /api/v1/workload-categories", u.CategoryID.Value)
 			}
 		}
 		if u.PriorityID.Set && u.PriorityID.Value != nil {
@@ -293,7 +293,7 @@ func priorityExists(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 		return err
 	}
 	if !exists {
-		return Invalid("priorityId %s is not in the priority dictionary; list the priorities with GET /api/v1/workload-priorities", id)
+		return InvalidField("priorityId", "priorityId %s is not in the priority dictionary; list the priorities with GET /api/v1/workload-priorities", id)
 	}
 	return nil
 }
@@ -301,7 +301,7 @@ func priorityExists(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 // CheckPreemptibility rejects anything but the two preemptibility values.
 func CheckPreemptibility(v string) error {
 	if v != Preemptible && v != NonPreemptible {
-		return Invalid("preemptibility %q is not valid; use %q or %q (or null for the default)", v, Preemptible, NonPreemptible)
+		return InvalidField("preemptibility", "preemptibility %q is not valid; use %q or %q (or null for the default)", v, Preemptible, NonPreemptible)
 	}
 	return nil
 }

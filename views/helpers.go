@@ -22,7 +22,7 @@ func csrfHeaders(token string) string {
 }
 
 // navVisible hides admin-only navigation from everyone else.
-func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Key] }
+func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Route] }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 
@@ -42,7 +42,8 @@ func statusText(code int) string {
 	return "Error"
 }
 
-func deref(s *string) string {
+// Deref is the text an optional string holds, "" when it holds none.
+func Deref(s *string) string {
 	if s == nil {
 		return ""
 	}
@@ -50,13 +51,6 @@ func deref(s *string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func orNone(s *string) string {
-	if s == nil {
-		return "No category"
-	}
-	return *s
-}
 
 func orDefault(s *string) string {
 	if s == nil {

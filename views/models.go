@@ -3,7 +3,11 @@
 // store nor Echo.
 package views
 
-import "time"
+import (
+	"time"
+
+	"github.com/arbiterhq/arbiter/web/routenames"
+)
 
 // Priority is an entry of the priority dictionary (api.md "Priority").
 type Priority struct {
@@ -62,24 +66,25 @@ type Page struct {
 	CanAdmin  bool   // the caller is a system admin: admin-only navigation is shown
 }
 
-// NavItem is one entry of the left navigation.
+// NavItem is one entry of the left navigation: a page's route name (which is also Page.Nav on
+// that page) and its label.
 type NavItem struct {
-	Key, Label, Href string
+	Route, Label string
 }
 
 // Navigation lists the console's pages in the order of console.md; pages join it as they are built.
 var Navigation = []NavItem{
-	{"projects", "Projects", "/projects"},
-	{"departments", "Departments", "/departments"},
-	{"node-pools", "Node pools", "/node-pools"},
-	{"workload-types", "Workload types", "/workload-types"},
-	{"priorities", "Priorities", "/priorities"},
-	{"access", "Access", "/access"},
-	{"event-history", "Event history", "/event-history"},
+	{routenames.Projects, "Projects"},
+	{routenames.Departments, "Departments"},
+	{routenames.NodePools, "Node pools"},
+	{routenames.WorkloadTypes, "Workload types"},
+	{routenames.Priorities, "Priorities"},
+	{routenames.Access, "Access"},
+	{routenames.EventHistory, "Event history"},
 }
 
 // adminOnlyNav lists the navigation entries shown only to system admins.
-var adminOnlyNav = map[string]bool{"access": true}
+var adminOnlyNav = map[string]bool{routenames.Access: true}
 
 // SortLink is a column header that sorts the table it heads.
 type SortLink struct {

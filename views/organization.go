@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -127,8 +128,10 @@ type QuotaCell struct {
 }
 
 // FieldError is a refused change and the field it concerns, so the page shows the message
-// next to that field: "name", "department", "namespaces", "policy", "labels", "placement",
-// "delete", or "quota:<node pool id>".
+// next to that field: a field as the API names it ("name", "departmentId", "namespaces",
+// "resources", "labelKey", "labelValue", "placement"), or a part of a row ("policy", "delete",
+// "quota:<node pool id>"). A message whose field the form does not have is shown apart
+// (otherError), never dropped.
 type FieldError struct {
 	Field   string
 	Message string
@@ -235,14 +238,7 @@ type ProjectRow struct {
 	Error         FieldError
 }
 
-func orDash(s string) string { return orText(s, "—") }
-
-func orText(s, empty string) string {
-	if s == "" {
-		return empty
-	}
-	return s
-}
+func orDash(s string) string { return cmp.Or(s, "—") }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
 
@@ -268,7 +264,7 @@ func policySummary(p Policy, prios []Priority) string {
 	if !p.AllowPriorityChange {
 		parts = append(parts, "priority fixed")
 	} else if p.MinPriority != nil || p.MaxPriority != nil {
-		parts = append(parts, orText(deref(p.MinPriority), "any")+"–"+orText(deref(p.MaxPriority), "any"))
+		parts = append(parts, cmp.Or(Deref(p.MinPriority), "any")+"–"+cmp.Or(Deref(p.MaxPriority), "any"))
 	}
 	parts = append(parts, p.PreemptionOrder+" first", p.PreemptionMode, p.Queueing)
 	if p.MinRuntimeSeconds > 0 {

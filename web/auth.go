@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
@@ -50,7 +51,7 @@ type LoginConfig struct {
 	Lifetime      time.Duration // absolute session timeout
 	Sessions      scs.Store     // nil: in memory (tests of routing only)
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Forwarded-Proto are believed
-	// (--trusted-proxies); empty: none, the peer's own address is the client's.
+	// (--trusted-proxies); empty: none, the peer's own address is the client'h.
 	TrustedProxies []*net.IPNet
 	// FormKey signs the login form's CSRF token; every replica must have the same one
 	// (store.ServerKey). Empty: a random key for this process only.
@@ -95,7 +96,7 @@ func newSessionManager(lc LoginConfig) *scs.SessionManager {
 // sessions loads the server-side session named by the cookie and commits it (writing the
 // cookie) just before the answer's headers go out. The cookie is HttpOnly, SameSite=Lax, and
 // Secure when the request came over TLS or through a proxy that says it did.
-func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *signIn) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		c.Response().Header().Add("Vary", "Cookie")
@@ -104,12 +105,12 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 			token = ck.Value
 		}
 		// An empty token loads an empty session without asking the database.
-		ctx, err := s.sm.Load(r.Context(), token)
+		ctx, err := h.sm.Load(r.Context(), token)
 		if err != nil {
 			return &httpError{status: http.StatusServiceUnavailable, message: "the database is unavailable; sessions cannot be read"}
 		}
 		c.SetRequest(r.WithContext(ctx))
-		c.Response().Before(func() { s.commitSession(c) })
+		c.Response().Before(func() { h.commitSession(c) })
 		if err := next(c); err != nil {
 			c.Error(err) // answer here, so the cookie goes out with the answer
 		}
@@ -117,14 +118,14 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *Server) commitSession(c echo.Context) {
+func (h *signIn) commitSession(c echo.Context) {
 	ctx := c.Request().Context()
-	ck := &http.Cookie{Name: sessionCookie, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(c.Request())}
-	switch s.sm.Status(ctx) {
+	ck := &http.Cookie{Name: sessionCookie, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: h.isHTTPS(c.Request())}
+	switch h.sm.Status(ctx) {
 	case scs.Modified:
-		token, _, err := s.sm.Commit(ctx)
+		token, _, err := h.sm.Commit(ctx)
 		if err != nil {
-			s.log.Warn("session not saved", "request_id", requestID(c), "err", err)
+			h.log.Warn("session not saved", "request_id", requestID(c), "err", err)
 			return
 		}
 		ck.Value = token
@@ -143,19 +144,19 @@ func (s *Server) commitSession(c echo.Context) {
 // exempt; every other one, including JSON API calls riding on the session cookie, is checked.
 // The login form, which has no session yet, carries a signed double-submit token instead
 // (loginFormValid).
-func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *signIn) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if !isMutating(r.Method) || c.Get(bearerKey) == true {
 			return next(c)
 		}
-		if r.Method == http.MethodPost && r.URL.Path == "/login" {
-			if !s.loginFormValid(c) {
+		if r.Method == http.MethodPost && r.URL.Path == pathTo(c, routenames.LoginSubmit) {
+			if !h.loginFormValid(c) {
 				return forbidden("this sign-in form has expired or did not come from Arbiter's console; reload the page and try again")
 			}
 			return next(c)
 		}
-		want := s.sm.GetString(r.Context(), sessCSRF)
+		want := h.sm.GetString(r.Context(), sessCSRF)
 		got := csrfFromRequest(c)
 		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			return forbidden("this form has expired or did not come from Arbiter's console; reload the page and try again")
@@ -165,12 +166,12 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // csrfToken returns the session's CSRF token, creating it (and so the session) when needed.
-func (s *Server) csrfToken(c echo.Context) string {
+func (h *signIn) csrfToken(c echo.Context) string {
 	ctx := c.Request().Context()
-	t := s.sm.GetString(ctx, sessCSRF)
+	t := h.sm.GetString(ctx, sessCSRF)
 	if t == "" {
 		t = auth.RandomToken(32)
-		s.sm.Put(ctx, sessCSRF, t)
+		h.sm.Put(ctx, sessCSRF, t)
 	}
 	return t
 }
@@ -178,9 +179,9 @@ func (s *Server) csrfToken(c echo.Context) string {
 // authenticate replaces the request's identity with the caller's: from a Bearer API key or
 // OIDC token, else from the session. Without credentials only public paths answer: API calls
 // get 401, pages redirect to the login page.
-func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *signIn) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := s.identify(c)
+		id, err := h.identify(c)
 		if err != nil && !isPublic(c) {
 			return err
 		}
@@ -192,7 +193,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if isAPI(c) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			return unauthorized("sign in first: send a session cookie from /login or an Authorization: Bearer API key")
 		}
-		login := "/login?next=" + urlQueryEscape(r.URL.RequestURI())
+		login := pathTo(c, routenames.Login) + "?next=" + urlQueryEscape(r.URL.RequestURI())
 		if isHTMX(c) {
 			c.Response().Header().Set("HX-Redirect", login)
 			return unauthorized("your session has ended; sign in again")
@@ -221,65 +222,65 @@ func isPublic(c echo.Context) bool {
 }
 
 // identify finds who calls: a Bearer token wins over the session cookie.
-func (s *Server) identify(c echo.Context) (auth.Identity, error) {
+func (h *signIn) identify(c echo.Context) (auth.Identity, error) {
 	ctx := c.Request().Context()
-	if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
-		token, ok := strings.CutPrefix(h, "Bearer ")
+	if header := c.Request().Header.Get(echo.HeaderAuthorization); header != "" {
+		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok || strings.TrimSpace(token) == "" {
 			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key or OIDC token>\"")
 		}
 		c.Set(bearerKey, true)
-		return s.bearerIdentity(ctx, strings.TrimSpace(token))
+		return h.bearerIdentity(ctx, strings.TrimSpace(token))
 	}
-	uid := s.sm.GetString(ctx, sessUserID)
-	if uid == "" || s.users == nil {
+	uid := h.sm.GetString(ctx, sessUserID)
+	if uid == "" || h.users == nil {
 		return auth.Anonymous, nil
 	}
 	id, err := uuid.Parse(uid)
 	if err != nil {
 		return auth.Anonymous, nil
 	}
-	u, err := s.users.User(ctx, id)
+	u, err := h.users.User(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return auth.Anonymous, nil
 	}
 	if err != nil {
 		return auth.Anonymous, err
 	}
-	return s.userIdentity(ctx, u)
+	return h.userIdentity(ctx, u)
 }
 
-func (s *Server) bearerIdentity(ctx context.Context, token string) (auth.Identity, error) {
-	if s.users == nil {
+func (h *signIn) bearerIdentity(ctx context.Context, token string) (auth.Identity, error) {
+	if h.users == nil {
 		return auth.Anonymous, unauthorized("this server has no credential store")
 	}
 	if keyID, secret, ok := auth.ParseAPIKey(token); ok {
 		hash := auth.HashAPIKeySecret(secret)
-		if k, ok := s.keys.get(keyID, hash, time.Now()); ok {
+		if k, ok := h.keys.get(keyID, hash, time.Now()); ok {
 			return apiKeyIdentity(k), nil
 		}
-		k, err := s.users.CheckAPIKey(ctx, keyID, hash)
+		k, err := h.users.CheckAPIKey(ctx, keyID, hash)
 		if errors.Is(err, store.ErrBadKey) {
 			return auth.Anonymous, unauthorized("the API key is unknown, revoked or expired; ask an admin for a new one")
 		}
 		if err != nil {
 			return auth.Anonymous, err
 		}
-		s.keys.put(k, hash, time.Now())
+		h.keys.put(k, hash, time.Now())
 		return apiKeyIdentity(k), nil
 	}
-	if s.login.OIDC == nil {
+	if h.config.OIDC == nil {
 		return auth.Anonymous, unauthorized("the bearer token is not an Arbiter API key (and no OIDC issuer is configured)")
 	}
-	cl, err := s.login.OIDC.VerifyBearer(ctx, token)
+	cl, err := h.config.OIDC.VerifyBearer(ctx, token)
 	if err != nil {
 		return auth.Anonymous, unauthorized("the bearer token is not valid for this issuer: it may have expired; get a new one")
 	}
-	u, err := s.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, false)
+	u, err := h.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, false)
 	if err != nil {
 		return auth.Anonymous, err
 	}
-	return s.userIdentity(ctx, u)
+	return h.userIdentity(ctx, u)
 }
 
 func apiKeyIdentity(k store.APIKey) auth.Identity {
@@ -297,7 +298,7 @@ func scopeOf(scopeType string, scopeID *uuid.UUID) auth.Scope {
 
 // userIdentity builds a person's identity: their access rules, plus system admin for the
 // bootstrap account and for --admin-subjects / --admin-groups.
-func (s *Server) userIdentity(ctx context.Context, u store.User) (auth.Identity, error) {
+func (h *signIn) userIdentity(ctx context.Context, u store.User) (auth.Identity, error) {
 	id := auth.Identity{Subject: u.Subject, SubjectType: "user", DisplayName: u.Name, UserID: u.ID.String(), Email: u.Email, Groups: u.Groups}
 	if u.Issuer != store.LocalIssuer && u.Email != "" {
 		id.Subject = u.Email
@@ -305,7 +306,7 @@ func (s *Server) userIdentity(ctx context.Context, u store.User) (auth.Identity,
 	if id.DisplayName == "" {
 		id.DisplayName = id.Subject
 	}
-	rules, err := s.users.AccessRulesFor(ctx, u.Subject, u.Email, u.Groups)
+	rules, err := h.users.AccessRulesFor(ctx, u.Subject, u.Email, u.Groups)
 	if err != nil {
 		return auth.Anonymous, err
 	}
@@ -313,23 +314,23 @@ func (s *Server) userIdentity(ctx context.Context, u store.User) (auth.Identity,
 	for _, r := range rules {
 		grants = append(grants, auth.Grant{Role: auth.Role(r.Role), Scope: scopeOf(r.ScopeType, r.ScopeID)})
 	}
-	if s.isConfiguredAdmin(u) {
+	if h.isConfiguredAdmin(u) {
 		grants = append(grants, auth.Grant{Role: auth.RoleAdmin, Scope: auth.System})
 	}
 	return id.WithGrants(grants), nil
 }
 
-func (s *Server) isConfiguredAdmin(u store.User) bool {
+func (h *signIn) isConfiguredAdmin(u store.User) bool {
 	if u.Issuer == store.LocalIssuer {
 		return u.Subject == BootstrapAdmin
 	}
-	for _, a := range s.login.AdminSubjects {
+	for _, a := range h.config.AdminSubjects {
 		if a == u.Subject || (u.Email != "" && strings.EqualFold(a, u.Email)) {
 			return true
 		}
 	}
 	for _, g := range u.Groups {
-		for _, a := range s.login.AdminGroups {
+		for _, a := range h.config.AdminGroups {
 			if a == g {
 				return true
 			}

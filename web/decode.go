@@ -177,7 +177,7 @@ func storeOptionalID(field string, o optional[string]) (store.Optional[uuid.UUID
 	}
 	id, err := uuid.Parse(o.Value)
 	if err != nil {
-		return store.Optional[uuid.UUID]{}, badRequest("%s %q is not a valid id; ids are UUIDs such as 6723b9d7-73d1-5e4c-a494-d8fdeddc541c", field, o.Value)
+		return store.Optional[uuid.UUID]{}, badField(field, "%s %q is not a valid id; ids are UUIDs such as 6723b9d7-73d1-5e4c-a494-d8fdeddc541c", field, o.Value)
 	}
 	return store.Optional[uuid.UUID]{Set: true, Value: &id}, nil
 }

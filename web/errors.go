@@ -19,16 +19,32 @@ type apiError struct {
 	Details string `json:"details,omitempty"`
 }
 
-// httpError is an error that already knows its status and its sentence for people.
+// httpError is an error that already knows its status and its sentence for people, and the
+// field it concerns when it refuses one value (named as the API names it; see store.Error).
 type httpError struct {
 	status  int
 	message string
+	field   string
 }
 
 func (e *httpError) Error() string { return e.message }
 
 func badRequest(format string, args ...any) error {
 	return &httpError{status: http.StatusBadRequest, message: fmt.Sprintf(format, args...)}
+}
+
+// badField refuses the value of one field.
+func badField(field, format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, message: fmt.Sprintf(format, args...), field: field}
+}
+
+// fieldOf is the field a refusal concerns, as its maker said: "" when it names none.
+func fieldOf(err error) string {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.field
+	}
+	return store.FieldOf(err)
 }
 
 func unauthorized(format string, args ...any) error {

@@ -65,3 +65,50 @@ func deleteByID(c echo.Context, entityType, what string, del func(context.Contex
 	}
 	return c.NoContent(http.StatusNoContent)
 }
+
+// decodeChange reads a JSON body of the request type R (accepting fields) and turns it into
+// the store's change with update.
+func decodeChange[R, U any](c echo.Context, fields []string, update func(R) (U, error)) (U, error) {
+	var req R
+	if err := decodeJSON(c, &req, fields...); err != nil {
+		var none U
+		return none, err
+	}
+	return update(req)
+}
+
+// createByAdmin answers an admin's POST of a new resource with 201 and its view.
+func createByAdmin[R, U, T, V any](c echo.Context, entityType, what string, fields []string, update func(R) (U, error),
+	create func(context.Context, U, store.Actor) (T, error), view func(T) V) error {
+	target(c, "create", entityType, "")
+	if err := requireAdmin(c, what); err != nil {
+		return err
+	}
+	u, err := decodeChange(c, fields, update)
+	if err != nil {
+		return err
+	}
+	created, err := create(c.Request().Context(), u, actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, view(created))
+}
+
+// putByAdmin answers an admin's PUT of one resource with 200 and its view.
+func putByAdmin[R, U, T, V any](c echo.Context, entityType, what string, fields []string, update func(R) (U, error),
+	put func(context.Context, uuid.UUID, U, store.Actor) (T, error), view func(T) V) error {
+	id, err := adminChange(c, "update", entityType, what)
+	if err != nil {
+		return err
+	}
+	u, err := decodeChange(c, fields, update)
+	if err != nil {
+		return err
+	}
+	updated, err := put(c.Request().Context(), id, u, actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view(updated))
+}

@@ -102,7 +102,7 @@ func (w *jsonWalker) value(t reflect.Type, path string, rng *intRange, depth int
 		if t == timeType {
 			want = "an RFC 3339 time such as \"2026-01-31T09:00:00Z\""
 		}
-		return badRequest("%s must be %s, not %s", fieldName(path), want, got)
+		return badField(path, "%s must be %s, not %s", fieldName(path), want, got)
 	}
 	switch v := tok.(type) {
 	case json.Delim:
@@ -119,7 +119,7 @@ func (w *jsonWalker) value(t reflect.Type, path string, rng *intRange, depth int
 		}
 		if t == timeType {
 			if _, err := time.Parse(time.RFC3339, v); err != nil {
-				return badRequest("%s must be an RFC 3339 time such as 2026-01-31T09:00:00Z, not %q", fieldName(path), v)
+				return badField(path, "%s must be an RFC 3339 time such as 2026-01-31T09:00:00Z, not %q", fieldName(path), v)
 			}
 		}
 	case json.Number:
@@ -135,7 +135,7 @@ func (w *jsonWalker) value(t reflect.Type, path string, rng *intRange, depth int
 			}
 			n, err := strconv.ParseInt(string(v), 10, 64)
 			if err != nil || n < r.lo || n > r.hi {
-				return badRequest("%s must be a whole number from %d to %d, not %s", fieldName(path), r.lo, r.hi, v)
+				return badField(path, "%s must be a whole number from %d to %d, not %s", fieldName(path), r.lo, r.hi, v)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
@@ -66,7 +67,7 @@ func (p *passwordChecker) check(ctx context.Context, hash, password string) (boo
 // PasswordChecks reports how many password checks this server has run and the most that
 // ran at once.
 func (s *Server) PasswordChecks() (checked, peak int64) {
-	return s.passwords.checks.Load(), s.passwords.peak.Load()
+	return s.signIn.passwords.checks.Load(), s.signIn.passwords.peak.Load()
 }
 
 // The login form is protected against cross-site posts without storing a session per
@@ -122,21 +123,21 @@ func (f formSigner) age(token string, now time.Time) (age time.Duration, ok bool
 
 // loginFormToken returns the token for the login form, setting its cookie unless the browser
 // already holds one young enough to outlive the form.
-func (s *Server) loginFormToken(c echo.Context) string {
+func (h *signIn) loginFormToken(c echo.Context) string {
 	now := time.Now()
 	if ck, err := c.Request().Cookie(loginCookie); err == nil {
-		if age, ok := s.forms.age(ck.Value, now); ok && age < loginTokenTTL/2 {
+		if age, ok := h.forms.age(ck.Value, now); ok && age < loginTokenTTL/2 {
 			return ck.Value
 		}
 	}
-	t := s.forms.issue(now)
-	c.SetCookie(&http.Cookie{Name: loginCookie, Value: t, Path: "/login", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.isHTTPS(c.Request())})
+	t := h.forms.issue(now)
+	c.SetCookie(&http.Cookie{Name: loginCookie, Value: t, Path: pathTo(c, routenames.Login), HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: h.isHTTPS(c.Request())})
 	return t
 }
 
 // loginFormValid checks the double-submit token of a POST /login.
-func (s *Server) loginFormValid(c echo.Context) bool {
+func (h *signIn) loginFormValid(c echo.Context) bool {
 	ck, err := c.Request().Cookie(loginCookie)
 	if err != nil {
 		return false
@@ -145,14 +146,14 @@ func (s *Server) loginFormValid(c echo.Context) bool {
 	if subtle.ConstantTimeCompare([]byte(got), []byte(ck.Value)) != 1 {
 		return false
 	}
-	_, ok := s.forms.age(got, time.Now())
+	_, ok := h.forms.age(got, time.Now())
 	return ok
 }
 
 // forgetLoginForm deletes the login form's cookie once it has served.
-func (s *Server) forgetLoginForm(c echo.Context) {
-	c.SetCookie(&http.Cookie{Name: loginCookie, Path: "/login", MaxAge: -1, Expires: time.Unix(1, 0), HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.isHTTPS(c.Request())})
+func (h *signIn) forgetLoginForm(c echo.Context) {
+	c.SetCookie(&http.Cookie{Name: loginCookie, Path: pathTo(c, routenames.Login), MaxAge: -1, Expires: time.Unix(1, 0), HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: h.isHTTPS(c.Request())})
 }
 
 // csrfFromRequest reads a CSRF token from the X-CSRF-Token header or the form body, never

@@ -60,17 +60,17 @@ func readableDepartments(c echo.Context, ds []store.Department) []store.Departme
 }
 
 // visibleDepartments lists the departments the caller may read.
-func (s *Server) visibleDepartments(c echo.Context) func(context.Context, listquery.Query) ([]store.Department, error) {
+func (o organization) visibleDepartments(c echo.Context) func(context.Context, listquery.Query) ([]store.Department, error) {
 	return func(ctx context.Context, q listquery.Query) ([]store.Department, error) {
-		ds, err := s.org.store.Departments(ctx, q)
+		ds, err := o.store.Departments(ctx, q)
 		return readableDepartments(c, ds), err
 	}
 }
 
 // readableDepartment returns one department, or 404 when the caller may not read it.
-func (s *Server) readableDepartment(c echo.Context) func(context.Context, uuid.UUID) (store.Department, error) {
+func (o organization) readableDepartment(c echo.Context) func(context.Context, uuid.UUID) (store.Department, error) {
 	return func(ctx context.Context, id uuid.UUID) (store.Department, error) {
-		d, err := s.org.store.Department(ctx, id)
+		d, err := o.store.Department(ctx, id)
 		if err == nil && !can(c, auth.Read, departmentScope(d)) {
 			return store.Department{}, departmentNotFound(id)
 		}
@@ -92,7 +92,7 @@ func manageable(c echo.Context, ds []views.Department) []views.Department {
 
 // projectListScope is the set of projects the caller may read, for the store to filter by in
 // SQL, so that pages and their next offsets count only those.
-func (s *Server) projectListScope(c echo.Context) (store.ProjectScope, error) {
+func (o organization) projectListScope(c echo.Context) (store.ProjectScope, error) {
 	if can(c, auth.Read, auth.System) {
 		return store.ProjectScope{All: true}, nil
 	}
@@ -100,7 +100,7 @@ func (s *Server) projectListScope(c echo.Context) (store.ProjectScope, error) {
 	if len(identity(c).Grants) == 0 {
 		return scope, nil
 	}
-	refs, err := s.org.store.ProjectRefs(c.Request().Context())
+	refs, err := o.store.ProjectRefs(c.Request().Context())
 	if err != nil {
 		return scope, err
 	}
@@ -113,18 +113,18 @@ func (s *Server) projectListScope(c echo.Context) (store.ProjectScope, error) {
 }
 
 // visibleProjects lists one page of the projects the caller may read.
-func (s *Server) visibleProjects(c echo.Context, q listquery.Query) ([]store.Project, *int, error) {
-	scope, err := s.projectListScope(c)
+func (o organization) visibleProjects(c echo.Context, q listquery.Query) ([]store.Project, *int, error) {
+	scope, err := o.projectListScope(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.org.store.VisibleProjects(c.Request().Context(), q, scope)
+	return o.store.VisibleProjects(c.Request().Context(), q, scope)
 }
 
 // readableProject returns one project, or 404 when the caller may not read it.
-func (s *Server) readableProject(c echo.Context) func(context.Context, uuid.UUID) (store.Project, error) {
+func (o organization) readableProject(c echo.Context) func(context.Context, uuid.UUID) (store.Project, error) {
 	return func(ctx context.Context, id uuid.UUID) (store.Project, error) {
-		p, err := s.org.store.Project(ctx, id)
+		p, err := o.store.Project(ctx, id)
 		if err == nil && !can(c, auth.Read, projectScope(p)) {
 			return store.Project{}, projectNotFound(id)
 		}

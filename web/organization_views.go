@@ -8,10 +8,10 @@ import (
 
 // View-model conversions: the same models feed the JSON API and the pages.
 
-func (s *Server) nodePoolView(p store.NodePool) views.NodePool {
+func (o organization) nodePoolView(p store.NodePool) views.NodePool {
 	return views.NodePool{
 		ID: p.ID.String(), Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: p.Placement,
-		Default: p.IsDefault(), Status: s.org.status.NodePoolStatus(p.Name),
+		Default: p.IsDefault(), Status: o.status.NodePoolStatus(p.Name),
 		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
 	}
 }
@@ -24,10 +24,10 @@ func quotaView(q store.Quota) views.Quota {
 }
 
 // orgStatus sums a project's or department's usage over the pools it has quota in.
-func (s *Server) orgStatus(kind, name string, quotas []store.Quota) views.OrgStatus {
+func (o organization) orgStatus(kind, name string, quotas []store.Quota) views.OrgStatus {
 	st := views.OrgStatus{NodePools: []views.PoolUsage{}}
 	for _, q := range quotas {
-		u := s.org.status.Usage(kind, name, q.NodePoolName)
+		u := o.status.Usage(kind, name, q.NodePoolName)
 		st.NodePools = append(st.NodePools, views.PoolUsage{NodePool: views.NodePoolRef{ID: q.NodePoolID.String(), Name: q.NodePoolName}, Usage: u})
 		st.Allocated += u.Allocated
 		st.AllocatedNonPreemptible += u.AllocatedNonPreemptible
@@ -39,15 +39,15 @@ func (s *Server) orgStatus(kind, name string, quotas []store.Quota) views.OrgSta
 	return st
 }
 
-func (s *Server) departmentView(d store.Department) views.Department {
+func (o organization) departmentView(d store.Department) views.Department {
 	return views.Department{
 		ID: d.ID.String(), Name: d.Name, Resources: mapSlice(d.Quotas, quotaView), ProjectCount: d.ProjectCount,
-		Status:    s.orgStatus("department", d.Name, d.Quotas),
+		Status:    o.orgStatus("department", d.Name, d.Quotas),
 		CreatedAt: d.CreatedAt.UTC(), CreatedBy: d.CreatedBy, UpdatedAt: d.UpdatedAt.UTC(), UpdatedBy: d.UpdatedBy,
 	}
 }
 
-func (s *Server) projectView(p store.Project) views.Project {
+func (o organization) projectView(p store.Project) views.Project {
 	v := views.Project{
 		ID: p.ID.String(), Name: p.Name, DepartmentID: p.DepartmentID.String(), DepartmentName: p.DepartmentName,
 		Namespaces: p.Namespaces, Resources: mapSlice(p.Quotas, quotaView),
@@ -59,7 +59,7 @@ func (s *Server) projectView(p store.Project) views.Project {
 			MinPriority: p.MinPriority, MaxPriority: p.MaxPriority, PreemptionOrder: p.PreemptionOrder,
 			PreemptionMode: p.PreemptionMode, MinRuntimeSeconds: p.MinRuntimeSeconds, Queueing: p.Queueing,
 		},
-		Status:    s.orgStatus("project", p.Name, p.Quotas),
+		Status:    o.orgStatus("project", p.Name, p.Quotas),
 		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
 	}
 	if len(p.NodePoolIDs) > 0 {

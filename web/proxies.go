@@ -55,8 +55,8 @@ func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
 }
 
 // fromTrustedProxy says whether the request's peer is a configured proxy.
-func (s *Server) fromTrustedProxy(r *http.Request) bool {
-	if len(s.login.TrustedProxies) == 0 {
+func (h *signIn) fromTrustedProxy(r *http.Request) bool {
+	if len(h.config.TrustedProxies) == 0 {
 		return false
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -67,7 +67,7 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 	if ip == nil {
 		return false
 	}
-	for _, n := range s.login.TrustedProxies {
+	for _, n := range h.config.TrustedProxies {
 		if n.Contains(ip) {
 			return true
 		}
@@ -77,11 +77,11 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 
 // isHTTPS says whether the browser reached Arbiter over TLS: directly, or through a trusted
 // proxy that says so in X-Forwarded-Proto (its first value: the proxy facing the browser).
-func (s *Server) isHTTPS(r *http.Request) bool {
+func (h *signIn) isHTTPS(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	if !s.fromTrustedProxy(r) {
+	if !h.fromTrustedProxy(r) {
 		return false
 	}
 	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/alexedwards/scs/v2"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -46,71 +46,92 @@ type Deps struct {
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
 }
 
-// Server holds the Echo instance and the dependencies of its handlers.
+// Server is the router: Echo with the middleware every request goes through and each
+// feature's handler registered on it.
 type Server struct {
 	*echo.Echo
-	props WorkloadPropertiesStore
-	// typesCache holds encoded workload-type lists between configuration changes.
-	typesCache responseCache
-	audit      AuditStore
-	ready      func(ctx context.Context) error
-	pcs        PriorityClassStatus
-	log        *slog.Logger
-	users      AuthStore
-	login      LoginConfig
-	sm         *scs.SessionManager
-	org        organization
-	wl         workloads
-	keys       keyCache // API keys validated in the last few seconds
-	passwords  *passwordChecker
-	forms      formSigner // signs the login form's CSRF token
+	layout // for error pages
+	signIn *signIn
+	audit  AuditStore
+	ready  func(ctx context.Context) error
+	log    *slog.Logger
 }
 
 // New builds the router with every route, middleware and the error handler.
 func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{Echo: e, props: d.Properties, audit: d.Audit, ready: d.Ready, pcs: d.PriorityCls, log: d.Log,
-		users: d.Users, login: d.Login, sm: newSessionManager(d.Login),
-		passwords: newPasswordChecker(), forms: newFormSigner(d.Login.FormKey)}
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	pcs := d.PriorityCls
+	if pcs == nil {
+		pcs = unknownPriorityClasses{}
+	}
+	si := newSignIn(d, log)
+	s := &Server{Echo: e, layout: si.layout, signIn: si, audit: d.Audit, ready: d.Ready, log: log}
 	e.IPExtractor = ipExtractor(d.Login.TrustedProxies)
-	s.org = newOrganization(d)
-	s.wl = newWorkloads(d)
-	if s.pcs == nil {
-		s.pcs = unknownPriorityClasses{}
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: echo.HeaderXRequestID}))
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(securityHeaders)
 	e.Use(middleware.BodyLimit("1M"))
-	e.Use(s.sessions)
+	e.Use(si.sessions)
 	e.Use(s.auditFailures)
-	e.Use(s.authenticate)
-	e.Use(s.csrf)
+	e.Use(si.authenticate)
+	e.Use(si.csrf)
 	e.Use(checkInput)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)
 	e.StaticFS("/static", static.Files)
 
-	api := e.Group("/api/v1")
-	api.GET("/openapi.json", serveOpenAPI)
-	s.routeWorkloadProperties(api)
-	s.routeOrganization(api)
-	s.routeWorkloads(api)
-	s.routeAuthAPI(api)
-
-	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/workload-types") })
-	s.routeWorkloadPropertyPages(e)
-	s.routeOrganizationPages(e)
-	s.routeLogin(e)
-	s.routeAuthPages(e)
+	r := router{api: e.Group("/api/v1"), pages: e}
+	r.api.GET("/openapi.json", serveOpenAPI)
+	r.page(http.MethodGet, "/", routenames.Home, func(c echo.Context) error {
+		return c.Redirect(http.StatusFound, pathTo(c, routenames.WorkloadTypes))
+	})
+	org := newOrganization(d)
+	prios := priorityDictionary{store: d.Properties, clusters: pcs}
+	for _, h := range []handler{
+		si,
+		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
+		&nodePools{org: org, layout: s.layout},
+		&departments{org: org, layout: s.layout},
+		&projects{org: org, prios: prios, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log},
+		&access{users: d.Users, keys: &si.keys, layout: s.layout},
+		&eventHistory{entries: d.Users, layout: s.layout},
+	} {
+		h.routes(r)
+	}
 	return s
+}
+
+// A handler is one feature of the console and the API (workload properties, node pools,
+// departments, projects, workloads, access, event history, sign-in): it owns its dependencies
+// and registers its own routes (as pagoda's pkg/handlers do).
+type handler interface {
+	routes(r router)
+}
+
+// router is where handlers register their routes: the API under /api/v1, the pages at the
+// root. Page routes are named (routenames), and links to them are built with pathTo or
+// views.URL, so that a page's path is written once.
+type router struct {
+	api   *echo.Group
+	pages *echo.Echo
+}
+
+func (r router) page(method, path, name string, h echo.HandlerFunc) {
+	r.pages.Add(method, path, h).Name = name
+}
+
+// pathTo is the path of the named route with params in place of its ":name" segments.
+func pathTo(c echo.Context, name string, params ...any) string {
+	return c.Echo().Reverse(name, params...)
 }
 
 // readyTimeout bounds /readyz's ping, well under a probe's usual timeout, so a stalled
@@ -167,14 +188,19 @@ func requestID(c echo.Context) string {
 // error page rather than half a page with a 200.
 func render(c echo.Context, status int, comp templ.Component) error {
 	var buf bytes.Buffer
-	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+	if err := comp.Render(views.WithRouter(c.Request().Context(), c.Echo()), &buf); err != nil {
 		return err
 	}
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// page fills the layout's fields for a request.
-func (s *Server) page(c echo.Context, title, nav string) views.Page {
+// layout fills the page frame every page renders into (views.Page); each page handler has one.
+type layout struct {
+	csrfToken func(echo.Context) string // the session's CSRF token, made on first use
+}
+
+// page fills the frame's fields for a request.
+func (l layout) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
 	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System)}
 	if id.Authenticated() {
@@ -183,7 +209,7 @@ func (s *Server) page(c echo.Context, title, nav string) views.Page {
 			p.Role = "no role"
 		}
 		if c.Get(bearerKey) != true {
-			p.CSRFToken = s.csrfToken(c)
+			p.CSRFToken = l.csrfToken(c)
 		}
 	}
 	return p

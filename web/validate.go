@@ -122,15 +122,16 @@ func printable(s string, limit int) bool {
 	return true
 }
 
-// formInt parses a whole number typed into a form field (blank is nil), within [lo, hi].
-func formInt(what, raw string, lo, hi int) (*int, error) {
+// formInt parses a whole number typed into a form field (blank is nil), within [lo, hi]; a
+// refusal concerns field.
+func formInt(field, what, raw string, lo, hi int) (*int, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return nil, nil
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < lo || n > hi {
-		return nil, badRequest("%s must be a whole number from %d to %d, not %q", what, lo, hi, raw)
+		return nil, badField(field, "%s must be a whole number from %d to %d, not %q", what, lo, hi, raw)
 	}
 	return &n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
@@ -26,31 +27,20 @@ type WorkloadPropertiesStore interface {
 	ConfigVersion() uint64
 }
 
-func (s *Server) routeWorkloadProperties(api *echo.Group) {
-	api.GET("/workload-priorities", s.listPriorities)
-	api.GET("/workload-priorities/:id", s.getPriority)
-	api.GET("/workload-categories", s.listCategories)
-	api.GET("/workload-categories/:id", s.getCategory)
-	api.PUT("/workload-categories/:id", s.putCategory)
-	api.GET("/workload-types", s.listWorkloadTypes)
-	api.GET("/workload-types/:workloadTypeId", s.getWorkloadType)
-	api.PUT("/workload-types/:workloadTypeId", s.putWorkloadType)
+func (h *workloadProperties) listPriorities(c echo.Context) error {
+	return listAll(c, store.PrioritySpec, "priorities", h.props.Priorities, h.prios.view)
 }
 
-func (s *Server) listPriorities(c echo.Context) error {
-	return listAll(c, store.PrioritySpec, "priorities", s.props.Priorities, s.priorityView)
+func (h *workloadProperties) getPriority(c echo.Context) error {
+	return getByID(c, "id", h.props.Priority, h.prios.view)
 }
 
-func (s *Server) getPriority(c echo.Context) error {
-	return getByID(c, "id", s.props.Priority, s.priorityView)
+func (h *workloadProperties) listCategories(c echo.Context) error {
+	return listAll(c, store.CategorySpec, "categories", h.props.Categories, categoryView)
 }
 
-func (s *Server) listCategories(c echo.Context) error {
-	return listAll(c, store.CategorySpec, "categories", s.props.Categories, categoryView)
-}
-
-func (s *Server) getCategory(c echo.Context) error {
-	return getByID(c, "id", s.props.Category, categoryView)
+func (h *workloadProperties) getCategory(c echo.Context) error {
+	return getByID(c, "id", h.props.Category, categoryView)
 }
 
 type categoryRequest struct {
@@ -58,7 +48,7 @@ type categoryRequest struct {
 	DefaultPreemptibility optional[string] `json:"defaultPreemptibility"`
 }
 
-func (s *Server) putCategory(c echo.Context) error {
+func (h *workloadProperties) putCategory(c echo.Context) error {
 	id, err := adminChange(c, "update", "workload-category", "change a workload category")
 	if err != nil {
 		return err
@@ -77,14 +67,14 @@ func (s *Server) putCategory(c echo.Context) error {
 	}
 	u.DefaultPriorityID = prio.Value
 	u.DefaultPreemptibility = storeOptionalValue(req.DefaultPreemptibility).Value
-	cat, err := s.props.UpdateCategory(c.Request().Context(), id, u, actor(c))
+	cat, err := h.props.UpdateCategory(c.Request().Context(), id, u, actor(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, categoryView(cat))
 }
 
-func (s *Server) listWorkloadTypes(c echo.Context) error {
+func (h *workloadProperties) listWorkloadTypes(c echo.Context) error {
 	q, err := listquery.Parse(c.QueryParams(), store.WorkloadTypeSpec)
 	if err != nil {
 		return err
@@ -93,8 +83,8 @@ func (s *Server) listWorkloadTypes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return cachedJSON(c, &s.typesCache, s.props.ConfigVersion, c.QueryString(), func() (any, error) {
-		ts, err := s.props.WorkloadTypes(c.Request().Context(), q, externalOnly)
+	return cachedJSON(c, &h.typesCache, h.props.ConfigVersion, c.QueryString(), func() (any, error) {
+		ts, err := h.props.WorkloadTypes(c.Request().Context(), q, externalOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -102,8 +92,8 @@ func (s *Server) listWorkloadTypes(c echo.Context) error {
 	})
 }
 
-func (s *Server) getWorkloadType(c echo.Context) error {
-	return getByID(c, "workloadTypeId", s.props.WorkloadType, workloadTypeView)
+func (h *workloadProperties) getWorkloadType(c echo.Context) error {
+	return getByID(c, "workloadTypeId", h.props.WorkloadType, workloadTypeView)
 }
 
 type workloadTypeRequest struct {
@@ -112,7 +102,7 @@ type workloadTypeRequest struct {
 	Preemptibility optional[string] `json:"preemptibility"`
 }
 
-func (s *Server) putWorkloadType(c echo.Context) error {
+func (h *workloadProperties) putWorkloadType(c echo.Context) error {
 	id, err := pathID(c, "workloadTypeId")
 	target(c, "update", "workload-type", c.Param("workloadTypeId"))
 	if err != nil {
@@ -129,7 +119,7 @@ func (s *Server) putWorkloadType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.props.UpdateWorkloadType(c.Request().Context(), id, u, actor(c))
+	t, err := h.props.UpdateWorkloadType(c.Request().Context(), id, u, actor(c))
 	if err != nil {
 		return err
 	}
@@ -163,15 +153,50 @@ func boolParam(c echo.Context, name string) (bool, error) {
 
 // View-model conversions: the same models feed the JSON API and the pages.
 
-func (s *Server) priorityView(p store.Priority) views.Priority {
+// workloadProperties is the workload properties feature: the priority dictionary, workload
+// categories and workload types in the API, and the Workload types and Priorities pages
+// (workload_property_pages.go).
+type workloadProperties struct {
+	props WorkloadPropertiesStore
+	prios priorityDictionary
+	// typesCache holds encoded workload-type lists between configuration changes.
+	typesCache responseCache
+	layout
+}
+
+func (h *workloadProperties) routes(r router) {
+	r.api.GET("/workload-priorities", h.listPriorities)
+	r.api.GET("/workload-priorities/:id", h.getPriority)
+	r.api.GET("/workload-categories", h.listCategories)
+	r.api.GET("/workload-categories/:id", h.getCategory)
+	r.api.PUT("/workload-categories/:id", h.putCategory)
+	r.api.GET("/workload-types", h.listWorkloadTypes)
+	r.api.GET("/workload-types/:workloadTypeId", h.getWorkloadType)
+	r.api.PUT("/workload-types/:workloadTypeId", h.putWorkloadType)
+	r.page(http.MethodGet, "/workload-types", routenames.WorkloadTypes, h.workloadTypesPage)
+	r.page(http.MethodGet, "/workload-types.csv", routenames.WorkloadTypesCSV, h.workloadTypesCSV)
+	r.page(http.MethodPost, "/workload-types/:id", routenames.WorkloadTypeSave, h.saveWorkloadTypeRow)
+	r.page(http.MethodGet, "/priorities", routenames.Priorities, h.prioritiesPage)
+	r.page(http.MethodGet, "/priorities.csv", routenames.PrioritiesCSV, h.prioritiesCSV)
+}
+
+// priorityDictionary is the priority dictionary as the API and the pages show it: each entry
+// says whether its PriorityClass matches in the cluster. The Priorities page, the workload
+// types' and the projects' priority selects all read it.
+type priorityDictionary struct {
+	store    WorkloadPropertiesStore
+	clusters PriorityClassStatus
+}
+
+func (d priorityDictionary) view(p store.Priority) views.Priority {
 	return views.Priority{
 		ID: p.ID.String(), Name: p.Name, Value: p.Value, Source: p.Source,
-		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), ClusterStatus: s.pcs.PriorityClassStatus(p.Name),
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), ClusterStatus: d.clusters.PriorityClassStatus(p.Name),
 	}
 }
 
-func (s *Server) priorityViews(ps []store.Priority) []views.Priority {
-	return mapSlice(ps, s.priorityView)
+func (d priorityDictionary) views(ps []store.Priority) []views.Priority {
+	return mapSlice(ps, d.view)
 }
 
 func categoryView(c store.Category) views.Category {

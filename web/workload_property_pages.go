@@ -10,17 +10,10 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
-
-func (s *Server) routeWorkloadPropertyPages(e *echo.Echo) {
-	e.GET("/workload-types", s.workloadTypesPage)
-	e.GET("/workload-types.csv", s.workloadTypesCSV)
-	e.POST("/workload-types/:id", s.saveWorkloadTypeRow)
-	e.GET("/priorities", s.prioritiesPage)
-	e.GET("/priorities.csv", s.prioritiesCSV)
-}
 
 // workloadTypeQuery reads the page's filters (search, category, externalTypesOnly) and
 // sorting, using the API's list machinery so the page sorts and filters as the API does.
@@ -43,12 +36,12 @@ func workloadTypeQuery(c echo.Context) (listquery.Query, string, bool, error) {
 	return q, category, external, err
 }
 
-func (s *Server) workloadTypes(c echo.Context) ([]views.WorkloadType, listquery.Query, string, bool, error) {
+func (h *workloadProperties) workloadTypes(c echo.Context) ([]views.WorkloadType, listquery.Query, string, bool, error) {
 	q, category, external, err := workloadTypeQuery(c)
 	if err != nil {
 		return nil, q, "", false, err
 	}
-	ts, err := s.props.WorkloadTypes(c.Request().Context(), q, external)
+	ts, err := h.props.WorkloadTypes(c.Request().Context(), q, external)
 	if err != nil {
 		return nil, q, "", false, err
 	}
@@ -62,25 +55,25 @@ func (s *Server) workloadTypes(c echo.Context) ([]views.WorkloadType, listquery.
 	return out, q, category, external, nil
 }
 
-func (s *Server) workloadTypesPage(c echo.Context) error {
-	types, q, category, external, err := s.workloadTypes(c)
+func (h *workloadProperties) workloadTypesPage(c echo.Context) error {
+	types, q, category, external, err := h.workloadTypes(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	cats, err := s.props.Categories(ctx, listquery.Query{SortBy: "name"})
+	cats, err := h.props.Categories(ctx, listquery.Query{SortBy: "name"})
 	if err != nil {
 		return err
 	}
-	prios, err := s.props.Priorities(ctx, listquery.Query{SortBy: "value"})
+	prios, err := h.props.Priorities(ctx, listquery.Query{SortBy: "value"})
 	if err != nil {
 		return err
 	}
 	m := views.WorkloadTypesPage{
-		Page:  s.page(c, "Workload types", "workload-types"),
-		Types: types, Categories: mapSlice(cats, categoryView), Priorities: s.priorityViews(prios),
+		Page:  h.page(c, "Workload types", "workload-types"),
+		Types: types, Categories: mapSlice(cats, categoryView), Priorities: h.prios.views(prios),
 		Search: q.Search, Category: category, ExternalOnly: external,
-		CSVHref: "/workload-types.csv?" + c.QueryParams().Encode(),
+		CSVHref: pathTo(c, routenames.WorkloadTypesCSV) + "?" + c.QueryParams().Encode(),
 		CanEdit: identity(c).Role == "admin",
 		Columns: sortLinks(c, q,
 			[][2]string{{"Name", "name"}, {"Group", "group"}, {"Category", "categoryName"}, {"Priority", "priorityName"}, {"Preemptibility", "preemptibility"}}),
@@ -108,42 +101,42 @@ func sortLinks(c echo.Context, q listquery.Query, cols [][2]string) []views.Sort
 	return links
 }
 
-func (s *Server) workloadTypesCSV(c echo.Context) error {
-	types, _, _, _, err := s.workloadTypes(c)
+func (h *workloadProperties) workloadTypesCSV(c echo.Context) error {
+	types, _, _, _, err := h.workloadTypes(c)
 	if err != nil {
 		return err
 	}
 	rows := [][]string{{"id", "name", "group", "external", "category", "priority", "preemptibility", "effectivePriority", "effectivePreemptibility", "gangPolicy", "updatedAt", "updatedBy"}}
 	for _, t := range types {
-		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), deref(t.CategoryName), deref(t.PriorityName),
-			deref(t.Preemptibility), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
+		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), views.Deref(t.CategoryName), views.Deref(t.PriorityName),
+			views.Deref(t.Preemptibility), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
 	}
 	return writeCSV(c, "workload-types.csv", rows)
 }
 
 // saveWorkloadTypeRow is the inline edit of one row: with htmx it answers the refreshed row
 // (or the row with the reason the change was refused); without JavaScript it redirects back.
-func (s *Server) saveWorkloadTypeRow(c echo.Context) error {
+func (h *workloadProperties) saveWorkloadTypeRow(c echo.Context) error {
 	id, err := changeTarget(c, "update", "workload-type")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	row := views.WorkloadTypeRow{CanEdit: identity(c).Role == "admin"}
-	cats, err := s.props.Categories(ctx, listquery.Query{SortBy: "name"})
+	cats, err := h.props.Categories(ctx, listquery.Query{SortBy: "name"})
 	if err != nil {
 		return err
 	}
-	prios, err := s.props.Priorities(ctx, listquery.Query{SortBy: "value"})
+	prios, err := h.props.Priorities(ctx, listquery.Query{SortBy: "value"})
 	if err != nil {
 		return err
 	}
-	row.Categories, row.Priorities = mapSlice(cats, categoryView), s.priorityViews(prios)
+	row.Categories, row.Priorities = mapSlice(cats, categoryView), h.prios.views(prios)
 
 	status := http.StatusOK
-	updated, saveErr := s.saveWorkloadTypeForm(c, id)
+	updated, saveErr := h.saveWorkloadTypeForm(c, id)
 	if saveErr != nil {
-		current, err := s.props.WorkloadType(ctx, id)
+		current, err := h.props.WorkloadType(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -157,12 +150,12 @@ func (s *Server) saveWorkloadTypeRow(c echo.Context) error {
 		if saveErr != nil {
 			return saveErr
 		}
-		return c.Redirect(http.StatusSeeOther, "/workload-types")
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.WorkloadTypes))
 	}
 	return render(c, status, views.WorkloadTypeRowView(row))
 }
 
-func (s *Server) saveWorkloadTypeForm(c echo.Context, id uuid.UUID) (store.WorkloadType, error) {
+func (h *workloadProperties) saveWorkloadTypeForm(c echo.Context, id uuid.UUID) (store.WorkloadType, error) {
 	if err := requireAdmin(c, "change a workload type's defaults"); err != nil {
 		return store.WorkloadType{}, err
 	}
@@ -181,38 +174,38 @@ func (s *Server) saveWorkloadTypeForm(c echo.Context, id uuid.UUID) (store.Workl
 	if err != nil {
 		return store.WorkloadType{}, err
 	}
-	return s.props.UpdateWorkloadType(c.Request().Context(), id, u, actor(c))
+	return h.props.UpdateWorkloadType(c.Request().Context(), id, u, actor(c))
 }
 
-func (s *Server) prioritiesPage(c echo.Context) error {
+func (h *workloadProperties) prioritiesPage(c echo.Context) error {
 	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
 	if err != nil {
 		return err
 	}
-	ps, err := s.props.Priorities(c.Request().Context(), q)
+	ps, err := h.props.Priorities(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
 	m := views.PrioritiesPage{
-		Page:       s.page(c, "Priorities", "priorities"),
-		Priorities: s.priorityViews(ps),
-		CSVHref:    "/priorities.csv?" + c.QueryParams().Encode(),
+		Page:       h.page(c, "Priorities", "priorities"),
+		Priorities: h.prios.views(ps),
+		CSVHref:    pathTo(c, routenames.PrioritiesCSV) + "?" + c.QueryParams().Encode(),
 		Columns:    sortLinks(c, q, [][2]string{{"Name", "name"}, {"Value", "value"}}),
 	}
 	return render(c, http.StatusOK, views.PrioritiesView(m))
 }
 
-func (s *Server) prioritiesCSV(c echo.Context) error {
+func (h *workloadProperties) prioritiesCSV(c echo.Context) error {
 	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
 	if err != nil {
 		return err
 	}
-	ps, err := s.props.Priorities(c.Request().Context(), q)
+	ps, err := h.props.Priorities(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
 	rows := [][]string{{"id", "name", "value", "source", "clusterStatus"}}
-	for _, p := range s.priorityViews(ps) {
+	for _, p := range h.prios.views(ps) {
 		rows = append(rows, []string{p.ID, p.Name, strconv.Itoa(p.Value), p.Source, p.ClusterStatus})
 	}
 	return writeCSV(c, "priorities.csv", rows)
@@ -226,11 +219,4 @@ func writeCSV(c echo.Context, filename string, rows [][]string) error {
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -41,22 +42,23 @@ const (
 	labelPreemptibility = "kai.scheduler/preemptibility"
 )
 
-// workloads holds the workload routes' dependencies.
+// workloads is the workloads feature: the scheduler's workload records in the API, and the
+// changes of priority and preemptibility that label a workload in the cluster.
 type workloads struct {
-	store   WorkloadStore
-	labeler WorkloadLabeler // nil: no cluster is connected
+	store      WorkloadStore
+	labeler    WorkloadLabeler // nil: no cluster is connected
+	priorities WorkloadPropertiesStore
+	log        *slog.Logger
 }
 
-func newWorkloads(d Deps) workloads { return workloads{store: d.Workloads, labeler: d.Labeler} }
-
-func (s *Server) routeWorkloads(api *echo.Group) {
-	api.GET("/workloads", s.listWorkloads)
-	api.GET("/workloads/:id", s.getWorkload)
-	api.PATCH("/workloads/:id", s.patchWorkload)
-	api.GET("/workloads/:id/events", s.listWorkloadEvents)
+func (h *workloads) routes(r router) {
+	r.api.GET("/workloads", h.listWorkloads)
+	r.api.GET("/workloads/:id", h.getWorkload)
+	r.api.PATCH("/workloads/:id", h.patchWorkload)
+	r.api.GET("/workloads/:id/events", h.listWorkloadEvents)
 }
 
-func (s *Server) listWorkloads(c echo.Context) error {
+func (h *workloads) listWorkloads(c echo.Context) error {
 	params := c.QueryParams()
 	if params.Get("sortBy") == "priority" { // priorities sort by value, not by name
 		params = cloneValues(params)
@@ -70,14 +72,14 @@ func (s *Server) listWorkloads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.wl.store == nil {
+	if h.store == nil {
 		return errNoWorkloadStore
 	}
-	scope, err := s.workloadScope(c)
+	scope, err := h.workloadScope(c)
 	if err != nil {
 		return err
 	}
-	list, next, err := s.wl.store.VisibleWorkloads(c.Request().Context(), q, deleted, scope)
+	list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, deleted, scope)
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func cloneValues(v url.Values) url.Values {
 // workloadScope is what lists show the caller: everything to those who may read the whole
 // system, else the workloads of the projects they hold a role in (directly or through their
 // department). Workloads without a project are seen only system-wide.
-func (s *Server) workloadScope(c echo.Context) (store.WorkloadScope, error) {
+func (h *workloads) workloadScope(c echo.Context) (store.WorkloadScope, error) {
 	if can(c, auth.Read, auth.System) {
 		return store.WorkloadScope{All: true}, nil
 	}
@@ -107,7 +109,7 @@ func (s *Server) workloadScope(c echo.Context) (store.WorkloadScope, error) {
 	if len(identity(c).Grants) == 0 {
 		return scope, nil
 	}
-	refs, err := s.wl.store.ProjectRefs(c.Request().Context())
+	refs, err := h.store.ProjectRefs(c.Request().Context())
 	if err != nil {
 		return scope, err
 	}
@@ -121,11 +123,11 @@ func (s *Server) workloadScope(c echo.Context) (store.WorkloadScope, error) {
 
 // workloadProject is a workload's project as an access scope, with the project when it still
 // exists (nil for a workload without a project, or whose project was deleted).
-func (s *Server) workloadProject(ctx context.Context, r store.WorkloadRecord) (auth.Scope, *store.Project, error) {
+func (h *workloads) workloadProject(ctx context.Context, r store.WorkloadRecord) (auth.Scope, *store.Project, error) {
 	if r.ProjectName == "" {
 		return auth.System, nil, nil
 	}
-	p, err := s.wl.store.ProjectNamed(ctx, r.ProjectName)
+	p, err := h.store.ProjectNamed(ctx, r.ProjectName)
 	if errors.Is(err, store.ErrNotFound) {
 		return auth.System, nil, nil
 	}
@@ -137,20 +139,20 @@ func (s *Server) workloadProject(ctx context.Context, r store.WorkloadRecord) (a
 
 // visibleWorkload returns the record with the id in the path, and its project; a workload the
 // caller may not see is answered like one that does not exist (404), as lists leave it out.
-func (s *Server) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
+func (h *workloads) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return store.WorkloadRecord{}, auth.Scope{}, nil, err
 	}
-	if s.wl.store == nil {
+	if h.store == nil {
 		return store.WorkloadRecord{}, auth.Scope{}, nil, errNoWorkloadStore
 	}
 	ctx := c.Request().Context()
-	r, err := s.wl.store.WorkloadRecord(ctx, id.String())
+	r, err := h.store.WorkloadRecord(ctx, id.String())
 	if err != nil {
 		return r, auth.Scope{}, nil, err
 	}
-	scope, p, err := s.workloadProject(ctx, r)
+	scope, p, err := h.workloadProject(ctx, r)
 	if err != nil {
 		return r, scope, nil, err
 	}
@@ -160,20 +162,20 @@ func (s *Server) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.Sco
 	return r, scope, p, nil
 }
 
-func (s *Server) getWorkload(c echo.Context) error {
-	r, _, _, err := s.visibleWorkload(c)
+func (h *workloads) getWorkload(c echo.Context) error {
+	r, _, _, err := h.visibleWorkload(c)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, workloadView(r, time.Now()))
 }
 
-func (s *Server) listWorkloadEvents(c echo.Context) error {
-	r, _, _, err := s.visibleWorkload(c)
+func (h *workloads) listWorkloadEvents(c echo.Context) error {
+	r, _, _, err := h.visibleWorkload(c)
 	if err != nil {
 		return err
 	}
-	evs, err := s.wl.store.WorkloadEvents(c.Request().Context(), r.UID)
+	evs, err := h.store.WorkloadEvents(c.Request().Context(), r.UID)
 	if err != nil {
 		return err
 	}
@@ -193,7 +195,7 @@ type workloadPatchRequest struct {
 // Researchers may change only their own workloads, but v1 records do not say who submitted a
 // workload, so only roles that may edit any workload of the project (research manager,
 // department admin, admin) can change one here; researchers get a 403 that says so.
-func (s *Server) patchWorkload(c echo.Context) error {
+func (h *workloads) patchWorkload(c echo.Context) error {
 	target(c, "update", "workload", c.Param("id"))
 	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
 		return authorize(c, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
@@ -205,7 +207,7 @@ func (s *Server) patchWorkload(c echo.Context) error {
 	if !req.Priority.Set && !req.Preemptibility.Set {
 		return badRequest("send priority, preemptibility or both, e.g. {\"priority\":\"high\"}")
 	}
-	r, scope, project, err := s.visibleWorkload(c)
+	r, scope, project, err := h.visibleWorkload(c)
 	if err != nil {
 		return err
 	}
@@ -226,13 +228,13 @@ func (s *Server) patchWorkload(c echo.Context) error {
 	var what []string
 	view := workloadView(r, time.Now())
 	if req.Priority.Set {
-		prio, err := s.checkWorkloadPriority(c.Request().Context(), req.Priority, project)
+		prio, err := h.checkWorkloadPriority(c.Request().Context(), req.Priority, project)
 		if err != nil {
 			return err
 		}
 		set[labelPriority] = &prio.Name
 		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
-		what = append(what, fmt.Sprintf("priority from %s to %s", orNone(r.PriorityName), prio.Name))
+		what = append(what, fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
 	}
 	if req.Preemptibility.Set {
@@ -240,26 +242,26 @@ func (s *Server) patchWorkload(c echo.Context) error {
 		switch v := req.Preemptibility.Value; {
 		case req.Preemptibility.Null:
 			set[labelPreemptibility] = nil
-			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", orNone(r.Preemptibility)))
+			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
 		case v == store.Preemptible || v == store.NonPreemptible:
 			set[labelPreemptibility] = &v
 			to = v
-			what = append(what, fmt.Sprintf("preemptibility from %s to %s", orNone(r.Preemptibility), v))
+			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
 			view.Preemptible = v == store.Preemptible
 		default:
-			return badRequest("preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
+			return badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
 		}
 		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
 	}
-	if s.wl.labeler == nil {
+	if h.labeler == nil {
 		return &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
 	}
 
 	by := actor(c)
 	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
 		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
-	err = s.wl.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
-		return s.labelerError(c, r, s.wl.labeler.PatchWorkloadLabels(ctx, r.UID, set))
+	err = h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
+		return h.labelerError(c, r, h.labeler.PatchWorkloadLabels(ctx, r.UID, set))
 	})
 	if err != nil {
 		return err
@@ -287,15 +289,15 @@ var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, messa
 // checkWorkloadPriority resolves a requested priority name against the dictionary and the
 // project's policy (S7): the project must allow changing priority, and the value must be within
 // its minPriority..maxPriority.
-func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string], project *store.Project) (store.Priority, error) {
-	dict, err := s.props.Priorities(ctx, listquery.Query{})
+func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[string], project *store.Project) (store.Priority, error) {
+	dict, err := h.priorities.Priorities(ctx, listquery.Query{})
 	if err != nil {
 		return store.Priority{}, err
 	}
 	slices.SortFunc(dict, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
 	names := mapSlice(dict, func(p store.Priority) string { return p.Name })
 	if req.Null || req.Value == "" {
-		return store.Priority{}, badRequest("priority must name a priority; use one of: %s", strings.Join(names, ", "))
+		return store.Priority{}, badField("priority", "priority must name a priority; use one of: %s", strings.Join(names, ", "))
 	}
 	byName := func(name string) (store.Priority, bool) {
 		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
@@ -306,7 +308,7 @@ func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string]
 	}
 	prio, ok := byName(req.Value)
 	if !ok {
-		return prio, badRequest("priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
+		return prio, badField("priority", "priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
 	}
 	if project == nil {
 		return prio, nil
@@ -314,8 +316,8 @@ func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string]
 	if !project.AllowPriorityChange {
 		return prio, badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
 	}
-	lo, hasLo := byName(deref(project.MinPriority))
-	hi, hasHi := byName(deref(project.MaxPriority))
+	lo, hasLo := byName(views.Deref(project.MinPriority))
+	hi, hasHi := byName(views.Deref(project.MaxPriority))
 	if (hasLo && prio.Value < lo.Value) || (hasHi && prio.Value > hi.Value) {
 		switch {
 		case hasLo && hasHi:
@@ -334,7 +336,7 @@ func (s *Server) checkWorkloadPriority(ctx context.Context, req optional[string]
 
 // labelerError turns the cluster's answer to a label patch into the API's: a workload the
 // cluster no longer has is a 404, anything else a 503 whose cause goes to the log.
-func (s *Server) labelerError(c echo.Context, r store.WorkloadRecord, err error) error {
+func (h *workloads) labelerError(c echo.Context, r store.WorkloadRecord, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -342,15 +344,8 @@ func (s *Server) labelerError(c echo.Context, r store.WorkloadRecord, err error)
 	if errors.As(err, &nf) && nf.NotFound() {
 		return &httpError{status: http.StatusNotFound, message: fmt.Sprintf("workload %s (%s/%s) is no longer in the cluster; it may have finished or been deleted", r.UID, r.Namespace, r.Name)}
 	}
-	s.log.Warn("workload labels not patched", "request_id", requestID(c), "workload", r.UID, "err", err)
+	h.log.Warn("workload labels not patched", "request_id", requestID(c), "workload", r.UID, "err", err)
 	return &httpError{status: http.StatusServiceUnavailable, message: "the cluster did not accept the label change; try again shortly (the request id in X-Request-Id helps an operator find why)"}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.

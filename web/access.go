@@ -10,28 +10,33 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
-func (s *Server) routeAuthAPI(api *echo.Group) {
-	api.GET("/me", s.me)
-	api.GET("/audit/log", s.auditLog)
-	api.GET("/access-rules", s.listAccessRules)
-	api.POST("/access-rules", s.postAccessRule)
-	api.DELETE("/access-rules/:id", s.deleteAccessRule)
-	api.GET("/api-keys", s.listAPIKeys)
-	api.POST("/api-keys", s.postAPIKey)
-	api.DELETE("/api-keys/:id", s.revokeAPIKey)
+// access is the access feature: who may do what (access rules), the API keys services sign
+// in with, and the caller's own identity (/api/v1/me); the Access page shows the first two to
+// admins.
+type access struct {
+	users AuthStore
+	keys  *keyCache // forgets a revoked key at once
+	layout
 }
 
-func (s *Server) routeAuthPages(e *echo.Echo) {
-	e.GET("/event-history", s.eventHistoryPage)
-	e.GET("/access", s.accessPage)
-	e.POST("/access/rules", s.accessRuleForm)
-	e.POST("/access/rules/:id/delete", s.accessRuleDeleteForm)
-	e.POST("/access/keys", s.apiKeyForm)
-	e.POST("/access/keys/:id/revoke", s.apiKeyRevokeForm)
+func (h *access) routes(r router) {
+	r.api.GET("/me", h.me)
+	r.api.GET("/access-rules", h.listAccessRules)
+	r.api.POST("/access-rules", h.postAccessRule)
+	r.api.DELETE("/access-rules/:id", h.deleteAccessRule)
+	r.api.GET("/api-keys", h.listAPIKeys)
+	r.api.POST("/api-keys", h.postAPIKey)
+	r.api.DELETE("/api-keys/:id", h.revokeAPIKey)
+	r.page(http.MethodGet, "/access", routenames.Access, h.accessPage)
+	r.page(http.MethodPost, "/access/rules", routenames.AccessRuleCreate, h.accessRuleForm)
+	r.page(http.MethodPost, "/access/rules/:id/delete", routenames.AccessRuleDelete, h.accessRuleDeleteForm)
+	r.page(http.MethodPost, "/access/keys", routenames.APIKeyCreate, h.apiKeyForm)
+	r.page(http.MethodPost, "/access/keys/:id/revoke", routenames.APIKeyRevoke, h.apiKeyRevokeForm)
 }
 
 type grantView struct {
@@ -41,7 +46,7 @@ type grantView struct {
 }
 
 // me says who the caller is and what they hold.
-func (s *Server) me(c echo.Context) error {
+func (h *access) me(c echo.Context) error {
 	id := identity(c)
 	grants := make([]grantView, len(id.Grants))
 	for i, g := range id.Grants {
@@ -107,7 +112,7 @@ func (g grantRequest) check() (auth.Role, auth.Scope, *uuid.UUID, error) {
 	return role, scope, scopeID, nil
 }
 
-func (s *Server) listAccessRules(c echo.Context) error {
+func (h *access) listAccessRules(c echo.Context) error {
 	if err := requireAdmin(c, "list access rules"); err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func (s *Server) listAccessRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rules, err := s.users.AccessRules(c.Request().Context(), q)
+	rules, err := h.users.AccessRules(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -128,7 +133,7 @@ type accessRuleRequest struct {
 	grantRequest
 }
 
-func (s *Server) createAccessRule(c echo.Context, req accessRuleRequest) (store.AccessRule, error) {
+func (h *access) createAccessRule(c echo.Context, req accessRuleRequest) (store.AccessRule, error) {
 	target(c, "create", "access-rule", "")
 	if err := requireAdmin(c, "manage access rules"); err != nil {
 		return store.AccessRule{}, err
@@ -137,17 +142,17 @@ func (s *Server) createAccessRule(c echo.Context, req accessRuleRequest) (store.
 		return store.AccessRule{}, err
 	}
 	if req.SubjectType != "user" && req.SubjectType != "group" {
-		return store.AccessRule{}, badRequest("subjectType %q is not known; use user or group", req.SubjectType)
+		return store.AccessRule{}, badField("subjectType", "subjectType %q is not known; use user or group", req.SubjectType)
 	}
 	role, scope, scopeID, err := req.check()
 	if err != nil {
 		return store.AccessRule{}, err
 	}
-	return s.users.CreateAccessRule(c.Request().Context(), store.NewAccessRule{SubjectType: req.SubjectType, Subject: req.Subject,
+	return h.users.CreateAccessRule(c.Request().Context(), store.NewAccessRule{SubjectType: req.SubjectType, Subject: req.Subject,
 		Role: string(role), ScopeType: string(scope.Type), ScopeID: scopeID}, actor(c))
 }
 
-func (s *Server) postAccessRule(c echo.Context) error {
+func (h *access) postAccessRule(c echo.Context) error {
 	target(c, "create", "access-rule", "")
 	if err := requireAdmin(c, "manage access rules"); err != nil {
 		return err
@@ -156,14 +161,14 @@ func (s *Server) postAccessRule(c echo.Context) error {
 	if err := decodeJSON(c, &req, "subjectType", "subject", "role", "scopeType", "scopeId"); err != nil {
 		return err
 	}
-	r, err := s.createAccessRule(c, req)
+	r, err := h.createAccessRule(c, req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, accessRuleView(r))
 }
 
-func (s *Server) deleteAccessRule(c echo.Context) error {
+func (h *access) deleteAccessRule(c echo.Context) error {
 	target(c, "delete", "access-rule", c.Param("id"))
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -172,17 +177,17 @@ func (s *Server) deleteAccessRule(c echo.Context) error {
 	if err := requireAdmin(c, "manage access rules"); err != nil {
 		return err
 	}
-	if err := s.users.DeleteAccessRule(c.Request().Context(), id, actor(c)); err != nil {
+	if err := h.users.DeleteAccessRule(c.Request().Context(), id, actor(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) listAPIKeys(c echo.Context) error {
+func (h *access) listAPIKeys(c echo.Context) error {
 	if err := requireAdmin(c, "list API keys"); err != nil {
 		return err
 	}
-	keys, err := s.users.APIKeys(c.Request().Context())
+	keys, err := h.users.APIKeys(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -202,7 +207,7 @@ const (
 	maxKeyDays     = 730
 )
 
-func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, error) {
+func (h *access) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, error) {
 	target(c, "create", "api-key", "")
 	if err := requireAdmin(c, "create API keys"); err != nil {
 		return views.APIKey{}, err
@@ -219,11 +224,11 @@ func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, 
 		expires = *req.ExpiresAt
 	}
 	if time.Until(expires) > maxKeyLifetime {
-		return views.APIKey{}, badRequest("expiresAt is more than two years away; keys must expire within two years")
+		return views.APIKey{}, badField("expiresAt", "expiresAt is more than two years away; keys must expire within two years")
 	}
 	id := uuid.New()
 	token, hash := auth.NewAPIKey(id)
-	k, err := s.users.CreateAPIKey(c.Request().Context(), store.NewAPIKey{ID: id, Name: req.Name, Role: string(role),
+	k, err := h.users.CreateAPIKey(c.Request().Context(), store.NewAPIKey{ID: id, Name: req.Name, Role: string(role),
 		ScopeType: string(scope.Type), ScopeID: scopeID, ExpiresAt: expires, SecretHash: hash}, actor(c))
 	if err != nil {
 		return views.APIKey{}, err
@@ -233,7 +238,7 @@ func (s *Server) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, 
 	return v, nil
 }
 
-func (s *Server) postAPIKey(c echo.Context) error {
+func (h *access) postAPIKey(c echo.Context) error {
 	target(c, "create", "api-key", "")
 	if err := requireAdmin(c, "create API keys"); err != nil {
 		return err
@@ -242,7 +247,7 @@ func (s *Server) postAPIKey(c echo.Context) error {
 	if err := decodeJSON(c, &req, "name", "role", "scopeType", "scopeId", "expiresAt"); err != nil {
 		return err
 	}
-	v, err := s.createAPIKey(c, req)
+	v, err := h.createAPIKey(c, req)
 	if err != nil {
 		return err
 	}
@@ -250,7 +255,7 @@ func (s *Server) postAPIKey(c echo.Context) error {
 	return c.JSON(http.StatusCreated, v)
 }
 
-func (s *Server) revokeAPIKey(c echo.Context) error {
+func (h *access) revokeAPIKey(c echo.Context) error {
 	target(c, "revoke", "api-key", c.Param("id"))
 	id, err := pathID(c, "id")
 	if err != nil {
@@ -259,32 +264,32 @@ func (s *Server) revokeAPIKey(c echo.Context) error {
 	if err := requireAdmin(c, "revoke API keys"); err != nil {
 		return err
 	}
-	if err := s.users.RevokeAPIKey(c.Request().Context(), id, actor(c)); err != nil {
+	if err := h.users.RevokeAPIKey(c.Request().Context(), id, actor(c)); err != nil {
 		return err
 	}
-	s.keys.forget(id)
+	h.keys.forget(id)
 	return c.NoContent(http.StatusNoContent)
 }
 
 // accessPage shows access rules and API keys to admins.
-func (s *Server) accessPage(c echo.Context) error {
-	return s.renderAccess(c, http.StatusOK, nil, "")
+func (h *access) accessPage(c echo.Context) error {
+	return h.renderAccess(c, http.StatusOK, nil, "")
 }
 
-func (s *Server) renderAccess(c echo.Context, status int, newKey *views.APIKey, message string) error {
+func (h *access) renderAccess(c echo.Context, status int, newKey *views.APIKey, message string) error {
 	if err := requireAdmin(c, "manage access"); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	rules, err := s.users.AccessRules(ctx, listquery.Query{SortBy: "subject"})
+	rules, err := h.users.AccessRules(ctx, listquery.Query{SortBy: "subject"})
 	if err != nil {
 		return err
 	}
-	keys, err := s.users.APIKeys(ctx)
+	keys, err := h.users.APIKeys(ctx)
 	if err != nil {
 		return err
 	}
-	m := views.AccessPage{Page: s.page(c, "Access", "access"), Rules: mapSlice(rules, accessRuleView),
+	m := views.AccessPage{Page: h.page(c, "Access", "access"), Rules: mapSlice(rules, accessRuleView),
 		Keys: mapSlice(keys, apiKeyView), NewToken: newKey, Error: message}
 	for _, r := range auth.Roles {
 		m.Roles = append(m.Roles, string(r))
@@ -293,48 +298,48 @@ func (s *Server) renderAccess(c echo.Context, status int, newKey *views.APIKey, 
 }
 
 // formResult answers a form on the Access page: the page again with the reason when refused.
-func (s *Server) formResult(c echo.Context, err error) error {
+func (h *access) formResult(c echo.Context, err error) error {
 	if err == nil {
-		return c.Redirect(http.StatusSeeOther, "/access")
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Access))
 	}
 	status, message := statusOf(err)
 	if status == http.StatusUnauthorized || status == http.StatusForbidden || status >= 500 {
 		return err
 	}
-	return s.renderAccess(c, status, nil, message)
+	return h.renderAccess(c, status, nil, message)
 }
 
-func (s *Server) accessRuleForm(c echo.Context) error {
+func (h *access) accessRuleForm(c echo.Context) error {
 	scopeID := c.FormValue("scopeId")
-	_, err := s.createAccessRule(c, accessRuleRequest{SubjectType: c.FormValue("subjectType"), Subject: c.FormValue("subject"),
+	_, err := h.createAccessRule(c, accessRuleRequest{SubjectType: c.FormValue("subjectType"), Subject: c.FormValue("subject"),
 		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}})
-	return s.formResult(c, err)
+	return h.formResult(c, err)
 }
 
-func (s *Server) accessRuleDeleteForm(c echo.Context) error {
-	return s.formResult(c, s.deleteAccessRule(c))
+func (h *access) accessRuleDeleteForm(c echo.Context) error {
+	return h.formResult(c, h.deleteAccessRule(c))
 }
 
-func (s *Server) apiKeyForm(c echo.Context) error {
+func (h *access) apiKeyForm(c echo.Context) error {
 	scopeID := c.FormValue("scopeId")
 	req := apiKeyRequest{Name: c.FormValue("name"),
 		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}}
 	if d := strings.TrimSpace(c.FormValue("days")); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 1 || n > maxKeyDays {
-			return s.formResult(c, badRequest("valid for days must be a whole number from 1 to %d (two years); %q is not", maxKeyDays, d))
+			return h.formResult(c, badField("days", "valid for days must be a whole number from 1 to %d (two years); %q is not", maxKeyDays, d))
 		}
 		t := time.Now().UTC().AddDate(0, 0, n) // UTC: no daylight-saving hour to push day 730 past the limit
 		req.ExpiresAt = &t
 	}
-	v, err := s.createAPIKey(c, req)
+	v, err := h.createAPIKey(c, req)
 	if err != nil {
-		return s.formResult(c, err)
+		return h.formResult(c, err)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store") // the page shows the secret
-	return s.renderAccess(c, http.StatusCreated, &v, "")
+	return h.renderAccess(c, http.StatusCreated, &v, "")
 }
 
-func (s *Server) apiKeyRevokeForm(c echo.Context) error {
-	return s.formResult(c, s.revokeAPIKey(c))
+func (h *access) apiKeyRevokeForm(c echo.Context) error {
+	return h.formResult(c, h.revokeAPIKey(c))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -11,18 +12,42 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
-func (s *Server) routeLogin(e *echo.Echo) {
-	e.GET("/login", s.loginPage)
-	e.POST("/login", s.localLogin)
-	e.POST("/logout", s.logout)
-	e.GET("/auth/oidc/login", s.oidcStart)
-	e.GET("/auth/oidc/callback", s.oidcCallback)
+// signIn is the sign-in feature: the login page (local accounts and OIDC), sign-out, and the
+// middleware that knows who is calling (sessions, API keys and OIDC tokens, CSRF checks;
+// auth.go), which shares the sessions and keys with it.
+type signIn struct {
+	users     AuthStore
+	config    LoginConfig
+	sm        *scs.SessionManager
+	keys      keyCache // API keys validated in the last few seconds
+	passwords *passwordChecker
+	forms     formSigner // signs the login form's CSRF token
+	audit     AuditStore
+	log       *slog.Logger
+	layout
+}
+
+func newSignIn(d Deps, log *slog.Logger) *signIn {
+	h := &signIn{users: d.Users, config: d.Login, sm: newSessionManager(d.Login), passwords: newPasswordChecker(),
+		forms: newFormSigner(d.Login.FormKey), audit: d.Audit, log: log}
+	h.layout = layout{csrfToken: h.csrfToken}
+	return h
+}
+
+func (h *signIn) routes(r router) {
+	r.page(http.MethodGet, "/login", routenames.Login, h.loginPage)
+	r.page(http.MethodPost, "/login", routenames.LoginSubmit, h.localLogin)
+	r.page(http.MethodPost, "/logout", routenames.Logout, h.logout)
+	r.page(http.MethodGet, "/auth/oidc/login", routenames.OIDCLogin, h.oidcStart)
+	r.page(http.MethodGet, "/auth/oidc/callback", routenames.OIDCCallback, h.oidcCallback)
 }
 
 // loginThrottle is how long an account or address waits after its nth failed login in an
@@ -35,19 +60,19 @@ func loginThrottle(failures int) time.Duration {
 	return min(d, 15*time.Minute)
 }
 
-func (s *Server) loginPage(c echo.Context) error {
+func (h *signIn) loginPage(c echo.Context) error {
 	if identity(c).Authenticated() {
 		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 	}
-	return s.renderLogin(c, http.StatusOK, "", "")
+	return h.renderLogin(c, http.StatusOK, "", "")
 }
 
 // renderLogin shows the sign-in page. It stores no session: the form's CSRF token is the
 // signed double-submit token of loginFormToken.
-func (s *Server) renderLogin(c echo.Context, status int, username, message string) error {
+func (h *signIn) renderLogin(c echo.Context, status int, username, message string) error {
 	m := views.LoginPage{
-		Page:     s.page(c, "Sign in", ""),
-		OIDC:     s.login.OIDC != nil,
+		Page:     h.page(c, "Sign in", ""),
+		OIDC:     h.config.OIDC != nil,
 		Next:     safeNext(c.QueryParam("next")),
 		Username: username,
 		Error:    message,
@@ -56,7 +81,7 @@ func (s *Server) renderLogin(c echo.Context, status int, username, message strin
 		m.Next = safeNext(c.Request().PostFormValue("next"))
 	}
 	if !m.OIDC && m.CSRFToken == "" {
-		m.CSRFToken = s.loginFormToken(c)
+		m.CSRFToken = h.loginFormToken(c)
 	}
 	return render(c, status, views.LoginView(m))
 }
@@ -92,36 +117,36 @@ func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 // address before the password is checked (ReserveLoginAttempt decides atomically), so parallel
 // attempts cannot slip past the throttle; after three failures each further attempt waits
 // longer (loginThrottle). The check itself runs in one of a few slots (passwordChecker).
-func (s *Server) localLogin(c echo.Context) error {
+func (h *signIn) localLogin(c echo.Context) error {
 	markAudited(c)
-	if s.login.OIDC != nil {
-		return s.renderLogin(c, http.StatusBadRequest, "", "Local sign-in is off: this console signs people in with its identity provider.")
+	if h.config.OIDC != nil {
+		return h.renderLogin(c, http.StatusBadRequest, "", "Local sign-in is off: this console signs people in with its identity provider.")
 	}
 	ctx := c.Request().Context()
 	r := c.Request()
 	name := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
 	keys := []string{"account:" + strings.ToLower(name), "address:" + c.RealIP()}
-	wait, err := s.users.ReserveLoginAttempt(ctx, keys, loginThrottle)
+	wait, err := h.users.ReserveLoginAttempt(ctx, keys, loginThrottle)
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		s.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
-		return s.renderLogin(c, http.StatusTooManyRequests, name,
+		h.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
+		return h.renderLogin(c, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed sign-ins for this account or address. Wait %d seconds and try again.", secs))
 	}
 	checked := false
 	defer func() {
 		if !checked { // give back an attempt whose password was never checked
-			if err := s.users.ReleaseLoginAttempt(context.WithoutCancel(ctx), keys, loginThrottle); err != nil {
-				s.log.Warn("sign-in attempt not given back", "request_id", requestID(c), "err", err)
+			if err := h.users.ReleaseLoginAttempt(context.WithoutCancel(ctx), keys, loginThrottle); err != nil {
+				h.log.Warn("sign-in attempt not given back", "request_id", requestID(c), "err", err)
 			}
 		}
 	}()
-	u, err := s.users.LocalUser(ctx, name)
+	u, err := h.users.LocalUser(ctx, name)
 	hash := u.PasswordHash
 	switch {
 	case err == nil:
@@ -130,92 +155,92 @@ func (s *Server) localLogin(c echo.Context) error {
 	default:
 		return err
 	}
-	ok, err := s.passwords.check(ctx, hash, password)
+	ok, err := h.passwords.check(ctx, hash, password)
 	switch {
 	case errors.Is(err, errBusy):
 		secs := int(passwordSlotWait / time.Second)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		s.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
-		return s.renderLogin(c, http.StatusServiceUnavailable, name,
+		h.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
+		return h.renderLogin(c, http.StatusServiceUnavailable, name,
 			fmt.Sprintf("The server is busy checking other sign-ins. Wait %d seconds and try again.", secs))
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
 	checked = true
 	if !ok || u.PasswordHash == "" {
-		s.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
-		return s.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
+		h.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
+		return h.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
 	}
-	if err := s.users.ClearLoginFailures(ctx, keys); err != nil {
+	if err := h.users.ClearLoginFailures(ctx, keys); err != nil {
 		return err
 	}
-	s.forgetLoginForm(c)
-	return s.startSession(c, u, safeNext(r.PostFormValue("next")))
+	h.forgetLoginForm(c)
+	return h.startSession(c, u, safeNext(r.PostFormValue("next")))
 }
 
 var dummyHash, _ = auth.HashPassword("not a password anyone uses")
 
 // startSession signs u in: a new session id (so a planted one is useless), a new CSRF token,
 // and an audit row.
-func (s *Server) startSession(c echo.Context, u store.User, next string) error {
+func (h *signIn) startSession(c echo.Context, u store.User, next string) error {
 	ctx := c.Request().Context()
-	if err := s.sm.RenewToken(ctx); err != nil {
+	if err := h.sm.RenewToken(ctx); err != nil {
 		return err
 	}
-	s.sm.Put(ctx, sessUserID, u.ID.String())
-	s.sm.Put(ctx, sessCSRF, auth.RandomToken(32))
-	_ = s.users.TouchLogin(ctx, u.ID)
-	id, err := s.userIdentity(ctx, u)
+	h.sm.Put(ctx, sessUserID, u.ID.String())
+	h.sm.Put(ctx, sessCSRF, auth.RandomToken(32))
+	_ = h.users.TouchLogin(ctx, u.ID)
+	id, err := h.userIdentity(ctx, u)
 	if err != nil {
 		return err
 	}
 	c.SetRequest(c.Request().WithContext(auth.WithIdentity(ctx, id)))
-	s.auditLogin(c, "login", id.Subject, u.ID.String(), "success", http.StatusSeeOther, map[string]any{"role": id.Role})
+	h.auditLogin(c, "login", id.Subject, u.ID.String(), "success", http.StatusSeeOther, map[string]any{"role": id.Role})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
-func (s *Server) logout(c echo.Context) error {
+func (h *signIn) logout(c echo.Context) error {
 	markAudited(c)
 	id := identity(c)
 	if id.Authenticated() && c.Get(bearerKey) != true {
-		s.auditLogin(c, "logout", id.Subject, id.UserID, "success", http.StatusSeeOther, map[string]any{})
-		if err := s.sm.Destroy(c.Request().Context()); err != nil {
+		h.auditLogin(c, "logout", id.Subject, id.UserID, "success", http.StatusSeeOther, map[string]any{})
+		if err := h.sm.Destroy(c.Request().Context()); err != nil {
 			return err
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, "/login")
+	return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Login))
 }
 
 // oidcStart sends the browser to the provider with a fresh state, nonce and PKCE verifier,
 // kept in the session until the callback.
-func (s *Server) oidcStart(c echo.Context) error {
-	if s.login.OIDC == nil {
-		return c.Redirect(http.StatusFound, "/login")
+func (h *signIn) oidcStart(c echo.Context) error {
+	if h.config.OIDC == nil {
+		return c.Redirect(http.StatusFound, pathTo(c, routenames.Login))
 	}
 	ctx := c.Request().Context()
 	state, nonce, verifier := auth.RandomToken(24), auth.RandomToken(24), auth.NewVerifier()
-	s.sm.Put(ctx, sessState, state)
-	s.sm.Put(ctx, sessNonce, nonce)
-	s.sm.Put(ctx, sessVerifier, verifier)
-	s.sm.Put(ctx, sessNext, safeNext(c.QueryParam("next")))
-	return c.Redirect(http.StatusFound, s.login.OIDC.AuthCodeURL(state, nonce, verifier))
+	h.sm.Put(ctx, sessState, state)
+	h.sm.Put(ctx, sessNonce, nonce)
+	h.sm.Put(ctx, sessVerifier, verifier)
+	h.sm.Put(ctx, sessNext, safeNext(c.QueryParam("next")))
+	return c.Redirect(http.StatusFound, h.config.OIDC.AuthCodeURL(state, nonce, verifier))
 }
 
 // oidcCallback finishes the authorization code flow. Every failure is told to the person as a
 // sentence on the login page (and written to the audit log), never as a 500.
-func (s *Server) oidcCallback(c echo.Context) error {
+func (h *signIn) oidcCallback(c echo.Context) error {
 	markAudited(c)
-	if s.login.OIDC == nil {
-		return c.Redirect(http.StatusFound, "/login")
+	if h.config.OIDC == nil {
+		return c.Redirect(http.StatusFound, pathTo(c, routenames.Login))
 	}
 	ctx := c.Request().Context()
-	state := s.sm.PopString(ctx, sessState)
-	nonce := s.sm.PopString(ctx, sessNonce)
-	verifier := s.sm.PopString(ctx, sessVerifier)
-	next := s.sm.PopString(ctx, sessNext)
+	state := h.sm.PopString(ctx, sessState)
+	nonce := h.sm.PopString(ctx, sessNonce)
+	verifier := h.sm.PopString(ctx, sessVerifier)
+	next := h.sm.PopString(ctx, sessNext)
 	fail := func(status int, message, detail string) error {
-		s.auditLogin(c, "login", "", "", "failure", status, map[string]any{"error": detail})
-		return s.renderLogin(c, status, "", message)
+		h.auditLogin(c, "login", "", "", "failure", status, map[string]any{"error": detail})
+		return h.renderLogin(c, status, "", message)
 	}
 	if e := c.QueryParam("error"); e != "" {
 		desc := c.QueryParam("error_description")
@@ -228,7 +253,7 @@ func (s *Server) oidcCallback(c echo.Context) error {
 	if state == "" || c.QueryParam("state") != state {
 		return fail(http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
 	}
-	cl, err := s.login.OIDC.Exchange(ctx, c.QueryParam("code"), verifier, nonce)
+	cl, err := h.config.OIDC.Exchange(ctx, c.QueryParam("code"), verifier, nonce)
 	if err != nil {
 		msg := "The identity provider's answer could not be verified (" + describeTokenError(err) + "). Sign in again."
 		if strings.HasPrefix(err.Error(), "token exchange") {
@@ -236,11 +261,11 @@ func (s *Server) oidcCallback(c echo.Context) error {
 		}
 		return fail(http.StatusUnauthorized, msg, err.Error())
 	}
-	u, err := s.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, true)
+	u, err := h.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, true)
 	if err != nil {
 		return err
 	}
-	return s.startSession(c, u, safeNext(next))
+	return h.startSession(c, u, safeNext(next))
 }
 
 func describeTokenError(err error) string {
@@ -254,8 +279,8 @@ func describeTokenError(err error) string {
 }
 
 // auditLogin writes the audit row of a login or logout.
-func (s *Server) auditLogin(c echo.Context, action, subject, userID, result string, status int, changes map[string]any) {
-	if s.audit == nil {
+func (h *signIn) auditLogin(c echo.Context, action, subject, userID, result string, status int, changes map[string]any) {
+	if h.audit == nil {
 		return
 	}
 	if subject == "" {
@@ -266,7 +291,7 @@ func (s *Server) auditLogin(c echo.Context, action, subject, userID, result stri
 		HTTPMethod: c.Request().Method, Action: action, EntityType: "session", EntityID: userID, EntityName: subject,
 		Result: result, HTTPStatus: status, Changes: changes,
 	}
-	if err := s.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
-		s.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
+	if err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
+		h.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
@@ -43,12 +45,25 @@ func auditQuery(c echo.Context, v url.Values) (listquery.Query, store.AuditFilte
 	return q, f, nil
 }
 
-func (s *Server) auditLog(c echo.Context) error {
+// eventHistory is the audit log: /api/v1/audit/log and the Event history page.
+type eventHistory struct {
+	entries interface {
+		AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
+	}
+	layout
+}
+
+func (h *eventHistory) routes(r router) {
+	r.api.GET("/audit/log", h.auditLog)
+	r.page(http.MethodGet, "/event-history", routenames.EventHistory, h.eventHistoryPage)
+}
+
+func (h *eventHistory) auditLog(c echo.Context) error {
 	q, f, err := auditQuery(c, c.QueryParams())
 	if err != nil {
 		return err
 	}
-	entries, next, err := s.users.AuditLog(c.Request().Context(), q, f)
+	entries, next, err := h.entries.AuditLog(c.Request().Context(), q, f)
 	if err != nil {
 		return err
 	}
@@ -65,7 +80,7 @@ func auditView(e store.AuditEntry) views.AuditEntry {
 
 // eventHistoryPage is the Event history page: the audit log, filtered by subject, action,
 // entity type, result and time window, newest first, paged.
-func (s *Server) eventHistoryPage(c echo.Context) error {
+func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 	in := c.QueryParams()
 	v := url.Values{}
 	var filters []string
@@ -83,7 +98,7 @@ func (s *Server) eventHistoryPage(c echo.Context) error {
 			v.Set(k, x)
 		}
 	}
-	m := views.EventHistoryPage{Page: s.page(c, "Event history", "event-history"),
+	m := views.EventHistoryPage{Page: h.page(c, "Event history", "event-history"),
 		Subject: in.Get("subject"), Action: in.Get("action"), EntityType: in.Get("entityType"), Result: in.Get("result"),
 		Start: in.Get("start"), End: in.Get("end")}
 	for _, k := range []string{"start", "end"} {
@@ -101,7 +116,7 @@ func (s *Server) eventHistoryPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, next, err := s.users.AuditLog(c.Request().Context(), q, f)
+	entries, next, err := h.entries.AuditLog(c.Request().Context(), q, f)
 	if err != nil {
 		return err
 	}
@@ -113,7 +128,7 @@ func (s *Server) eventHistoryPage(c echo.Context) error {
 			p[k] = vals
 		}
 		p.Set("offset", strconv.Itoa(*next))
-		m.NextHref = "/event-history?" + p.Encode()
+		m.NextHref = pathTo(c, routenames.EventHistory) + "?" + p.Encode()
 	}
 	if q.Offset > 0 {
 		p := url.Values{}
@@ -121,7 +136,7 @@ func (s *Server) eventHistoryPage(c echo.Context) error {
 			p[k] = vals
 		}
 		p.Set("offset", strconv.Itoa(max(0, q.Offset-q.Limit)))
-		m.PrevHref = "/event-history?" + p.Encode()
+		m.PrevHref = pathTo(c, routenames.EventHistory) + "?" + p.Encode()
 	}
 	return render(c, http.StatusOK, views.EventHistoryView(m))
 }

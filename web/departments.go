@@ -1,0 +1,206 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// departments is the departments feature: the API resource (/api/v1/org-unit/departments) and
+// the Departments page. A department's deserved GPUs in a pool bound what its projects there
+// deserve together.
+type departments struct {
+	org organization
+	layout
+}
+
+func (h *departments) routes(r router) {
+	r.api.GET("/org-unit/departments", h.listDepartments)
+	r.api.POST("/org-unit/departments", h.createDepartment)
+	r.api.GET("/org-unit/departments/:id", h.getDepartment)
+	r.api.PUT("/org-unit/departments/:id", h.putDepartment)
+	r.api.DELETE("/org-unit/departments/:id", h.deleteDepartment)
+	r.page(http.MethodGet, "/departments", routenames.Departments, h.departmentsPage)
+	r.page(http.MethodGet, "/departments.csv", routenames.DepartmentsCSV, h.departmentsCSV)
+	r.page(http.MethodPost, "/departments", routenames.DepartmentCreate, h.createDepartmentForm)
+	r.page(http.MethodPost, "/departments/:id", routenames.DepartmentSave, h.saveDepartmentRow)
+	r.page(http.MethodPost, "/departments/:id/quotas/:pool", routenames.DepartmentQuotaSave, h.saveDepartmentQuota)
+	r.page(http.MethodPost, "/departments/:id/delete", routenames.DepartmentDelete, h.deleteDepartmentRow)
+}
+
+type departmentRequest struct {
+	Name      optional[string]         `json:"name"`
+	Resources optional[[]quotaRequest] `json:"resources"`
+}
+
+var departmentFields = []string{"name", "resources"}
+
+func (r departmentRequest) update() (store.DepartmentUpdate, error) {
+	res, err := optionalQuotas(r.Resources)
+	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
+}
+
+func (h *departments) listDepartments(c echo.Context) error {
+	return listAll(c, store.DepartmentSpec, "departments", h.org.visibleDepartments(c), h.org.departmentView)
+}
+
+func (h *departments) getDepartment(c echo.Context) error {
+	return getByID(c, "id", h.org.readableDepartment(c), h.org.departmentView)
+}
+
+func (h *departments) createDepartment(c echo.Context) error {
+	return createByAdmin(c, "department", "create a department", departmentFields, departmentRequest.update, h.org.store.CreateDepartment, h.org.departmentView)
+}
+
+func (h *departments) putDepartment(c echo.Context) error {
+	return putByAdmin(c, "department", "change a department", departmentFields, departmentRequest.update, h.org.store.UpdateDepartment, h.org.departmentView)
+}
+
+func (h *departments) deleteDepartment(c echo.Context) error {
+	return deleteByID(c, "department", "delete a department", h.org.store.DeleteDepartment)
+}
+
+func (h *departments) departmentsPage(c echo.Context) error {
+	return h.renderDepartmentsPage(c, http.StatusOK, views.DepartmentForm{})
+}
+
+func (h *departments) renderDepartmentsPage(c echo.Context, status int, form views.DepartmentForm) error {
+	ctx := c.Request().Context()
+	q, err := pageQuery(c, store.DepartmentSpec)
+	if err != nil {
+		return err
+	}
+	ds, err := h.org.visibleDepartments(c)(ctx, q)
+	if err != nil {
+		return err
+	}
+	pools, err := h.org.poolRefs(ctx)
+	if err != nil {
+		return err
+	}
+	if form.Quotas == nil {
+		form.Quotas = quotaCells(pools, nil, views.OrgStatus{})
+	}
+	page := h.page(c, "Departments", "departments")
+	m := views.DepartmentsPage{
+		Page: page, Pools: pools, Search: q.Search, CanEdit: canManageOrg(c), Form: form,
+		CSVHref: pathTo(c, routenames.DepartmentsCSV) + "?" + c.QueryParams().Encode(),
+		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}}),
+	}
+	for _, d := range ds {
+		m.Rows = append(m.Rows, h.departmentRow(c, d, pools, page.CSRFToken))
+	}
+	return render(c, status, views.DepartmentsView(m))
+}
+
+func (h *departments) departmentRow(c echo.Context, d store.Department, pools []views.NodePoolRef, csrf string) views.DepartmentRow {
+	v := h.org.departmentView(d)
+	return views.DepartmentRow{Department: v, Quotas: quotaCells(pools, v.Resources, v.Status), CanEdit: canManageOrg(c), CSRFToken: csrf}
+}
+
+func (h *departments) createDepartmentForm(c echo.Context) error {
+	target(c, "create", "department", "")
+	ctx := c.Request().Context()
+	pools, err := h.org.poolRefs(ctx)
+	if err != nil {
+		return err
+	}
+	form := views.DepartmentForm{Name: c.FormValue("name")}
+	var in []store.QuotaInput
+	form.Quotas, in, err = formQuotas(c, pools)
+	if err == nil {
+		err = requireAdmin(c, "create a department")
+	}
+	if err == nil {
+		_, err = h.org.store.CreateDepartment(ctx, store.DepartmentUpdate{Name: formString(form.Name), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, actor(c))
+	}
+	if err != nil {
+		status, _ := statusOf(err)
+		form.Error = formRefusal(err)
+		return h.renderDepartmentsPage(c, status, form)
+	}
+	return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Departments))
+}
+
+// saveDepartment applies u to a department and answers its row, the refusal shown at field.
+func (h *departments) saveDepartment(c echo.Context, field string, u func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error)) error {
+	id, err := changeTarget(c, "update", "department")
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "change a department"); err != nil {
+		return err // before any row is shown: only admins change departments
+	}
+	ctx := c.Request().Context()
+	pools, err := h.org.poolRefs(ctx)
+	if err != nil {
+		return err
+	}
+	_, saveErr := h.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
+	return rowResult(c, routenames.Departments, saveErr, func(status int) error {
+		d, err := h.org.store.Department(ctx, id)
+		if err != nil {
+			return err
+		}
+		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
+		row.Saved, row.Error = rowOutcome(c, field, saveErr, row.Quotas)
+		return render(c, status, views.DepartmentRowView(row))
+	})
+}
+
+func (h *departments) saveDepartmentRow(c echo.Context) error {
+	return h.saveDepartment(c, "", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
+		return store.DepartmentUpdate{Name: formString(c.FormValue("name"))}, nil
+	})
+}
+
+func (h *departments) saveDepartmentQuota(c echo.Context) error {
+	return h.saveDepartment(c, "quota:"+c.Param("pool"), func(d store.Department, pools []views.NodePoolRef) (store.DepartmentUpdate, error) {
+		in, err := replaceCell(c, pools, mapSlice(d.Quotas, quotaView), c.Param("pool"))
+		return store.DepartmentUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, err
+	})
+}
+
+func (h *departments) deleteDepartmentRow(c echo.Context) error {
+	id, err := changeTarget(c, "delete", "department")
+	if err != nil {
+		return err
+	}
+	if err := requireAdmin(c, "delete a department"); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	delErr := h.org.store.DeleteDepartment(ctx, id, actor(c))
+	return deleteRow(c, routenames.Departments, delErr, func(refused views.FieldError) (templ.Component, error) {
+		d, err := h.org.store.Department(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		pools, err := h.org.poolRefs(ctx)
+		row := h.departmentRow(c, d, pools, h.page(c, "", "").CSRFToken)
+		row.Error = refused
+		return views.DepartmentRowView(row), err
+	})
+}
+
+func (h *departments) departmentsCSV(c echo.Context) error {
+	q, err := pageQuery(c, store.DepartmentSpec)
+	if err != nil {
+		return err
+	}
+	ds, err := h.org.visibleDepartments(c)(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"id", "name", "projects", "quotas", "allocated"}}
+	for _, d := range ds {
+		v := h.org.departmentView(d)
+		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
+	}
+	return writeCSV(c, "departments.csv", rows)
+}

@@ -1,0 +1,165 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// nodePools is the node pools feature: the API resource (/api/v1/node-pools) and the Node pools
+// page. A pool holds the nodes labelled with its label key and value; quotas are given per pool.
+type nodePools struct {
+	org organization
+	layout
+}
+
+func (h *nodePools) routes(r router) {
+	r.api.GET("/node-pools", h.listNodePools)
+	r.api.POST("/node-pools", h.createNodePool)
+	r.api.GET("/node-pools/:id", h.getNodePool)
+	r.api.PUT("/node-pools/:id", h.putNodePool)
+	r.api.DELETE("/node-pools/:id", h.deleteNodePool)
+	r.page(http.MethodGet, "/node-pools", routenames.NodePools, h.nodePoolsPage)
+	r.page(http.MethodGet, "/node-pools.csv", routenames.NodePoolsCSV, h.nodePoolsCSV)
+	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
+	r.page(http.MethodPost, "/node-pools/:id", routenames.NodePoolSave, h.saveNodePoolRow)
+	r.page(http.MethodPost, "/node-pools/:id/delete", routenames.NodePoolDelete, h.deleteNodePoolRow)
+}
+
+type nodePoolRequest struct {
+	Name       optional[string] `json:"name"`
+	LabelKey   optional[string] `json:"labelKey"`
+	LabelValue optional[string] `json:"labelValue"`
+	Placement  optional[string] `json:"placement"`
+}
+
+var nodePoolFields = []string{"name", "labelKey", "labelValue", "placement"}
+
+func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
+	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
+		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
+}
+
+func (h *nodePools) listNodePools(c echo.Context) error {
+	return listAll(c, store.NodePoolSpec, "nodePools", h.org.store.NodePools, h.org.nodePoolView)
+}
+
+func (h *nodePools) getNodePool(c echo.Context) error {
+	return getByID(c, "id", h.org.store.NodePool, h.org.nodePoolView)
+}
+
+func (h *nodePools) createNodePool(c echo.Context) error {
+	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.CreateNodePool, h.org.nodePoolView)
+}
+
+func (h *nodePools) putNodePool(c echo.Context) error {
+	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.UpdateNodePool, h.org.nodePoolView)
+}
+
+func (h *nodePools) deleteNodePool(c echo.Context) error {
+	return deleteByID(c, "node-pool", "delete a node pool", h.org.store.DeleteNodePool)
+}
+
+func (h *nodePools) nodePoolsPage(c echo.Context) error {
+	return h.renderNodePoolsPage(c, http.StatusOK, views.NodePoolForm{LabelKey: store.NodePoolLabelKey, Placement: store.Binpack})
+}
+
+func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm) error {
+	q, err := pageQuery(c, store.NodePoolSpec)
+	if err != nil {
+		return err
+	}
+	pools, err := h.org.store.NodePools(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	m := views.NodePoolsPage{
+		Page: h.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, h.org.nodePoolView), Search: q.Search,
+		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
+		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
+	}
+	return render(c, status, views.NodePoolsView(m))
+}
+
+func (h *nodePools) createNodePoolForm(c echo.Context) error {
+	target(c, "create", "node-pool", "")
+	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
+	err := requireAdmin(c, "create a node pool")
+	if err == nil {
+		u := store.NodePoolUpdate{Name: formString(form.Name), LabelKey: formString(form.LabelKey), Placement: formString(form.Placement)}
+		if form.LabelValue != "" {
+			u.LabelValue = formString(form.LabelValue)
+		}
+		_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+	}
+	if err != nil {
+		status, _ := statusOf(err)
+		form.Error = formRefusal(err)
+		return h.renderNodePoolsPage(c, status, form)
+	}
+	return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.NodePools))
+}
+
+func (h *nodePools) saveNodePoolRow(c echo.Context) error {
+	id, err := changeTarget(c, "update", "node-pool")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	saveErr := requireAdmin(c, "change a node pool")
+	if saveErr == nil {
+		u := store.NodePoolUpdate{Placement: formString(c.FormValue("placement"))}
+		if _, ok := c.Request().PostForm["name"]; ok {
+			u.Name, u.LabelKey, u.LabelValue = formString(c.FormValue("name")), formString(c.FormValue("labelKey")), formString(c.FormValue("labelValue"))
+		}
+		_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
+	}
+	return rowResult(c, routenames.NodePools, saveErr, func(status int) error {
+		p, err := h.org.store.NodePool(ctx, id)
+		if err != nil {
+			return err
+		}
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
+			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
+		return render(c, status, views.NodePoolRowView(row))
+	})
+}
+
+func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
+	id, err := changeTarget(c, "delete", "node-pool")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	delErr := requireAdmin(c, "delete a node pool")
+	if delErr == nil {
+		delErr = h.org.store.DeleteNodePool(ctx, id, actor(c))
+	}
+	return deleteRow(c, routenames.NodePools, delErr, func(refused views.FieldError) (templ.Component, error) {
+		p, err := h.org.store.NodePool(ctx, id)
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		return views.NodePoolRowView(row), err
+	})
+}
+
+func (h *nodePools) nodePoolsCSV(c echo.Context) error {
+	q, err := pageQuery(c, store.NodePoolSpec)
+	if err != nil {
+		return err
+	}
+	pools, err := h.org.store.NodePools(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
+	for _, p := range mapSlice(pools, h.org.nodePoolView) {
+		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
+			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
+	}
+	return writeCSV(c, "node-pools.csv", rows)
+}

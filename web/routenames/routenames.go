@@ -1,0 +1,50 @@
+// Package routenames names the console's routes. Each feature's handler registers its routes
+// under these names (web), and links are built from them with Echo's Reverse (web, and views
+// through views.URL), so a path is written once, where its route is registered.
+package routenames
+
+// The pages and the forms they post to.
+const (
+	Home = "home"
+
+	Login        = "login"
+	LoginSubmit  = "login.submit"
+	Logout       = "logout"
+	OIDCLogin    = "oidc.login"
+	OIDCCallback = "oidc.callback"
+
+	WorkloadTypes    = "workload-types"
+	WorkloadTypesCSV = "workload-types.csv"
+	WorkloadTypeSave = "workload-types.save"
+	Priorities       = "priorities"
+	PrioritiesCSV    = "priorities.csv"
+
+	NodePools      = "node-pools"
+	NodePoolsCSV   = "node-pools.csv"
+	NodePoolCreate = "node-pools.create"
+	NodePoolSave   = "node-pools.save"
+	NodePoolDelete = "node-pools.delete"
+
+	Departments         = "departments"
+	DepartmentsCSV      = "departments.csv"
+	DepartmentCreate    = "departments.create"
+	DepartmentSave      = "departments.save"
+	DepartmentQuotaSave = "departments.quota.save"
+	DepartmentDelete    = "departments.delete"
+
+	Projects          = "projects"
+	ProjectsCSV       = "projects.csv"
+	ProjectCreate     = "projects.create"
+	ProjectSave       = "projects.save"
+	ProjectQuotaSave  = "projects.quota.save"
+	ProjectPolicySave = "projects.policy.save"
+	ProjectDelete     = "projects.delete"
+
+	Access           = "access"
+	AccessRuleCreate = "access.rules.create"
+	AccessRuleDelete = "access.rules.delete"
+	APIKeyCreate     = "access.keys.create"
+	APIKeyRevoke     = "access.keys.revoke"
+
+	EventHistory = "event-history"
+)
