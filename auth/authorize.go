@@ -2,7 +2,7 @@ package auth
 
 import "fmt"
 
-// Role is one of the roles of security.md "Roles and scopes".
+// Role is one of the roles of docs/security.md "Roles and scopes".
 type Role string
 
 const (
@@ -120,7 +120,7 @@ const (
 	EditOwnWorkload Action = "edit-own-workload"
 )
 
-// may is the table of security.md: what each role may do within its scope.
+// may is the table of docs/security.md "Roles and scopes": what each role may do within its scope.
 var may = map[Role][]Action{
 	RoleAdmin:           {Read, ManageSystem, ManageDepartment, ManageProject, EditAnyWorkload, SubmitWorkload, EditOwnWorkload},
 	RoleDepartmentAdmin: {Read, ManageDepartment, ManageProject, EditAnyWorkload, SubmitWorkload, EditOwnWorkload},

@@ -26,7 +26,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// The end-to-end scale benchmarks of testing.md: a local control plane with 500 kwok nodes of
+// The end-to-end scale benchmarks of docs/testing.md "Benchmarks": a local control plane with 500 kwok nodes of
 // 8 GPUs, Arbiter scheduling 4,000 one-GPU Jobs, and kube-scheduler from the same build
 // scheduling the same pods, measured in the same run.
 const (

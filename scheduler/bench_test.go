@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Benchmarks of testing.md: one full cycle at the reference size, a reclaim cycle, and how
+// Benchmarks of docs/testing.md "Benchmarks": one full cycle at the reference size, a reclaim cycle, and how
 // the cost grows with the number of workloads.
 
 func referenceConfig(running, pending int) genConfig {

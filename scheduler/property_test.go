@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The invariants of testing.md, checked on the plans of 10,000 random snapshots. A failure
+// The invariants of docs/testing.md "What the tests cover", checked on the plans of 10,000 random snapshots. A failure
 // prints the seed; genSnapshot(seed, smallConfig(seed)) rebuilds the snapshot.
 
 const propertySnapshots = 10_000

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The decision core must stay pure (architecture.md): nothing that talks to Kubernetes,
+// The decision core must stay pure (docs/architecture.md "Shape"): nothing that talks to Kubernetes,
 // PostgreSQL, HTTP, the file system or the network, directly or through a dependency.
 
 // ioPackages are standard packages that do I/O.

@@ -16,7 +16,7 @@ import (
 )
 
 // Config is what `arbiter serve` reads from flags, each with an ARBITER_* environment twin
-// (architecture.md "Configuration and defaults").
+// (README "Configuration"; docs/operations.md).
 type Config struct {
 	Addr             string
 	DataDir          string

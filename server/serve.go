@@ -40,7 +40,7 @@ func Database(ctx context.Context, c Config, log *slog.Logger) (url string, stop
 	}, nil
 }
 
-// Serve runs the console, the API and (later) the scheduler until ctx is cancelled, then
+// Serve runs the console, the API and, given a cluster, the scheduler until ctx is cancelled, then
 // shuts everything down in order. ready, if not nil, receives the URL once serving.
 func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
 	dbURL, stopDB, err := Database(ctx, c, log)

@@ -9,7 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 )
 
-// liveStatus is the organization's live status (api.md "Organization and quotas": status)
+// liveStatus is the organization's live status (docs/organization.md "Status")
 // read from the scheduler's last cycle: the plan's per-pool figures for node pools, projects
 // and departments. The lookups are indexed once per cycle, on the first
 // request that needs them, so a page listing many projects costs map reads only.

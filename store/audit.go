@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// AuditEntry is one row of the append-only audit log (security.md "Audit").
+// AuditEntry is one row of the append-only audit log (docs/security.md "Audit").
 type AuditEntry struct {
 	ID          int64          `db:"id"`
 	At          time.Time      `db:"at"`
@@ -77,7 +77,7 @@ func (s *Store) AuditEntries(ctx context.Context, limit int) ([]AuditEntry, erro
 	return scanAll[AuditEntry](rows, err)
 }
 
-// AuditSpec is the list spec of the audit log (api.md "Audit, health, metrics").
+// AuditSpec is the list spec of the audit log (docs/security.md "Audit").
 var AuditSpec = listquery.Spec{
 	Fields: map[string]listquery.Field{
 		"subject":    {Kind: listquery.String, Column: "a.subject", Sortable: true},

@@ -13,13 +13,13 @@ import (
 )
 
 // NoLimit is the quota limit that means "no limit"; DefaultOverQuotaWeight is the weight of a
-// quota that gives none (scheduling.md §7).
+// quota that gives none (docs/scheduling.md "Quotas and borrowing").
 const (
 	NoLimit                = -1
 	DefaultOverQuotaWeight = 2
 )
 
-// Quota is a department's or project's share of one node pool's GPUs (scheduling.md §7).
+// Quota is a department's or project's share of one node pool's GPUs (docs/scheduling.md "Quotas and borrowing").
 type Quota struct {
 	NodePoolID      uuid.UUID `db:"node_pool_id"`
 	NodePoolName    string    `db:"node_pool_name"`
@@ -328,7 +328,7 @@ func replaceQuotas(ctx context.Context, tx pgx.Tx, t quotaTable, owner uuid.UUID
 	return nil
 }
 
-// CheckQuota applies scheduling.md §7 to one pool's numbers.
+// CheckQuota applies docs/scheduling.md "Quotas and borrowing" to one pool's numbers.
 func CheckQuota(pool string, deserved, limit, weight int) error {
 	switch {
 	case deserved < 0:

@@ -19,7 +19,7 @@ const DefaultNodePoolName = "default"
 // DefaultNodePoolID is the default pool's stable id.
 var DefaultNodePoolID = SeedID("node-pool", DefaultNodePoolName)
 
-// Placement values of a node pool (scheduling.md S21).
+// Placement values of a node pool (docs/rules.md S21).
 const (
 	Binpack = "binpack"
 	Spread  = "spread"

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Project policy values (scheduling.md S12, S16, S20).
+// Project policy values (docs/rules.md S12, S16, S20).
 const (
 	PreemptOldest   = "oldest"
 	PreemptNewest   = "newest"
@@ -22,7 +22,7 @@ const (
 	QueueStrict     = "strict"
 )
 
-// Policy is a project's scheduling policy (api.md "Policy"); nil priorities mean no default
+// Policy is a project's scheduling policy (the OpenAPI schema Policy); nil priorities mean no default
 // and no bound.
 type Policy struct {
 	DefaultPriorityID   *uuid.UUID `db:"default_priority_id"`

@@ -11,7 +11,7 @@ import (
 // LocalIssuer is the issuer of local accounts (the bootstrap admin).
 const LocalIssuer = "local"
 
-// User is a person who has signed in, kept by issuer and subject (security.md).
+// User is a person who has signed in, kept by issuer and subject (docs/security.md "Signing in").
 type User struct {
 	ID           uuid.UUID  `db:"id"`
 	Issuer       string     `db:"issuer"`

@@ -9,14 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Preemptibility values (scheduling.md glossary).
+// Preemptibility values (docs/scheduling.md "The words").
 const (
 	Preemptible    = "preemptible"
 	NonPreemptible = "non-preemptible"
 )
 
 // ClusterDefaultPriority and ClusterDefaultPreemptibility apply to a workload type without a
-// category (scheduling.md §2: the setting that can never block anyone).
+// category (docs/rules.md S2: the setting that can never block anyone).
 const (
 	ClusterDefaultPriority       = "low"
 	ClusterDefaultPreemptibility = Preemptible

@@ -53,7 +53,7 @@ type WorkloadEvent struct {
 	Actor       string    `db:"actor"`
 }
 
-// WorkloadSpec is the list spec of workloads (api.md "Workloads").
+// WorkloadSpec is the list spec of workloads (docs/api.md "Workloads").
 var WorkloadSpec = listquery.Spec{
 	Fields: map[string]listquery.Field{
 		"name":           {Kind: listquery.String, Column: "w.name", Sortable: true},

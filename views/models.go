@@ -9,7 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/web/routenames"
 )
 
-// Priority is an entry of the priority dictionary (api.md "Priority").
+// Priority is an entry of the priority dictionary (the OpenAPI schema Priority).
 type Priority struct {
 	ID            string    `json:"id"`
 	Name          string    `json:"name"`
@@ -20,7 +20,7 @@ type Priority struct {
 	ClusterStatus string    `json:"clusterStatus"`
 }
 
-// Category is a workload category (api.md "Category").
+// Category is a workload category (the OpenAPI schema Category).
 type Category struct {
 	ID                    string    `json:"id"`
 	Name                  string    `json:"name"`
@@ -34,7 +34,7 @@ type Category struct {
 	UpdatedBy             string    `json:"updatedBy"`
 }
 
-// WorkloadType is a workload type (api.md "WorkloadType"). PriorityID and Preemptibility are
+// WorkloadType is a workload type (the OpenAPI schema WorkloadType). PriorityID and Preemptibility are
 // nil when the type follows its category; the Effective fields always say what applies.
 type WorkloadType struct {
 	ID                      string    `json:"id"`
@@ -72,7 +72,7 @@ type NavItem struct {
 	Route, Label string
 }
 
-// Navigation lists the console's pages in the order of console.md; pages join it as they are built.
+// Navigation lists the console's pages in the order of docs/console.md; pages join it as they are built.
 var Navigation = []NavItem{
 	{routenames.Projects, "Projects"},
 	{routenames.Departments, "Departments"},
@@ -144,7 +144,7 @@ type LoginPage struct {
 	Error    string
 }
 
-// AuditEntry is one row of the audit log (api.md "Audit, health, metrics").
+// AuditEntry is one row of the audit log (docs/security.md "Audit").
 type AuditEntry struct {
 	ID          int64          `json:"id"`
 	At          time.Time      `json:"at"`
@@ -171,7 +171,7 @@ type EventHistoryPage struct {
 	NextHref, PrevHref                              string
 }
 
-// AccessRule is a binding of a subject to a role at a scope (security.md "Roles and scopes").
+// AccessRule is a binding of a subject to a role at a scope (docs/security.md "Roles and scopes").
 type AccessRule struct {
 	ID          string    `json:"id"`
 	SubjectType string    `json:"subjectType"`

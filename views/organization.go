@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// NodePoolRef names a node pool (api.md Quota's "nodePool").
+// NodePoolRef names a node pool (the OpenAPI schema Quota's nodePool).
 type NodePoolRef struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -20,13 +20,13 @@ type QuotaGPU struct {
 	OverQuotaWeight int `json:"overQuotaWeight"`
 }
 
-// Quota is a department's or project's share of one node pool (api.md "Quota").
+// Quota is a department's or project's share of one node pool (the OpenAPI schema Quota).
 type Quota struct {
 	NodePool NodePoolRef `json:"nodePool"`
 	GPU      QuotaGPU    `json:"gpu"`
 }
 
-// Policy is a project's scheduling policy (api.md "Policy").
+// Policy is a project's scheduling policy (the OpenAPI schema Policy; docs/organization.md "Policy (projects)").
 type Policy struct {
 	DefaultPriorityID   *string `json:"defaultPriorityId"`
 	AllowPriorityChange bool    `json:"allowPriorityChange"`
@@ -69,7 +69,7 @@ type OrgStatus struct {
 	NodePools []PoolUsage `json:"nodePools"`
 }
 
-// NodePool is a node pool (api.md "Organization and quotas").
+// NodePool is a node pool (docs/organization.md "Model").
 type NodePool struct {
 	ID         string         `json:"id"`
 	Name       string         `json:"name"`

@@ -2,7 +2,7 @@ package views
 
 import "time"
 
-// Workload is one workload as the scheduler last recorded it (api.md "Workload"). The id is the
+// Workload is one workload as the scheduler last recorded it (the OpenAPI schema Workload, web/openapi.json). The id is the
 // top owner's UID; pendingSeconds is how long it has waited (0 once it runs).
 type Workload struct {
 	ID             string     `json:"id"`

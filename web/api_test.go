@@ -173,7 +173,7 @@ func TestListFiltersAndSorting(t *testing.T) {
 	}
 }
 
-// TestErrors checks every status of api.md's conventions on these routes, each with the
+// TestErrors checks every status of docs/api.md "Errors" on these routes, each with the
 // envelope and a sentence that names what is wrong.
 func TestErrors(t *testing.T) {
 	t.Parallel()

@@ -42,7 +42,7 @@ type AuthStore interface {
 	AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
 }
 
-// LoginConfig says how people sign in (security.md "Login and sessions").
+// LoginConfig says how people sign in (docs/security.md "Signing in" and "Sessions").
 type LoginConfig struct {
 	OIDC          *auth.OIDC // nil: local login
 	AdminSubjects []string   // OIDC subjects or emails that are system admins

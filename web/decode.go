@@ -17,7 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// maxBody is the largest request body accepted (api.md: 413 over 1 MiB).
+// maxBody is the largest request body accepted (docs/api.md "Errors": 413 over 1 MiB).
 const maxBody = 1 << 20
 
 // decodeJSON reads a JSON object into dst: Content-Type must be JSON (415), the body must

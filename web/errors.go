@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// apiError is the envelope of every non-2xx answer (api.md "Errors").
+// apiError is the envelope of every non-2xx answer (docs/api.md "Errors").
 type apiError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`

@@ -24,7 +24,7 @@ func getByID[T, V any](c echo.Context, param string, get func(context.Context, u
 }
 
 // listAll answers GET on an unpaged list: the list parameters of spec, the store query, and
-// the views under key ({"<key>": [...]}, api.md "Lists").
+// the views under key ({"<key>": [...]}, docs/api.md "Lists").
 func listAll[T, V any](c echo.Context, spec listquery.Spec, key string, list func(context.Context, listquery.Query) ([]T, error), view func(T) V) error {
 	q, err := listquery.Parse(c.QueryParams(), spec)
 	if err != nil {

@@ -30,8 +30,8 @@ type OrganizationStore interface {
 	DeleteProjectIf(ctx context.Context, id uuid.UUID, check func(store.Project) error, by store.Actor) error
 }
 
-// OrgStatusSource reports live usage from the scheduler's last cycle, by name. Until the
-// scheduler runs (a later issue) the web layer uses zeros.
+// OrgStatusSource reports live usage from the scheduler's last cycle, by name. Without a
+// cluster (no scheduler) the web layer uses zeros.
 type OrgStatusSource interface {
 	NodePoolStatus(pool string) views.NodePoolStatus
 	// Usage is what a "project" or "department" (kind) named name uses in pool.

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Who sees and changes which departments and projects (security.md "Roles and scopes"):
+// Who sees and changes which departments and projects (docs/security.md "Departments, projects and node pools"):
 //
 //   - Lists and gets of departments and projects show only what can(c, auth.Read, scope)
 //     allows; a department or project the caller may not read answers 404, like one that does

@@ -148,7 +148,7 @@ func TestProjectsArePaged(t *testing.T) {
 	}
 }
 
-// TestOrganizationValidation checks every rule of api.md "Organization and quotas" and the
+// TestOrganizationValidation checks every rule of docs/organization.md "Rules and their answers" and the
 // request rules, each answering with a sentence that says what is wrong and by how much.
 func TestOrganizationValidation(t *testing.T) {
 	t.Parallel()

@@ -150,7 +150,7 @@ func (s *Server) readyz(c echo.Context) error {
 }
 
 // securityHeaders sets a strict Content-Security-Policy (no inline script or style) and the
-// other headers of security.md on every answer. Nothing but the static files may be stored by
+// other headers of docs/security.md "CSRF and headers" on every answer. Nothing but the static files may be stored by
 // a browser or a proxy cache: pages and API answers are a signed-in person's view, and some
 // carry a secret (a new API key) or a CSRF token.
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

@@ -190,7 +190,7 @@ func TestWorkloadList(t *testing.T) {
 		t.Errorf("serve-c = %v", serve)
 	}
 
-	// Filters on every api.md field.
+	// Filters on every field of the OpenAPI schema Workload.
 	for query, want := range map[string]string{
 		"filterBy=projectName==alpha":                       "train-a,train-b",
 		"filterBy=departmentName==research":                 "train-a,train-b,beta-job",

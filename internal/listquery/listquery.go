@@ -18,7 +18,7 @@ import (
 // Op is a filter operator.
 type Op string
 
-// The operators of api.md. Contains, starts-with and ends-with ignore case; the others are exact.
+// The operators of docs/api.md "Lists". Contains, starts-with and ends-with ignore case; the others are exact.
 const (
 	Eq          Op = "=="
 	NotEq       Op = "!="
@@ -94,7 +94,7 @@ type Query struct {
 	Limit   int
 }
 
-// Limits of paging (api.md).
+// Limits of paging (docs/api.md "Lists").
 const (
 	DefaultLimit = 50
 	MaxLimit     = 500

@@ -15,7 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
-// PriorityClass sync statuses (api.md Priority.clusterStatus).
+// PriorityClass sync statuses (the OpenAPI schema Priority's clusterStatus).
 const (
 	Synced  = "Synced"
 	Drifted = "Drifted"
