@@ -43,6 +43,18 @@ type Change struct {
 	To   any `json:"to"`
 }
 
+// asCreated makes a create's changes read as such: nothing before. A create inserts a row
+// holding placeholders and applies to it the update any later change would; what the
+// placeholders held was never anyone's value.
+func (e *AuditEntry) asCreated() {
+	for field, v := range e.Changes {
+		if c, ok := v.(Change); ok {
+			c.From = nil
+			e.Changes[field] = c
+		}
+	}
+}
+
 func (a Actor) entry(action, entityType, entityID, entityName string) AuditEntry {
 	return AuditEntry{
 		Subject: a.Subject, SubjectType: a.SubjectType, SourceIP: a.SourceIP, RequestID: a.RequestID,

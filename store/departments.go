@@ -116,6 +116,7 @@ func (s *Store) CreateDepartment(ctx context.Context, u DepartmentUpdate, by Act
 		}
 		var err error
 		created, err = applyDepartmentUpdate(ctx, tx, id, func(Department) (DepartmentUpdate, error) { return u, nil }, by, audit)
+		audit.asCreated()
 		return err
 	})
 	return created, err

@@ -239,3 +239,33 @@ func TestOrganizationSnapshotAndNotifications(t *testing.T) {
 		t.Errorf("audit row = %+v, %v", entries, err)
 	}
 }
+
+// A create's audit row says what the new object holds, with nothing before: no placeholder a
+// create starts from shows as a "from" value.
+func TestCreatesAreAuditedWithNothingBefore(t *testing.T) {
+	t.Parallel()
+	st, _, dept, proj := orgFixture(t)
+	entries, err := st.AuditEntries(context.Background(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range entries {
+		if e.Action != "create" || (e.EntityID != dept.ID.String() && e.EntityID != proj.ID.String()) {
+			continue
+		}
+		seen++
+		if len(e.Changes) == 0 {
+			t.Errorf("the %s create records no changes", e.EntityType)
+		}
+		for field, c := range e.Changes {
+			m, _ := c.(map[string]any)
+			if m == nil || m["from"] != nil {
+				t.Errorf("%s create: %s = %v, want from null", e.EntityType, field, c)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("found %d create rows for the department and the project, want 2", seen)
+	}
+}

@@ -54,6 +54,7 @@ func (s *Store) CreateProject(ctx context.Context, u ProjectUpdate, by Actor) (P
 		}
 		var err error
 		created, err = applyProjectUpdate(ctx, tx, id, constantPatch(u), by, audit)
+		audit.asCreated()
 		return err
 	})
 	return created, err
