@@ -116,15 +116,7 @@ func (h *access) listAccessRules(c echo.Context) error {
 	if err := requireAdmin(c, "list access rules"); err != nil {
 		return err
 	}
-	q, err := listquery.Parse(c.QueryParams(), store.AccessRuleSpec)
-	if err != nil {
-		return err
-	}
-	rules, err := h.users.AccessRules(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"rules": mapSlice(rules, accessRuleView)})
+	return listAll(c, store.AccessRuleSpec, "rules", h.users.AccessRules, accessRuleView)
 }
 
 type accessRuleRequest struct {

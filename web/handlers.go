@@ -26,15 +26,22 @@ func getByID[T, V any](c echo.Context, param string, get func(context.Context, u
 // listAll answers GET on an unpaged list: the list parameters of spec, the store query, and
 // the views under key ({"<key>": [...]}, docs/api.md "Lists").
 func listAll[T, V any](c echo.Context, spec listquery.Spec, key string, list func(context.Context, listquery.Query) ([]T, error), view func(T) V) error {
-	q, err := listquery.Parse(c.QueryParams(), spec)
-	if err != nil {
-		return err
-	}
-	items, err := list(c.Request().Context(), q)
+	items, _, err := queryList(c, spec, list)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{key: mapSlice(items, view)})
+}
+
+// queryList parses the request's list parameters against spec and runs list with them; it
+// returns the query too, for pages that show its sorting.
+func queryList[T any](c echo.Context, spec listquery.Spec, list func(context.Context, listquery.Query) ([]T, error)) ([]T, listquery.Query, error) {
+	q, err := listquery.Parse(c.QueryParams(), spec)
+	if err != nil {
+		return nil, q, err
+	}
+	items, err := list(c.Request().Context(), q)
+	return items, q, err
 }
 
 // changeTarget starts a change of the resource named by the path parameter "id": it names the

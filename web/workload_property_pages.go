@@ -178,11 +178,7 @@ func (h *workloadProperties) saveWorkloadTypeForm(c echo.Context, id uuid.UUID) 
 }
 
 func (h *workloadProperties) prioritiesPage(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
-	if err != nil {
-		return err
-	}
-	ps, err := h.props.Priorities(c.Request().Context(), q)
+	ps, q, err := queryList(c, store.PrioritySpec, h.props.Priorities)
 	if err != nil {
 		return err
 	}
@@ -196,11 +192,7 @@ func (h *workloadProperties) prioritiesPage(c echo.Context) error {
 }
 
 func (h *workloadProperties) prioritiesCSV(c echo.Context) error {
-	q, err := listquery.Parse(c.QueryParams(), store.PrioritySpec)
-	if err != nil {
-		return err
-	}
-	ps, err := h.props.Priorities(c.Request().Context(), q)
+	ps, _, err := queryList(c, store.PrioritySpec, h.props.Priorities)
 	if err != nil {
 		return err
 	}
