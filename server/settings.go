@@ -33,8 +33,8 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 	}
 	for _, t := range types {
 		s.WorkloadTypes = append(s.WorkloadTypes, scheduler.WorkloadType{
-			Name: t.Name, Group: t.Group, Category: deref(t.CategoryName), Priority: deref(t.PriorityName),
-			Preemptibility: scheduler.Preemptibility(deref(t.Preemptibility)),
+			Name: t.Name, Group: t.Group, Category: store.Deref(t.CategoryName), Priority: store.Deref(t.PriorityName),
+			Preemptibility: scheduler.Preemptibility(store.Deref(t.Preemptibility)),
 		})
 	}
 	org, err := st.OrganizationSnapshot(ctx)
@@ -52,10 +52,10 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 		sp := scheduler.Project{
 			Name: p.Name, Department: p.DepartmentName, Quotas: quotas(p.Quotas),
 			Policy: scheduler.Policy{
-				DefaultPriority:      deref(p.DefaultPriorityName),
+				DefaultPriority:      store.Deref(p.DefaultPriorityName),
 				ForbidPriorityChange: !p.AllowPriorityChange,
-				MinPriority:          deref(p.MinPriority),
-				MaxPriority:          deref(p.MaxPriority),
+				MinPriority:          store.Deref(p.MinPriority),
+				MaxPriority:          store.Deref(p.MaxPriority),
 				PreemptionOrder:      scheduler.PreemptionOrder(p.PreemptionOrder),
 				PreemptionMode:       scheduler.PreemptionMode(p.PreemptionMode),
 				MinRuntimeSeconds:    int64(p.MinRuntimeSeconds),
@@ -79,11 +79,4 @@ func quotas(qs []store.Quota) map[string]scheduler.Quota {
 		m[q.NodePoolName] = scheduler.Quota{Deserved: int64(q.Deserved), Limit: int64(q.Limit), OverQuotaWeight: int64(q.OverQuotaWeight)}
 	}
 	return m
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -173,7 +173,7 @@ func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch D
 		return before, err
 	}
 	if u.Resources.Set {
-		if err := replaceQuotas(ctx, tx, departmentQuotas, id, deref0(u.Resources.Value)); err != nil {
+		if err := replaceQuotas(ctx, tx, departmentQuotas, id, Deref(u.Resources.Value)); err != nil {
 			return before, err
 		}
 		if err := checkDepartmentShare(ctx, tx, id, true); err != nil {
@@ -386,7 +386,9 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func deref0[T any](p *T) T {
+// Deref is the value p points to, or T's zero value when p is nil (the store's optional
+// columns are pointers).
+func Deref[T any](p *T) T {
 	var zero T
 	if p == nil {
 		return zero

@@ -162,7 +162,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 	}
 	poolIDs := before.NodePoolIDs
 	if u.NodePools.Set {
-		if poolIDs, err = checkNodePoolOrder(ctx, tx, deref0(u.NodePools.Value)); err != nil {
+		if poolIDs, err = checkNodePoolOrder(ctx, tx, Deref(u.NodePools.Value)); err != nil {
 			return before, err
 		}
 	}
@@ -179,12 +179,12 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 		return before, err
 	}
 	if u.Namespaces.Set {
-		if err := replaceNamespaces(ctx, tx, id, deref0(u.Namespaces.Value)); err != nil {
+		if err := replaceNamespaces(ctx, tx, id, Deref(u.Namespaces.Value)); err != nil {
 			return before, err
 		}
 	}
 	if u.Resources.Set {
-		if err := replaceQuotas(ctx, tx, projectQuotas, id, deref0(u.Resources.Value)); err != nil {
+		if err := replaceQuotas(ctx, tx, projectQuotas, id, Deref(u.Resources.Value)); err != nil {
 			return before, err
 		}
 	}
