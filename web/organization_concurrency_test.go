@@ -105,7 +105,7 @@ func TestConcurrentProjectUpdatesLoseNothing(t *testing.T) {
 func TestConcurrentNodePoolUpdatesLoseNothing(t *testing.T) {
 	t.Parallel()
 	srv, st := newAPI(t)
-	pool := send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
+	pool := sendMap(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
 	path := "/api/v1/node-pools/" + pool
 	keys, placements := []string{"example.com/pool", "arbiter.dev/node-pool"}, []string{"spread", "binpack"}
 	for round := range 20 {
@@ -131,11 +131,11 @@ func TestConcurrentQuotaCellEditsLoseNothing(t *testing.T) {
 	srv, st := newAPI(t)
 	var pools []string
 	for _, name := range []string{"p1", "p2", "p3"} {
-		pools = append(pools, send(t, srv, "POST", "/api/v1/node-pools", `{"name":"`+name+`","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string))
+		pools = append(pools, sendMap(t, srv, "POST", "/api/v1/node-pools", `{"name":"`+name+`","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string))
 	}
-	dept := send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[
+	dept := sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[
 		{"nodePool":{"name":"p1"},"gpu":{"deserved":100}},{"nodePool":{"name":"p2"},"gpu":{"deserved":100}},{"nodePool":{"name":"p3"},"gpu":{"deserved":100}}]}`, 201)["id"].(string)
-	proj := send(t, srv, "POST", "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`, 201)["id"].(string)
+	proj := sendMap(t, srv, "POST", "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`, 201)["id"].(string)
 	for round := range 10 {
 		var reqs [][3]string
 		for i, pool := range pools {

@@ -26,13 +26,13 @@ func newOrgWorld(t *testing.T) *orgWorld {
 	srv, st := newAPI(t)
 	w := &orgWorld{srv: srv, st: st, dept: map[string]string{}, proj: map[string]string{},
 		names: map[string]string{"A": "dept-a", "B": "dept-b", "C": "dept-c", "A1": "alpha-one", "A2": "alpha-two", "B1": "beta-one"}}
-	w.pool = send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
+	w.pool = sendMap(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
 	for _, d := range []string{"A", "B", "C"} {
-		w.dept[d] = send(t, srv, "POST", "/api/v1/org-unit/departments",
+		w.dept[d] = sendMap(t, srv, "POST", "/api/v1/org-unit/departments",
 			`{"name":"`+w.names[d]+`","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":20}}]}`, 201)["id"].(string)
 	}
 	for _, p := range []string{"A1", "A2", "B1"} {
-		w.proj[p] = send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,
+		w.proj[p] = sendMap(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,
 			"resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":2}}]}`, w.names[p], w.dept[p[:1]]), 201)["id"].(string)
 	}
 	return w

@@ -12,8 +12,8 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// post sends JSON and fails unless the status is want; it returns the answer's object.
-func send(t *testing.T, srv *httptest.Server, method, path, body string, want int) map[string]any {
+// sendMap sends JSON and fails unless the status is want; it returns the answer's object.
+func sendMap(t *testing.T, srv *httptest.Server, method, path, body string, want int) map[string]any {
 	t.Helper()
 	r := do(t, srv, method, path, "application/json", body)
 	if r.status != want {
@@ -30,9 +30,9 @@ func send(t *testing.T, srv *httptest.Server, method, path, body string, want in
 func orgAPI(t *testing.T) (srv *httptest.Server, st *store.Store, pool, dept, proj string) {
 	t.Helper()
 	srv, st = newAPI(t)
-	pool = send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
-	dept = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":16}}]}`, 201)["id"].(string)
-	proj = send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"alpha","departmentId":%q,"namespaces":["team-alpha"],
+	pool = sendMap(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
+	dept = sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":16}}]}`, 201)["id"].(string)
+	proj = sendMap(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"alpha","departmentId":%q,"namespaces":["team-alpha"],
 		"resources":[{"nodePool":{"id":%q},"gpu":{"deserved":10,"limit":12,"overQuotaWeight":3}}]}`, dept, pool), 201)["id"].(string)
 	return
 }
@@ -56,7 +56,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	if got := getJSON(t, srv, "/api/v1/node-pools/"+store.DefaultNodePoolID.String()); got["name"] != "default" || got["default"] != true {
 		t.Errorf("default pool = %v", got)
 	}
-	got := send(t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200)
+	got := sendMap(t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200)
 	if got["placement"] != "spread" || got["labelValue"] != "gpu-a100" || got["name"] != "a100" {
 		t.Errorf("PUT node pool = %v", got)
 	}
@@ -79,7 +79,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	if d["projectCount"] != float64(1) {
 		t.Errorf("projectCount = %v", d["projectCount"])
 	}
-	send(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"name":"science"}`, 200)
+	sendMap(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"name":"science"}`, 200)
 	if got := items(getJSON(t, srv, "/api/v1/org-unit/departments?filterBy=name=^sci"), "departments"); len(got) != 1 || len(items(got[0], "resources")) != 1 {
 		t.Errorf("rename kept the quotas? %v", got)
 	}
@@ -98,7 +98,7 @@ func TestOrganizationRoutes(t *testing.T) {
 		t.Errorf("default policy = %v", pol)
 	}
 	high := store.SeedID("priority", "high").String()
-	p = send(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":{"defaultPriorityId":"`+high+`","minPriority":"low","maxPriority":"very-high","queueing":"strict","minRuntimeSeconds":300},
+	p = sendMap(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":{"defaultPriorityId":"`+high+`","minPriority":"low","maxPriority":"very-high","queueing":"strict","minRuntimeSeconds":300},
 		"nodePools":["`+store.DefaultNodePoolID.String()+`","`+pool+`"],"namespaces":["team-alpha","alpha-batch"]}`, 200)
 	pol = p["policy"].(map[string]any)
 	if pol["defaultPriorityId"] != high || pol["maxPriority"] != "very-high" || pol["queueing"] != "strict" || pol["minRuntimeSeconds"] != float64(300) || pol["preemptionOrder"] != "oldest" {
@@ -107,11 +107,11 @@ func TestOrganizationRoutes(t *testing.T) {
 	if eff := items(p, "effectiveNodePools"); eff[0]["name"] != "default" || fmt.Sprint(p["namespaces"]) != "[alpha-batch team-alpha]" {
 		t.Errorf("after PUT: order %v, namespaces %v", eff, p["namespaces"])
 	}
-	p = send(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":null,"nodePools":null}`, 200)
+	p = sendMap(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":null,"nodePools":null}`, 200)
 	if pol = p["policy"].(map[string]any); pol["defaultPriorityId"] != nil || pol["queueing"] != "best-effort" || p["nodePools"] != nil {
 		t.Errorf("null policy and order = %v / %v", pol, p["nodePools"])
 	}
-	p = send(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":16,"limit":-1}},{"nodePool":{"name":"default"}}]`, 200)
+	p = sendMap(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":16,"limit":-1}},{"nodePool":{"name":"default"}}]`, 200)
 	if res := items(p, "resources"); len(res) != 2 || res[0]["gpu"].(map[string]any)["deserved"] != float64(16) {
 		t.Errorf("PUT resources = %v", res)
 	}
@@ -121,11 +121,11 @@ func TestOrganizationRoutes(t *testing.T) {
 	}
 
 	// Deletes, in the order the rules allow.
-	send(t, srv, "DELETE", "/api/v1/org-unit/projects/"+proj, "", 204)
-	send(t, srv, "GET", "/api/v1/org-unit/projects/"+proj, "", 404)
-	send(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"resources":[]}`, 200)
-	send(t, srv, "DELETE", "/api/v1/org-unit/departments/"+dept, "", 204)
-	send(t, srv, "DELETE", "/api/v1/node-pools/"+pool, "", 204)
+	sendMap(t, srv, "DELETE", "/api/v1/org-unit/projects/"+proj, "", 204)
+	sendMap(t, srv, "GET", "/api/v1/org-unit/projects/"+proj, "", 404)
+	sendMap(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"resources":[]}`, 200)
+	sendMap(t, srv, "DELETE", "/api/v1/org-unit/departments/"+dept, "", 204)
+	sendMap(t, srv, "DELETE", "/api/v1/node-pools/"+pool, "", 204)
 	if got := items(getJSON(t, srv, "/api/v1/node-pools"), "nodePools"); len(got) != 1 {
 		t.Errorf("after deletes: %v", got)
 	}
@@ -134,9 +134,9 @@ func TestOrganizationRoutes(t *testing.T) {
 func TestProjectsArePaged(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
-	dept := send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"d"}`, 201)["id"].(string)
+	dept := sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"d"}`, 201)["id"].(string)
 	for i := range 3 {
-		send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"p%d","departmentId":%q}`, i, dept), 201)
+		sendMap(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"p%d","departmentId":%q}`, i, dept), 201)
 	}
 	first := getJSON(t, srv, "/api/v1/org-unit/projects?limit=2")
 	if len(items(first, "projects")) != 2 || first["next"] != float64(2) {
@@ -261,10 +261,10 @@ func TestOrganizationChangesAreAuditedAndAnnounced(t *testing.T) {
 	srv, st := newAPI(t)
 	var heard []string
 	st.OnConfigChange(func(aggregate string) { heard = append(heard, aggregate) })
-	send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)
-	dept := send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":4}}]}`, 201)["id"].(string)
-	proj := send(t, srv, "POST", "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`, 201)["id"].(string)
-	send(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":4,"limit":6}}]`, 200)
+	sendMap(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)
+	dept := sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":4}}]}`, 201)["id"].(string)
+	proj := sendMap(t, srv, "POST", "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`, 201)["id"].(string)
+	sendMap(t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":4,"limit":6}}]`, 200)
 	if strings.Join(heard, ",") != "node_pools,departments,projects,projects" {
 		t.Errorf("heard %v", heard)
 	}

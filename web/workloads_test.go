@@ -92,10 +92,10 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 	f := &workloadFixture{srv: srv, st: st, t0: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
 	f.labeler, _ = labeler.(*fakeLabeler)
 
-	f.research = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research"}`, 201)["id"].(string)
-	f.ops = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"ops"}`, 201)["id"].(string)
+	f.research = sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research"}`, 201)["id"].(string)
+	f.ops = sendMap(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"ops"}`, 201)["id"].(string)
 	project := func(name, dept, policy string) string {
-		return send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,"policy":%s}`, name, dept, policy), 201)["id"].(string)
+		return sendMap(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,"policy":%s}`, name, dept, policy), 201)["id"].(string)
 	}
 	f.alpha = project("alpha", f.research, `{}`)
 	f.beta = project("beta", f.research, `{"allowPriorityChange":false}`)
