@@ -75,6 +75,19 @@ func doAs(t *testing.T, srv *httptest.Server, token, method, path, contentType, 
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }
 
+// sendMap sends JSON and fails unless the status is want; it returns the answer's object.
+func sendMap(t *testing.T, srv *httptest.Server, method, path, body string, want int) map[string]any {
+	t.Helper()
+	r := do(t, srv, method, path, "application/json", body)
+	if r.status != want {
+		t.Fatalf("%s %s = %d, want %d: %s", method, path, r.status, want, r.body)
+	}
+	if len(r.body) == 0 {
+		return nil
+	}
+	return r.json(t)
+}
+
 func getJSON(t *testing.T, srv *httptest.Server, path string) map[string]any {
 	t.Helper()
 	r := do(t, srv, "GET", path, "", "")
