@@ -32,7 +32,7 @@ type listed[T any] struct {
 
 // decode decodes an answer into T, refusing fields T does not have, so that a comparison of
 // T also notices a field the API answers but the test does not know.
-func decode[T any](t *testing.T, body []byte) T {
+func decode[T any](t testing.TB, body []byte) T {
 	t.Helper()
 	var v T
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -44,7 +44,7 @@ func decode[T any](t *testing.T, body []byte) T {
 }
 
 // decodeList decodes a list answer whose items are under key.
-func decodeList[T any](t *testing.T, body []byte, key string) listed[T] {
+func decodeList[T any](t testing.TB, body []byte, key string) listed[T] {
 	t.Helper()
 	env := decode[map[string]json.RawMessage](t, body)
 	raw, ok := env[key]
@@ -111,18 +111,23 @@ func sendAs[T any](t *testing.T, srv *httptest.Server, method, path, body string
 // of what it created.
 func create(t *testing.T, srv *httptest.Server, path, body string) string {
 	t.Helper()
-	r := send(t, srv, "POST", path, body, 201)
-	var created struct {
+	return idOf(t, send(t, srv, "POST", path, body, 201).body)
+}
+
+// idOf returns the id of the object an answer describes.
+func idOf(t testing.TB, body []byte) string {
+	t.Helper()
+	var object struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(r.body, &created); err != nil || created.ID == "" {
-		t.Fatalf("POST %s answered no id: %v: %s", path, err, r.body)
+	if err := json.Unmarshal(body, &object); err != nil || object.ID == "" {
+		t.Fatalf("the answer has no id: %v: %.500s", err, body)
 	}
-	return created.ID
+	return object.ID
 }
 
 // refusal decodes an error answer.
-func (r response) refusal(t *testing.T) apiError {
+func (r response) refusal(t testing.TB) apiError {
 	t.Helper()
 	return decode[apiError](t, r.body)
 }
@@ -156,7 +161,7 @@ func namesOf[T any](xs []T, name func(T) string) string {
 }
 
 // named returns the item of xs with that name; the test fails when there is none.
-func named[T any](t *testing.T, xs []T, name string, nameOf func(T) string) T {
+func named[T any](t testing.TB, xs []T, name string, nameOf func(T) string) T {
 	t.Helper()
 	for _, x := range xs {
 		if nameOf(x) == name {

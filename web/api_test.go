@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,19 +31,11 @@ func newAPI(t *testing.T) (*httptest.Server, *store.Store) {
 	return srv, st
 }
 
+// response is an answer: decode it with decode, decodeList or refusal (answers_test.go).
 type response struct {
 	status int
 	header http.Header
 	body   []byte
-}
-
-func (r response) json(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("answer is not a JSON object: %v: %s", err, r.body)
-	}
-	return m
 }
 
 // do calls srv as the admin newAPI signed in (see signIn).
@@ -73,46 +64,6 @@ func doAs(t *testing.T, srv *httptest.Server, token, method, path, contentType, 
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return response{status: res.StatusCode, header: res.Header, body: b}
-}
-
-// sendMap sends JSON and fails unless the status is want; it returns the answer's object.
-func sendMap(t *testing.T, srv *httptest.Server, method, path, body string, want int) map[string]any {
-	t.Helper()
-	r := do(t, srv, method, path, "application/json", body)
-	if r.status != want {
-		t.Fatalf("%s %s = %d, want %d: %s", method, path, r.status, want, r.body)
-	}
-	if len(r.body) == 0 {
-		return nil
-	}
-	return r.json(t)
-}
-
-func getJSON(t *testing.T, srv *httptest.Server, path string) map[string]any {
-	t.Helper()
-	r := do(t, srv, "GET", path, "", "")
-	if r.status != 200 {
-		t.Fatalf("GET %s = %d: %s", path, r.status, r.body)
-	}
-	return r.json(t)
-}
-
-func items(m map[string]any, key string) []map[string]any {
-	raw, _ := m[key].([]any)
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i], _ = v.(map[string]any)
-	}
-	return out
-}
-
-func find(list []map[string]any, name string) map[string]any {
-	for _, x := range list {
-		if x["name"] == name {
-			return x
-		}
-	}
-	return nil
 }
 
 // TestRunAIProcedure follows Run:ai's "Updating the Default Mapping" steps with the API.
