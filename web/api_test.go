@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -30,19 +31,11 @@ func newAPI(t *testing.T) (*httptest.Server, *store.Store) {
 	return srv, st
 }
 
+// response is an answer: decode it with decode, decodeList or refusal (answers_test.go).
 type response struct {
 	status int
 	header http.Header
 	body   []byte
-}
-
-func (r response) json(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("answer is not a JSON object: %v: %s", err, r.body)
-	}
-	return m
 }
 
 // do calls srv as the admin newAPI signed in (see signIn).
@@ -73,103 +66,63 @@ func doAs(t *testing.T, srv *httptest.Server, token, method, path, contentType, 
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }
 
-func getJSON(t *testing.T, srv *httptest.Server, path string) map[string]any {
-	t.Helper()
-	r := do(t, srv, "GET", path, "", "")
-	if r.status != 200 {
-		t.Fatalf("GET %s = %d: %s", path, r.status, r.body)
-	}
-	return r.json(t)
-}
-
-func items(m map[string]any, key string) []map[string]any {
-	raw, _ := m[key].([]any)
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i], _ = v.(map[string]any)
-	}
-	return out
-}
-
-func find(list []map[string]any, name string) map[string]any {
-	for _, x := range list {
-		if x["name"] == name {
-			return x
-		}
-	}
-	return nil
-}
-
 // TestRunAIProcedure follows Run:ai's "Updating the Default Mapping" steps with the API.
 func TestRunAIProcedure(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
-	types := items(getJSON(t, srv, "/api/v1/workload-types"), "types")
+	types := list[views.WorkloadType](t, srv, "/api/v1/workload-types", "types")
 	if len(types) != 37 {
 		t.Fatalf("got %d workload types, want 37", len(types))
 	}
-	pytorch := find(types, "PyTorchJob")
-	if pytorch == nil || pytorch["effectivePriorityName"] != "low" {
-		t.Fatalf("PyTorchJob = %v", pytorch)
+	pytorch := named(t, types, "PyTorchJob", func(w views.WorkloadType) string { return w.Name })
+	train := store.SeedID("category", "Train").String()
+	want := views.WorkloadType{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
+		External: true, CategoryID: &train, CategoryName: ptr("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs"}
+	if diff := cmp.Diff(want, pytorch, stamps); diff != "" {
+		t.Fatalf("PyTorchJob (-want +got):\n%s", diff)
 	}
-	high := find(items(getJSON(t, srv, "/api/v1/workload-priorities"), "priorities"), "high")
-	if high == nil || high["value"] != float64(125) || high["clusterStatus"] != "Unknown" {
-		t.Fatalf("priority high = %v", high)
+	high := named(t, list[views.Priority](t, srv, "/api/v1/workload-priorities", "priorities"), "high", func(p views.Priority) string { return p.Name })
+	wantHigh := views.Priority{ID: store.SeedID("priority", "high").String(), Name: "high", Value: 125, Source: "arbiter", ClusterStatus: "Unknown"}
+	if diff := cmp.Diff(wantHigh, high, stamps); diff != "" {
+		t.Fatalf("priority high (-want +got):\n%s", diff)
 	}
-	r := do(t, srv, "PUT", "/api/v1/workload-types/"+pytorch["id"].(string), "application/json", `{"priorityId":"`+high["id"].(string)+`"}`)
-	if r.status != 200 {
-		t.Fatalf("PUT = %d %s", r.status, r.body)
+	got := sendAs[views.WorkloadType](t, srv, "PUT", "/api/v1/workload-types/"+pytorch.ID, `{"priorityId":"`+high.ID+`"}`, 200)
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &high.ID, ptr("high"), "high"
+	if diff := cmp.Diff(want, got, stamps); diff != "" {
+		t.Errorf("PUT answered (-want +got):\n%s", diff)
 	}
-	got := r.json(t)
-	if got["priorityId"] != high["id"] || got["priorityName"] != "high" || got["effectivePriorityName"] != "high" || got["effectivePreemptibility"] != "preemptible" {
-		t.Errorf("PUT answered %v", got)
-	}
-	again := getJSON(t, srv, "/api/v1/workload-types/"+pytorch["id"].(string))
-	if again["effectivePriorityName"] != "high" {
-		t.Errorf("GET after PUT shows %v", again["effectivePriorityName"])
+	if diff := cmp.Diff(want, getAs[views.WorkloadType](t, srv, "/api/v1/workload-types/"+pytorch.ID), stamps); diff != "" {
+		t.Errorf("GET after PUT (-want +got):\n%s", diff)
 	}
 }
 
 func TestListFiltersAndSorting(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
-	names := func(path string) []string {
-		var out []string
-		for _, x := range items(getJSON(t, srv, path), "types") {
-			out = append(out, x["name"].(string))
+	for query, want := range map[string]string{
+		"filterBy=name==Job": "Job",
+		"filterBy=name=@job,group==kubeflow.org&sortBy=name":                    "JAXJob,MPIJob,PyTorchJob,TFJob,XGBoostJob",
+		"filterBy=name=^Ray&sortBy=name&sortOrder=desc":                         "RayService,RayJob,RayCluster",
+		"filterBy=name=$Set":                                                    "LeaderWorkerSet,ReplicaSet,StatefulSet",
+		"filterBy=categoryName!=Deploy,categoryName!=Train,categoryName!=Build": "SPOTRequest", // != keeps the type without category
+		"filterBy=group==batch,name!@cron":                                      "Job",
+	} {
+		types := list[views.WorkloadType](t, srv, "/api/v1/workload-types?"+query, "types")
+		if got := namesOf(types, func(w views.WorkloadType) string { return w.Name }); got != want {
+			t.Errorf("%s gave %s, want %s", query, got, want)
 		}
-		return out
 	}
-	if got := names("/api/v1/workload-types?filterBy=name==Job"); len(got) != 1 || got[0] != "Job" {
-		t.Errorf("filterBy=name==Job gave %v", got)
+	for query, want := range map[string]int{"externalTypesOnly=true": 30, "search=inference&externalTypesOnly=false": 5} {
+		if got := list[views.WorkloadType](t, srv, "/api/v1/workload-types?"+query, "types"); len(got) != want {
+			t.Errorf("%s gave %d types, want %d", query, len(got), want)
+		}
 	}
-	if got := names("/api/v1/workload-types?externalTypesOnly=true"); len(got) != 30 {
-		t.Errorf("externalTypesOnly gave %d types", len(got))
+	var values []int
+	for _, p := range list[views.Priority](t, srv, "/api/v1/workload-priorities?filterBy=value>=65,value<=125&sortBy=value&sortOrder=desc", "priorities") {
+		values = append(values, p.Value)
 	}
-	if got := names("/api/v1/workload-types?filterBy=name=@job,group==kubeflow.org&sortBy=name"); strings.Join(got, ",") != "JAXJob,MPIJob,PyTorchJob,TFJob,XGBoostJob" {
-		t.Errorf("contains + group gave %v", got)
-	}
-	if got := names("/api/v1/workload-types?filterBy=name=^Ray&sortBy=name&sortOrder=desc"); strings.Join(got, ",") != "RayService,RayJob,RayCluster" {
-		t.Errorf("starts-with, sorted descending, gave %v", got)
-	}
-	if got := names("/api/v1/workload-types?filterBy=name=$Set"); strings.Join(got, ",") != "LeaderWorkerSet,ReplicaSet,StatefulSet" {
-		t.Errorf("ends-with gave %v", got)
-	}
-	if got := names("/api/v1/workload-types?filterBy=categoryName!=Deploy,categoryName!=Train,categoryName!=Build"); strings.Join(got, ",") != "SPOTRequest" {
-		t.Errorf("!= keeps the type without category: %v", got)
-	}
-	if got := names("/api/v1/workload-types?filterBy=group==batch,name!@cron"); strings.Join(got, ",") != "Job" {
-		t.Errorf("not-contains gave %v", got)
-	}
-	if got := names("/api/v1/workload-types?search=inference&externalTypesOnly=false"); len(got) != 5 {
-		t.Errorf("search=inference gave %v", got)
-	}
-	var values []float64
-	for _, p := range items(getJSON(t, srv, "/api/v1/workload-priorities?filterBy=value>=65,value<=125&sortBy=value&sortOrder=desc"), "priorities") {
-		values = append(values, p["value"].(float64))
-	}
-	if len(values) != 4 || values[0] != 125 || values[3] != 65 {
-		t.Errorf("priorities between 65 and 125, descending: %v", values)
+	if diff := cmp.Diff([]int{125, 90, 80, 65}, values); diff != "" {
+		t.Errorf("priorities between 65 and 125, descending (-want +got):\n%s", diff)
 	}
 }
 
@@ -219,11 +172,11 @@ func TestErrors(t *testing.T) {
 			if r.status != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
 			}
-			e := r.json(t)
-			if e["code"] != float64(tc.status) {
-				t.Errorf("envelope code %v, want %d", e["code"], tc.status)
+			e := r.refusal(t)
+			if e.Code != tc.status {
+				t.Errorf("envelope code %d, want %d", e.Code, tc.status)
 			}
-			msg, _ := e["message"].(string)
+			msg := e.Message
 			if !strings.Contains(msg, tc.mentions) {
 				t.Errorf("message %q does not mention %q", msg, tc.mentions)
 			}
@@ -241,18 +194,20 @@ func TestNullReturnsTypeToCategoryDefault(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
 	notebook := "/api/v1/workload-types/" + store.SeedID("workload-type", "kubeflow.org/Notebook").String()
-	r := do(t, srv, "PUT", notebook, "application/json", `{"preemptibility":"preemptible","priorityId":"`+store.SeedID("priority", "very-low").String()+`"}`)
-	if got := r.json(t); got["effectivePreemptibility"] != "preemptible" || got["effectivePriorityName"] != "very-low" {
-		t.Fatalf("override gave %v", got)
+	veryLow := store.SeedID("priority", "very-low").String()
+	want := getAs[views.WorkloadType](t, srv, notebook)
+	got := sendAs[views.WorkloadType](t, srv, "PUT", notebook, `{"preemptibility":"preemptible","priorityId":"`+veryLow+`"}`, 200)
+	want.Preemptibility, want.EffectivePreemptibility = ptr("preemptible"), "preemptible"
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &veryLow, ptr("very-low"), "very-low"
+	if diff := cmp.Diff(want, got, stamps); diff != "" {
+		t.Fatalf("override (-want +got):\n%s", diff)
 	}
-	// Absent fields stay as they are; null returns only that field to the category's default.
-	r = do(t, srv, "PUT", notebook, "application/json", `{"preemptibility":null}`)
-	got := r.json(t)
-	if got["preemptibility"] != nil || got["effectivePreemptibility"] != "non-preemptible" {
-		t.Errorf("preemptibility null gave %v / %v, want null / Build's non-preemptible", got["preemptibility"], got["effectivePreemptibility"])
-	}
-	if got["priorityName"] != "very-low" {
-		t.Errorf("absent priorityId changed the priority to %v", got["priorityName"])
+	// Absent fields stay as they are; null returns only that field to the category's default
+	// (Build's non-preemptible).
+	got = sendAs[views.WorkloadType](t, srv, "PUT", notebook, `{"preemptibility":null}`, 200)
+	want.Preemptibility, want.EffectivePreemptibility = nil, "non-preemptible"
+	if diff := cmp.Diff(want, got, stamps); diff != "" {
+		t.Errorf("preemptibility null (-want +got):\n%s", diff)
 	}
 }
 

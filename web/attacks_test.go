@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/arbiterhq/arbiter/views"
 )
 
 // TestTextFromPeopleIsEscapedOnPages: names and subjects people type come back on the
@@ -73,9 +75,8 @@ func TestDuplicateNamesUnderRace(t *testing.T) {
 	if created != 1 {
 		t.Errorf("%d of %d parallel creates of one name succeeded, want exactly 1", created, n)
 	}
-	list := items(getJSON(t, srv, "/api/v1/org-unit/departments?filterBy=name==race"), "departments")
-	if len(list) != 1 {
-		t.Errorf("%d departments named race, want 1", len(list))
+	if got := list[views.Department](t, srv, "/api/v1/org-unit/departments?filterBy=name==race", "departments"); len(got) != 1 {
+		t.Errorf("%d departments named race, want 1", len(got))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/uuid"
 )
@@ -43,7 +44,7 @@ func TestEveryMutatingRouteNeedsCredentialsAndRole(t *testing.T) {
 				t.Errorf("%s %s (credentials %v) = %d, want %d: %s", r.Method, r.Path, tc.token != "", res.status, tc.want, res.body)
 				continue
 			}
-			if m := res.json(t); m["code"] != float64(tc.want) || m["message"] == "" {
+			if e := res.refusal(t); e.Code != tc.want || e.Message == "" {
 				t.Errorf("%s %s: not the error envelope: %s", r.Method, r.Path, res.body)
 			}
 		}
@@ -89,7 +90,7 @@ func TestAdminChangesAreAuditedOnce(t *testing.T) {
 			t.Errorf("%s %s: audit rows %d → %d, newest %+v", tc.method, tc.path, before, len(rows), rows[0])
 		}
 		if tc.entityType == "access-rule" || tc.entityType == "api-key" {
-			id := r.json(t)["id"].(string)
+			id := idOf(t, r.body)
 			path := map[string]string{"access-rule": "/api/v1/access-rules/", "api-key": "/api/v1/api-keys/"}[tc.entityType] + id
 			if r := do(t, srv, "DELETE", path, "", ""); r.status != 204 {
 				t.Errorf("DELETE %s = %d %s", path, r.status, r.body)
@@ -111,21 +112,23 @@ func TestAPIKeys(t *testing.T) {
 	if r.status != 201 {
 		t.Fatalf("create = %d %s", r.status, r.body)
 	}
-	key := r.json(t)
-	token := key["token"].(string)
+	key := decode[views.APIKey](t, r.body)
+	token := key.Token
+	if token == "" {
+		t.Fatalf("the new key's answer has no token: %s", r.body)
+	}
 	if res := doAs(t, srv, token, "GET", "/api/v1/workload-types", "", ""); res.status != 200 {
 		t.Fatalf("the new key is refused: %d %s", res.status, res.body)
 	}
-	list := getJSON(t, srv, "/api/v1/api-keys")
-	for _, k := range items(list, "keys") {
-		if k["token"] != nil {
-			t.Errorf("the list shows a token: %v", k)
+	for _, k := range list[views.APIKey](t, srv, "/api/v1/api-keys", "keys") {
+		if k.Token != "" {
+			t.Errorf("the list shows a token: %+v", k)
 		}
 	}
-	if r := do(t, srv, "DELETE", "/api/v1/api-keys/"+key["id"].(string), "", ""); r.status != 204 {
+	if r := do(t, srv, "DELETE", "/api/v1/api-keys/"+key.ID, "", ""); r.status != 204 {
 		t.Fatalf("revoke = %d", r.status)
 	}
-	if res := doAs(t, srv, token, "GET", "/api/v1/workload-types", "", ""); res.status != 401 || res.json(t)["code"] != float64(401) {
+	if res := doAs(t, srv, token, "GET", "/api/v1/workload-types", "", ""); res.status != 401 || res.refusal(t).Code != 401 {
 		t.Errorf("a revoked key answered %d %s", res.status, res.body)
 	}
 	// An expired key.
@@ -312,16 +315,16 @@ func TestAuditLogAPI(t *testing.T) {
 	for _, p := range []string{"preemptible", "non-preemptible", "sometimes"} {
 		do(t, srv, "PUT", job, "application/json", `{"preemptibility":"`+p+`"}`)
 	}
-	got := getJSON(t, srv, "/api/v1/audit/log?filterBy=entityType==workload-type,result==success&limit=1")
-	if e := items(got, "entries"); len(e) != 1 || e[0]["changes"] == nil || got["next"] != float64(1) {
-		t.Fatalf("first page = %v", got)
+	got := getList[views.AuditEntry](t, srv, "/api/v1/audit/log?filterBy=entityType==workload-type,result==success&limit=1", "entries")
+	if len(got.Items) != 1 || got.Items[0].Changes == nil || got.Next == nil || *got.Next != 1 {
+		t.Fatalf("first page = %+v", got)
 	}
-	got = getJSON(t, srv, "/api/v1/audit/log?filterBy=entityType==workload-type&limit=1&offset=2")
-	if e := items(got, "entries"); len(e) != 1 || e[0]["result"] != "success" || got["next"] != nil {
-		t.Errorf("last page = %v (newest first: the oldest row is the first change)", got)
+	got = getList[views.AuditEntry](t, srv, "/api/v1/audit/log?filterBy=entityType==workload-type&limit=1&offset=2", "entries")
+	if len(got.Items) != 1 || got.Items[0].Result != "success" || got.Next != nil {
+		t.Errorf("last page = %+v (newest first: the oldest row is the first change)", got)
 	}
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if e := items(getJSON(t, srv, "/api/v1/audit/log?start="+future), "entries"); len(e) != 0 {
+	if e := list[views.AuditEntry](t, srv, "/api/v1/audit/log?start="+future, "entries"); len(e) != 0 {
 		t.Errorf("start in the future gave %d rows", len(e))
 	}
 	if r := do(t, srv, "GET", "/api/v1/audit/log?start=yesterday", "", ""); r.status != 400 {
@@ -332,7 +335,7 @@ func TestAuditLogAPI(t *testing.T) {
 	}
 	researcher := newAPIKey(t, st, "researcher", "project", uuid.NewString())
 	r := doAs(t, srv, researcher, "GET", "/api/v1/audit/log", "", "")
-	if r.status != 200 || len(items(r.json(t), "entries")) != 0 {
+	if r.status != 200 || len(decodeList[views.AuditEntry](t, r.body, "entries").Items) != 0 {
 		t.Errorf("a researcher sees others' rows: %d %s", r.status, r.body)
 	}
 	if r := doAs(t, srv, researcher, "GET", "/event-history", "", ""); r.status != 200 || !strings.Contains(string(r.body), "You see your own actions") {

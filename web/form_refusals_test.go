@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
 	"golang.org/x/net/html"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestFormRefusalsAreShownWhereTheyBelong(t *testing.T) {
 	t.Parallel()
 	srv, _, pool, dept, proj := orgAPI(t)
-	wt := items(getJSON(t, srv, "/api/v1/workload-types"), "types")[0]["id"].(string)
+	wt := list[views.WorkloadType](t, srv, "/api/v1/workload-types", "types")[0].ID
 	defaultPool := store.DefaultNodePoolID.String()
 
 	cases := []struct {

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -48,11 +47,10 @@ func newInputFixture(t testing.TB) inputFixture {
 	signIn(srv, token)
 	create := func(path, body string) string {
 		rec := f.serve("POST", path, jsonCT, "", body)
-		var m map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &m); rec.Code != http.StatusCreated || err != nil {
+		if rec.Code != http.StatusCreated {
 			t.Fatalf("POST %s = %d: %s", path, rec.Code, rec.Body)
 		}
-		return m["id"].(string)
+		return idOf(t, rec.Body.Bytes())
 	}
 	f.pool = create("/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`)
 	f.dept = create("/api/v1/org-unit/departments", `{"name":"research","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":16}}]}`)
@@ -191,7 +189,7 @@ func TestBadInputIs400NamingTheFieldAndWritesNothing(t *testing.T) {
 		r := do(t, f.srv, tc.method, tc.path, tc.contentType, tc.body)
 		body := html.UnescapeString(string(r.body)) // a page
 		if strings.HasPrefix(r.header.Get("Content-Type"), jsonCT) {
-			body, _ = r.json(t)["message"].(string)
+			body = r.refusal(t).Message
 		}
 		if r.status != http.StatusBadRequest || !strings.Contains(body, tc.mention) {
 			t.Errorf("%s: %s %s = %d, want 400 saying %q: %.400s", tc.name, tc.method, tc.path, r.status, tc.mention, body)

@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/go-cmp/cmp"
 )
 
 // parallel sends every request at once (as the admin) and fails unless each answers 200.
@@ -39,32 +43,44 @@ func parallel(t *testing.T, srv *httptest.Server, reqs [][3]string) {
 	}
 }
 
+// change is one field's entry in an audit row's changes.
+type change struct {
+	From any `json:"from"`
+	To   any `json:"to"`
+}
+
+// changesOf reads an audit row's changes as field -> change.
+func changesOf(t *testing.T, e store.AuditEntry) map[string]change {
+	t.Helper()
+	b, err := json.Marshal(e.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode[map[string]change](t, b)
+}
+
 // checkAuditChain asserts that, for each field, the audit rows of the entity with that id
 // chain: each row's "from" is the previous row's "to", starting at first[field].
-func checkAuditChain(t *testing.T, st *store.Store, entityType, id string, first map[string]any) {
+func checkAuditChain(t *testing.T, st *store.Store, entityType, id string, first map[string]string) {
 	t.Helper()
 	all, err := st.AuditEntries(context.Background(), 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Reverse(all) // oldest first
-	last := map[string]any{}
-	for k, v := range first {
-		last[k] = v
-	}
+	last := maps.Clone(first)
 	rows := 0
 	for _, e := range all {
 		if e.EntityType != entityType || e.EntityID != id || e.Action != "update" || e.Result != "success" {
 			continue
 		}
 		rows++
-		for field, raw := range e.Changes {
-			c, _ := raw.(map[string]any)
+		for field, c := range changesOf(t, e) {
 			prev, tracked := last[field]
-			if tracked && fmt.Sprint(c["from"]) != fmt.Sprint(prev) {
-				t.Errorf("audit row %d of %s %s: %s changed from %v, but the row before left it at %v", e.ID, entityType, id, field, c["from"], prev)
+			if tracked && fmt.Sprint(c.From) != prev {
+				t.Errorf("audit row %d of %s %s: %s changed from %v, but the row before left it at %v", e.ID, entityType, id, field, c.From, prev)
 			}
-			last[field] = c["to"]
+			last[field] = fmt.Sprint(c.To)
 		}
 	}
 	if rows == 0 {
@@ -79,6 +95,7 @@ func TestConcurrentProjectUpdatesLoseNothing(t *testing.T) {
 	t.Parallel()
 	srv, st, _, _, proj := orgAPI(t)
 	path := "/api/v1/org-unit/projects/" + proj
+	want := getAs[views.Project](t, srv, path)
 	orders, modes, queues := []string{"newest", "oldest"}, []string{"suspend", "terminate"}, []string{"strict", "best-effort"}
 	for round := range 20 {
 		order, mode, queue, deserved := orders[round%2], modes[round%2], queues[round%2], round%10+1
@@ -88,16 +105,13 @@ func TestConcurrentProjectUpdatesLoseNothing(t *testing.T) {
 			{"PUT", path, `{"policy":{"queueing":"` + queue + `"}}`},
 			{"PUT", path + "/resources", fmt.Sprintf(`[{"nodePool":{"name":"a100"},"gpu":{"deserved":%d,"limit":12,"overQuotaWeight":3}}]`, deserved)},
 		})
-		p := getJSON(t, srv, path)
-		pol := p["policy"].(map[string]any)
-		res := items(p, "resources")
-		if pol["preemptionOrder"] != order || pol["preemptionMode"] != mode || pol["queueing"] != queue ||
-			len(res) != 1 || res[0]["gpu"].(map[string]any)["deserved"] != float64(deserved) {
-			t.Fatalf("round %d: a parallel change was lost: policy %v, resources %v; want %s, %s, %s and deserved %d",
-				round, pol, res, order, mode, queue, deserved)
+		want.Policy.PreemptionOrder, want.Policy.PreemptionMode, want.Policy.Queueing = order, mode, queue
+		want.Resources = []views.Quota{{NodePool: want.Resources[0].NodePool, GPU: views.QuotaGPU{Deserved: deserved, Limit: 12, OverQuotaWeight: 3}}}
+		if diff := cmp.Diff(want, getAs[views.Project](t, srv, path), stamps); diff != "" {
+			t.Fatalf("round %d: a parallel change was lost (-want +got):\n%s", round, diff)
 		}
 	}
-	checkAuditChain(t, st, "project", proj, map[string]any{"preemptionOrder": "oldest", "preemptionMode": "terminate",
+	checkAuditChain(t, st, "project", proj, map[string]string{"preemptionOrder": "oldest", "preemptionMode": "terminate",
 		"queueing": "best-effort", "resources": "a100: deserved 10, limit 12, weight 3"})
 }
 
@@ -105,8 +119,9 @@ func TestConcurrentProjectUpdatesLoseNothing(t *testing.T) {
 func TestConcurrentNodePoolUpdatesLoseNothing(t *testing.T) {
 	t.Parallel()
 	srv, st := newAPI(t)
-	pool := send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
+	pool := create(t, srv, "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`)
 	path := "/api/v1/node-pools/" + pool
+	want := getAs[views.NodePool](t, srv, path)
 	keys, placements := []string{"example.com/pool", "arbiter.dev/node-pool"}, []string{"spread", "binpack"}
 	for round := range 20 {
 		name, key, value, placement := fmt.Sprintf("pool-%d", round), keys[round%2], fmt.Sprintf("gpu-%d", round), placements[round%2]
@@ -116,12 +131,12 @@ func TestConcurrentNodePoolUpdatesLoseNothing(t *testing.T) {
 			{"PUT", path, `{"labelValue":"` + value + `"}`},
 			{"PUT", path, `{"placement":"` + placement + `"}`},
 		})
-		p := getJSON(t, srv, path)
-		if p["name"] != name || p["labelKey"] != key || p["labelValue"] != value || p["placement"] != placement {
-			t.Fatalf("round %d: a parallel change was lost: %v; want %s, %s=%s, %s", round, p, name, key, value, placement)
+		want.Name, want.LabelKey, want.LabelValue, want.Placement = name, key, value, placement
+		if diff := cmp.Diff(want, getAs[views.NodePool](t, srv, path), stamps); diff != "" {
+			t.Fatalf("round %d: a parallel change was lost (-want +got):\n%s", round, diff)
 		}
 	}
-	checkAuditChain(t, st, "node-pool", pool, map[string]any{"name": "a100", "labelKey": "arbiter.dev/node-pool", "labelValue": "a100", "placement": "binpack"})
+	checkAuditChain(t, st, "node-pool", pool, map[string]string{"name": "a100", "labelKey": "arbiter.dev/node-pool", "labelValue": "a100", "placement": "binpack"})
 }
 
 // TestConcurrentQuotaCellEditsLoseNothing: the console edits one node pool's quota at a time;
@@ -131,11 +146,11 @@ func TestConcurrentQuotaCellEditsLoseNothing(t *testing.T) {
 	srv, st := newAPI(t)
 	var pools []string
 	for _, name := range []string{"p1", "p2", "p3"} {
-		pools = append(pools, send(t, srv, "POST", "/api/v1/node-pools", `{"name":"`+name+`","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string))
+		pools = append(pools, create(t, srv, "/api/v1/node-pools", `{"name":"`+name+`","labelKey":"arbiter.dev/node-pool"}`))
 	}
-	dept := send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research","resources":[
-		{"nodePool":{"name":"p1"},"gpu":{"deserved":100}},{"nodePool":{"name":"p2"},"gpu":{"deserved":100}},{"nodePool":{"name":"p3"},"gpu":{"deserved":100}}]}`, 201)["id"].(string)
-	proj := send(t, srv, "POST", "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`, 201)["id"].(string)
+	dept := create(t, srv, "/api/v1/org-unit/departments", `{"name":"research","resources":[
+		{"nodePool":{"name":"p1"},"gpu":{"deserved":100}},{"nodePool":{"name":"p2"},"gpu":{"deserved":100}},{"nodePool":{"name":"p3"},"gpu":{"deserved":100}}]}`)
+	proj := create(t, srv, "/api/v1/org-unit/projects", `{"name":"alpha","departmentId":"`+dept+`"}`)
 	for round := range 10 {
 		var reqs [][3]string
 		for i, pool := range pools {
@@ -143,22 +158,26 @@ func TestConcurrentQuotaCellEditsLoseNothing(t *testing.T) {
 			reqs = append(reqs, [3]string{"POST", "/departments/" + dept + "/quotas/" + pool, fmt.Sprintf("deserved=%d", 50+round+i)})
 		}
 		parallel(t, srv, reqs)
-		for _, kind := range []string{"projects/" + proj, "departments/" + dept} {
-			got := map[string]float64{}
-			for _, q := range items(getJSON(t, srv, "/api/v1/org-unit/"+kind), "resources") {
-				got[q["nodePool"].(map[string]any)["name"].(string)] = q["gpu"].(map[string]any)["deserved"].(float64)
-			}
+		for kind, resources := range map[string][]views.Quota{
+			"project":    getAs[views.Project](t, srv, "/api/v1/org-unit/projects/"+proj).Resources,
+			"department": getAs[views.Department](t, srv, "/api/v1/org-unit/departments/"+dept).Resources,
+		} {
+			want := map[string]int{}
 			for i, name := range []string{"p1", "p2", "p3"} {
-				want := float64(round + i + 1)
-				if strings.HasPrefix(kind, "departments") {
-					want = float64(50 + round + i)
+				want[name] = round + i + 1
+				if kind == "department" {
+					want[name] = 50 + round + i
 				}
-				if got[name] != want {
-					t.Fatalf("round %d: %s has deserved %v in %s, want %v: a parallel edit of another pool's quota was lost (%v)", round, kind, got[name], name, want, got)
-				}
+			}
+			got := map[string]int{}
+			for _, q := range resources {
+				got[q.NodePool.Name] = q.GPU.Deserved
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("round %d: a parallel edit of another pool's quota of the %s was lost (-want +got deserved GPUs):\n%s", round, kind, diff)
 			}
 		}
 	}
-	checkAuditChain(t, st, "project", proj, map[string]any{"resources": ""})
-	checkAuditChain(t, st, "department", dept, map[string]any{"resources": "p1: deserved 100, limit none, weight 2; p2: deserved 100, limit none, weight 2; p3: deserved 100, limit none, weight 2"})
+	checkAuditChain(t, st, "project", proj, map[string]string{"resources": ""})
+	checkAuditChain(t, st, "department", dept, map[string]string{"resources": "p1: deserved 100, limit none, weight 2; p2: deserved 100, limit none, weight 2; p3: deserved 100, limit none, weight 2"})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/go-cmp/cmp"
 )
 
 // orgWorld is two departments (dept-a, dept-b), three projects (alpha-one and alpha-two in
@@ -26,14 +28,14 @@ func newOrgWorld(t *testing.T) *orgWorld {
 	srv, st := newAPI(t)
 	w := &orgWorld{srv: srv, st: st, dept: map[string]string{}, proj: map[string]string{},
 		names: map[string]string{"A": "dept-a", "B": "dept-b", "C": "dept-c", "A1": "alpha-one", "A2": "alpha-two", "B1": "beta-one"}}
-	w.pool = send(t, srv, "POST", "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`, 201)["id"].(string)
+	w.pool = create(t, srv, "/api/v1/node-pools", `{"name":"a100","labelKey":"arbiter.dev/node-pool"}`)
 	for _, d := range []string{"A", "B", "C"} {
-		w.dept[d] = send(t, srv, "POST", "/api/v1/org-unit/departments",
-			`{"name":"`+w.names[d]+`","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":20}}]}`, 201)["id"].(string)
+		w.dept[d] = create(t, srv, "/api/v1/org-unit/departments",
+			`{"name":"`+w.names[d]+`","resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":20}}]}`)
 	}
 	for _, p := range []string{"A1", "A2", "B1"} {
-		w.proj[p] = send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,
-			"resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":2}}]}`, w.names[p], w.dept[p[:1]]), 201)["id"].(string)
+		w.proj[p] = create(t, srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,
+			"resources":[{"nodePool":{"name":"a100"},"gpu":{"deserved":2}}]}`, w.names[p], w.dept[p[:1]]))
 	}
 	return w
 }
@@ -114,6 +116,9 @@ func TestRolesSeeAndChangeOnlyTheirScope(t *testing.T) {
 				}
 			}
 			w.checkReads(t, rc, call)
+			// Read as the admin, to check below that what was refused did not happen.
+			b1Before := getAs[views.Project](t, w.srv, "/api/v1/org-unit/projects/"+w.proj["B1"])
+			aBefore := getAs[views.Department](t, w.srv, "/api/v1/org-unit/departments/"+w.dept["A"])
 
 			// Changes, ordered so that none hides another: policy, quotas, creates, the admin's
 			// objects, a move, deletes.
@@ -156,16 +161,20 @@ func TestRolesSeeAndChangeOnlyTheirScope(t *testing.T) {
 			// What was refused did not happen: a project nobody but the admin may change keeps
 			// its values (read as the admin).
 			if !rc.admin {
-				b1 := getJSON(t, w.srv, "/api/v1/org-unit/projects/"+w.proj["B1"])
-				if !has(rc.manage, "B1") && fmt.Sprint(items(b1, "resources")[0]["gpu"].(map[string]any)["deserved"]) != "2" {
-					t.Errorf("B1's quota changed although refused: %v", b1["resources"])
+				b1 := getAs[views.Project](t, w.srv, "/api/v1/org-unit/projects/"+w.proj["B1"])
+				if diff := cmp.Diff(b1Before.Resources, b1.Resources); !has(rc.manage, "B1") && diff != "" {
+					t.Errorf("B1's quota changed although refused (-before +after):\n%s", diff)
 				}
-				if !has(rc.policy, "B1") && b1["policy"].(map[string]any)["queueing"] != "best-effort" {
-					t.Errorf("B1's policy changed although refused: %v", b1["policy"])
+				if diff := cmp.Diff(b1Before.Policy, b1.Policy); !has(rc.policy, "B1") && diff != "" {
+					t.Errorf("B1's policy changed although refused (-before +after):\n%s", diff)
 				}
-				a := getJSON(t, w.srv, "/api/v1/org-unit/departments/"+w.dept["A"])
-				if a["name"] != "dept-a" || items(a, "resources")[0]["gpu"].(map[string]any)["deserved"] != float64(20) {
-					t.Errorf("department A changed although refused: %v %v", a["name"], a["resources"])
+				a := getAs[views.Department](t, w.srv, "/api/v1/org-unit/departments/"+w.dept["A"])
+				type nameAndQuotas struct {
+					Name      string
+					Resources []views.Quota
+				}
+				if diff := cmp.Diff(nameAndQuotas{aBefore.Name, aBefore.Resources}, nameAndQuotas{a.Name, a.Resources}); diff != "" {
+					t.Errorf("department A changed although refused (-before +after):\n%s", diff)
 				}
 			}
 		})
@@ -175,11 +184,11 @@ func TestRolesSeeAndChangeOnlyTheirScope(t *testing.T) {
 // checkReads asserts what rc sees through every read route.
 func (w *orgWorld) checkReads(t *testing.T, rc roleCase, call func(method, path, body string) response) {
 	t.Helper()
-	names := func(list []map[string]any) string {
+	keysOf := func(names []string) string {
 		var out []string
-		for _, x := range list {
-			for k, n := range w.names {
-				if x["name"] == n {
+		for _, n := range names {
+			for k, name := range w.names {
+				if n == name {
 					out = append(out, k)
 				}
 			}
@@ -187,35 +196,42 @@ func (w *orgWorld) checkReads(t *testing.T, rc roleCase, call func(method, path,
 		slices.Sort(out)
 		return strings.Join(out, ",")
 	}
-	get := func(path string) map[string]any {
+	get := func(path string) response {
 		t.Helper()
 		r := call("GET", path, "")
 		if r.status != 200 {
 			t.Fatalf("GET %s = %d: %s", path, r.status, r.body)
 		}
-		return r.json(t)
+		return r
 	}
-	if got := names(items(get("/api/v1/org-unit/departments"), "departments")); got != rc.depts {
+	projects := func(path string) listed[views.Project] {
+		t.Helper()
+		return decodeList[views.Project](t, get(path).body, "projects")
+	}
+	projectNames := func(ps []views.Project) []string {
+		return strings.Split(namesOf(ps, func(p views.Project) string { return p.Name }), ",")
+	}
+	depts := decodeList[views.Department](t, get("/api/v1/org-unit/departments").body, "departments").Items
+	if got := keysOf(strings.Split(namesOf(depts, func(d views.Department) string { return d.Name }), ",")); got != rc.depts {
 		t.Errorf("department list = %q, want %q", got, rc.depts)
 	}
-	if got := names(items(get("/api/v1/org-unit/projects"), "projects")); got != rc.projects {
+	if got := keysOf(projectNames(projects("/api/v1/org-unit/projects").Items)); got != rc.projects {
 		t.Errorf("project list = %q, want %q", got, rc.projects)
 	}
 	// Paging counts only what the caller sees: one project a page, as many pages as projects.
-	var paged []map[string]any
+	var paged []views.Project
 	for offset := 0; offset < 10; {
-		page := get(fmt.Sprintf("/api/v1/org-unit/projects?limit=1&offset=%d", offset))
-		paged = append(paged, items(page, "projects")...)
-		next, ok := page["next"].(float64)
-		if !ok {
+		page := projects(fmt.Sprintf("/api/v1/org-unit/projects?limit=1&offset=%d", offset))
+		paged = append(paged, page.Items...)
+		if page.Next == nil {
 			break
 		}
-		offset = int(next)
+		offset = *page.Next
 	}
-	if got := names(paged); got != rc.projects {
+	if got := keysOf(projectNames(paged)); got != rc.projects {
 		t.Errorf("project pages of one = %q, want %q", got, rc.projects)
 	}
-	if pools := items(get("/api/v1/node-pools"), "nodePools"); len(pools) != 2 {
+	if pools := decodeList[views.NodePool](t, get("/api/v1/node-pools").body, "nodePools").Items; len(pools) != 2 {
 		t.Errorf("node pools = %d, want both (a100 and default): every signed-in caller sees them", len(pools))
 	}
 	for k, id := range w.dept {

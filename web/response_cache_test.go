@@ -10,6 +10,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
 )
 
@@ -49,8 +50,9 @@ func follow(t *testing.T, st *store.Store, o store.ListenOptions) {
 
 const tfjobTypes = "/api/v1/workload-types?filterBy=name==TFJob"
 
-func tfjobPriority(t *testing.T, srv *httptest.Server) any {
-	return items(getJSON(t, srv, tfjobTypes), "types")[0]["effectivePriorityName"]
+func tfjobPriority(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	return list[views.WorkloadType](t, srv, tfjobTypes, "types")[0].EffectivePriorityName
 }
 
 func setTFJobPriority(t *testing.T, srv *httptest.Server, priority string) {

@@ -1,152 +1,20 @@
 package web_test
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
+	"maps"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
-	"github.com/arbiterhq/arbiter/store"
-	"github.com/arbiterhq/arbiter/web"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 )
-
-// fakeLabeler stands in for the cluster edge (kube.Scheduler.PatchWorkloadLabels, tested
-// against a cluster elsewhere): it records each call and answers err.
-type fakeLabeler struct {
-	mu    sync.Mutex
-	calls []labelCall
-	err   error
-}
-
-type labelCall struct {
-	uid string
-	set map[string]*string
-}
-
-func (f *fakeLabeler) PatchWorkloadLabels(_ context.Context, uid string, set map[string]*string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	f.calls = append(f.calls, labelCall{uid, set})
-	return nil
-}
-
-func (f *fakeLabeler) last(t *testing.T) labelCall {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.calls) == 0 {
-		t.Fatal("the labeler was not called")
-	}
-	return f.calls[len(f.calls)-1]
-}
-
-func (f *fakeLabeler) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls)
-}
-
-// goneError is how the cluster edge says the workload is no longer there.
-type goneError struct{}
-
-func (goneError) Error() string  { return "gone" }
-func (goneError) NotFound() bool { return true }
-
-// workloadFixture is an API over seeded workload records:
-//
-//	department research: alpha (priority changes allowed), beta (allowPriorityChange false)
-//	department ops:      gamma (priority between medium-low and high)
-//	trainA   alpha Pending   low (40), preemptible, queue 1, 4 GPUs, queued first
-//	trainB   alpha Running   high (125), non-preemptible, 8 GPUs on n1, n2
-//	serveC   alpha Completed (history only)
-//	betaJob  beta  Pending   very-low (25), queue 2, InsufficientCapacity
-//	gammaJob gamma Pending   medium (80), queue 3
-//	orphan   (no project)    Pending medium-low (65), NoProject
-type workloadFixture struct {
-	srv                                               *httptest.Server
-	st                                                *store.Store
-	labeler                                           *fakeLabeler
-	research, ops, alpha, beta, gamma                 string
-	trainA, trainB, serveC, betaJob, gammaJob, orphan string
-	t0                                                time.Time
-}
-
-func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture {
-	t.Helper()
-	st := store.New(testdb.New(t))
-	d := deps(st)
-	d.Workloads = st
-	d.Labeler = labeler
-	srv := httptest.NewServer(web.New(d))
-	t.Cleanup(srv.Close)
-	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
-	f := &workloadFixture{srv: srv, st: st, t0: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	f.labeler, _ = labeler.(*fakeLabeler)
-
-	f.research = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"research"}`, 201)["id"].(string)
-	f.ops = send(t, srv, "POST", "/api/v1/org-unit/departments", `{"name":"ops"}`, 201)["id"].(string)
-	project := func(name, dept, policy string) string {
-		return send(t, srv, "POST", "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q,"policy":%s}`, name, dept, policy), 201)["id"].(string)
-	}
-	f.alpha = project("alpha", f.research, `{}`)
-	f.beta = project("beta", f.research, `{"allowPriorityChange":false}`)
-	f.gamma = project("gamma", f.ops, `{"minPriority":"medium-low","maxPriority":"high"}`)
-
-	f.trainA, f.trainB, f.serveC, f.betaJob, f.gammaJob, f.orphan = uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
-	at := func(min int) time.Time { return f.t0.Add(time.Duration(min) * time.Minute) }
-	started, finished := at(2), at(30)
-	rec := func(uid, name, project, dept, prio string, value int, preempt, phase string, queued int) store.WorkloadRecord {
-		return store.WorkloadRecord{UID: uid, Namespace: "team-" + orDefault(project, "none"), Name: name, Kind: "Job", APIGroup: "batch",
-			TypeName: "Job", CategoryName: "Train", ProjectName: project, DepartmentName: dept, PriorityName: prio,
-			PriorityValue: value, Preemptibility: preempt, Phase: phase, Gang: 1, QueuedAt: at(queued)}
-	}
-	records := []store.WorkloadRecord{
-		rec(f.trainA, "train-a", "alpha", "research", "low", 40, "preemptible", "Pending", 0),
-		rec(f.trainB, "train-b", "alpha", "research", "high", 125, "non-preemptible", "Running", 1),
-		rec(f.serveC, "serve-c", "alpha", "research", "very-high", 150, "non-preemptible", "Completed", 2),
-		rec(f.betaJob, "beta-job", "beta", "research", "very-low", 25, "preemptible", "Pending", 3),
-		rec(f.gammaJob, "gamma-job", "gamma", "ops", "medium", 80, "preemptible", "Pending", 4),
-		rec(f.orphan, "orphan", "", "", "medium-low", 65, "preemptible", "Pending", 5),
-	}
-	records[0].QueuePosition, records[0].RequestedGPUs, records[0].Reason, records[0].Message = 1, 4, "InsufficientCapacity", "Waiting for 4 free GPUs."
-	records[1].RequestedGPUs, records[1].AllocatedGPUs, records[1].Nodes, records[1].NodePool, records[1].StartedAt = 8, 8, []string{"n1", "n2"}, "default", &started
-	records[2].StartedAt, records[2].FinishedAt, records[2].TypeName, records[2].CategoryName = &started, &finished, "InferenceService", "Deploy"
-	records[3].QueuePosition, records[3].RequestedGPUs, records[3].Reason = 2, 2, "InsufficientCapacity"
-	records[4].QueuePosition, records[4].RequestedGPUs = 3, 1 // distinct positions keep the sort test free of ties
-	records[5].Reason, records[5].Namespace = "NoProject", "scratch"
-	events := []store.WorkloadEvent{
-		{WorkloadUID: f.trainB, At: at(1), Kind: "Queued", Message: "Queued in project alpha."},
-		{WorkloadUID: f.trainB, At: at(2), Kind: "Admitted", Message: "Admitted on n1, n2."},
-	}
-	if err := st.RecordWorkloads(context.Background(), records, events); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func names(list []map[string]any) string {
-	var out []string
-	for _, x := range list {
-		out = append(out, x["name"].(string))
-	}
-	return strings.Join(out, ",")
-}
 
 func TestWorkloadList(t *testing.T) {
 	t.Parallel()
@@ -154,40 +22,42 @@ func TestWorkloadList(t *testing.T) {
 	srv := f.srv
 
 	// Default: unfinished workloads by queue time, oldest first; one page.
-	page := getJSON(t, srv, "/api/v1/workloads")
-	if got := names(items(page, "workloads")); got != "train-a,train-b,beta-job,gamma-job,orphan" {
+	first := getList[views.Workload](t, srv, "/api/v1/workloads", "workloads")
+	if got := workloadNames(first.Items); got != "train-a,train-b,beta-job,gamma-job,orphan" {
 		t.Fatalf("workloads = %s", got)
 	}
-	if page["next"] != nil {
-		t.Errorf("next = %v, want null", page["next"])
+	if first.Next != nil {
+		t.Errorf("next = %d, want null", *first.Next)
 	}
-	b := find(items(page, "workloads"), "train-b")
-	for _, field := range []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
+	// Every field of the OpenAPI schema Workload is in the answer, null or not.
+	raw := decodeList[json.RawMessage](t, get(t, srv, "/api/v1/workloads").body, "workloads").Items[1]
+	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
+	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
 		"priority", "priorityValue", "preemptible", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
-		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions"} {
-		if _, ok := b[field]; !ok {
-			t.Errorf("field %s missing from %v", field, b)
-		}
+		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions"}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, fields); diff != "" {
+		t.Errorf("fields of a workload (-want +got):\n%s", diff)
 	}
-	if b["id"] != f.trainB || b["priority"] != "high" || b["priorityValue"] != float64(125) || b["preemptible"] != false ||
-		b["phase"] != "Running" || b["allocatedGpus"] != float64(8) || fmt.Sprint(b["nodes"]) != "[n1 n2]" ||
-		b["createdAt"] != "2025-03-01T09:01:00Z" || b["startedAt"] != "2025-03-01T09:02:00Z" || b["finishedAt"] != nil ||
-		b["queuePosition"] != nil || b["pendingSeconds"] != float64(0) || b["departmentName"] != "research" {
-		t.Errorf("train-b = %v", b)
+	b := named(t, first.Items, "train-b", func(w views.Workload) string { return w.Name })
+	if diff := cmp.Diff(f.view(f.trainB), b, asWritten); diff != "" {
+		t.Errorf("train-b (-want +got):\n%s", diff)
 	}
-	a := find(items(page, "workloads"), "train-a")
-	if a["queuePosition"] != float64(1) || a["preemptible"] != true || a["reason"] != "InsufficientCapacity" ||
-		a["pendingSeconds"].(float64) < time.Since(f.t0).Seconds()-5 || fmt.Sprint(a["nodes"]) != "[]" {
-		t.Errorf("train-a = %v", a)
+	a := named(t, first.Items, "train-a", func(w views.Workload) string { return w.Name })
+	if diff := cmp.Diff(f.view(f.trainA), a, asWritten, pendingSeconds); diff != "" {
+		t.Errorf("train-a (-want +got):\n%s", diff)
+	}
+	if waited := time.Duration(a.PendingSeconds) * time.Second; waited < time.Since(f.t0)-5*time.Second {
+		t.Errorf("train-a has waited %v, want about %v", waited, time.Since(f.t0))
 	}
 
 	// deleted=true adds finished workloads from history.
-	if got := names(items(getJSON(t, srv, "/api/v1/workloads?deleted=true"), "workloads")); got != "train-a,train-b,serve-c,beta-job,gamma-job,orphan" {
+	if got := workloads(t, srv, "deleted=true"); got != "train-a,train-b,serve-c,beta-job,gamma-job,orphan" {
 		t.Errorf("deleted=true: %s", got)
 	}
-	serve := find(items(getJSON(t, srv, "/api/v1/workloads?deleted=true&filterBy=phase==Completed"), "workloads"), "serve-c")
-	if serve == nil || serve["finishedAt"] != "2025-03-01T09:30:00Z" || serve["type"] != "InferenceService" || serve["category"] != "Deploy" {
-		t.Errorf("serve-c = %v", serve)
+	completed := list[views.Workload](t, srv, "/api/v1/workloads?deleted=true&filterBy=phase==Completed", "workloads")
+	if diff := cmp.Diff([]views.Workload{f.view(f.serveC)}, completed, asWritten); diff != "" {
+		t.Errorf("completed workloads (-want +got):\n%s", diff)
 	}
 
 	// Filters on every field of the OpenAPI schema Workload.
@@ -206,7 +76,7 @@ func TestWorkloadList(t *testing.T) {
 		"search=JOB":                                        "beta-job,gamma-job",
 		"filterBy=projectName==alpha&deleted=true&search=s": "serve-c",
 	} {
-		if got := names(items(getJSON(t, srv, "/api/v1/workloads?"+query), "workloads")); got != want {
+		if got := workloads(t, srv, query); got != want {
 			t.Errorf("%s: %s, want %s", query, got, want)
 		}
 	}
@@ -221,19 +91,23 @@ func TestWorkloadList(t *testing.T) {
 		"sortBy=queuePosition&filterBy=phase==Pending,queuePosition>=1": "train-a,beta-job,gamma-job",
 		"sortBy=pendingSeconds&sortOrder=desc":                          "train-a,beta-job,gamma-job,orphan,train-b",
 	} {
-		if got := names(items(getJSON(t, srv, "/api/v1/workloads?"+query), "workloads")); got != want {
+		if got := workloads(t, srv, query); got != want {
 			t.Errorf("%s: %s, want %s", query, got, want)
 		}
 	}
 
 	// Paging: next is the following page's offset, null on the last.
-	p1 := getJSON(t, srv, "/api/v1/workloads?limit=2")
-	p2 := getJSON(t, srv, "/api/v1/workloads?limit=2&offset=2")
-	p3 := getJSON(t, srv, "/api/v1/workloads?limit=2&offset=4")
-	if names(items(p1, "workloads")) != "train-a,train-b" || p1["next"] != float64(2) ||
-		names(items(p2, "workloads")) != "beta-job,gamma-job" || p2["next"] != float64(4) ||
-		names(items(p3, "workloads")) != "orphan" || p3["next"] != nil {
-		t.Errorf("pages: %v / %v / %v", p1, p2, p3)
+	type page struct {
+		Names string
+		Next  *int
+	}
+	var pages []page
+	for _, offset := range []int{0, 2, 4} {
+		l := getList[views.Workload](t, srv, fmt.Sprintf("/api/v1/workloads?limit=2&offset=%d", offset), "workloads")
+		pages = append(pages, page{workloadNames(l.Items), l.Next})
+	}
+	if diff := cmp.Diff([]page{{"train-a,train-b", ptr(2)}, {"beta-job,gamma-job", ptr(4)}, {"orphan", nil}}, pages); diff != "" {
+		t.Errorf("pages of two (-want +got):\n%s", diff)
 	}
 
 	// Bad queries are 400s that name what is wrong.
@@ -247,7 +121,7 @@ func TestWorkloadList(t *testing.T) {
 		"filterBy=preemptible=@t": "=@",
 	} {
 		r := do(t, srv, "GET", "/api/v1/workloads?"+query, "", "")
-		if r.status != 400 || !strings.Contains(r.json(t)["message"].(string), want) {
+		if r.status != 400 || !strings.Contains(r.refusal(t).Message, want) {
 			t.Errorf("%s = %d %s, want 400 naming %s", query, r.status, r.body, want)
 		}
 	}
@@ -257,23 +131,26 @@ func TestWorkloadGetAndEvents(t *testing.T) {
 	t.Parallel()
 	f := newWorkloadAPI(t, &fakeLabeler{})
 	srv := f.srv
-	w := getJSON(t, srv, "/api/v1/workloads/"+f.trainB)
-	if w["name"] != "train-b" || w["projectName"] != "alpha" || w["kind"] != "Job" {
-		t.Errorf("GET = %v", w)
+	if diff := cmp.Diff(f.view(f.trainB), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.trainB), asWritten); diff != "" {
+		t.Errorf("GET (-want +got):\n%s", diff)
 	}
-	if w := getJSON(t, srv, "/api/v1/workloads/"+f.serveC); w["phase"] != "Completed" {
-		t.Errorf("a finished workload is still found by id: %v", w)
+	// A finished workload is still found by id.
+	if diff := cmp.Diff(f.view(f.serveC), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.serveC), asWritten); diff != "" {
+		t.Errorf("GET a finished workload (-want +got):\n%s", diff)
 	}
-	evs := items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events")
-	if len(evs) != 2 || evs[0]["kind"] != "Queued" || evs[1]["kind"] != "Admitted" || evs[1]["actor"] != "scheduler" ||
-		evs[1]["at"] != "2025-03-01T09:02:00Z" || evs[1]["message"] != "Admitted on n1, n2." {
-		t.Errorf("events = %v", evs)
+	evs := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")
+	want := []views.WorkloadEvent{
+		{At: f.at(1), Kind: "Queued", Message: "Queued in project alpha.", Actor: "scheduler"},
+		{At: f.at(2), Kind: "Admitted", Message: "Admitted on n1, n2.", Actor: "scheduler"},
 	}
-	if evs := getJSON(t, srv, "/api/v1/workloads/"+f.trainA+"/events"); fmt.Sprint(evs["events"]) != "[]" {
-		t.Errorf("no events = %v, want []", evs)
+	if diff := cmp.Diff(want, evs, asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID")); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]views.WorkloadEvent{}, list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")); diff != "" {
+		t.Errorf("no events, want [] (-want +got):\n%s", diff)
 	}
 	for _, path := range []string{"/api/v1/workloads/" + uuid.NewString(), "/api/v1/workloads/" + uuid.NewString() + "/events"} {
-		if r := do(t, srv, "GET", path, "", ""); r.status != 404 || r.json(t)["code"] != float64(404) {
+		if r := do(t, srv, "GET", path, "", ""); r.status != 404 || r.refusal(t).Code != 404 {
 			t.Errorf("GET %s = %d %s, want 404", path, r.status, r.body)
 		}
 	}
@@ -305,7 +182,7 @@ func TestWorkloadVisibility(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", tc.who, r.status, r.body)
 		}
-		if got := names(items(r.json(t), "workloads")); got != tc.want {
+		if got := workloadNames(decodeList[views.Workload](t, r.body, "workloads").Items); got != tc.want {
 			t.Errorf("%s sees %q, want %q", tc.who, got, tc.want)
 		}
 	}
@@ -337,16 +214,18 @@ func TestWorkloadPatch(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("PATCH priority = %d %s", r.status, r.body)
 	}
-	if w := r.json(t); w["priority"] != "high" || w["priorityValue"] != float64(125) || w["preemptible"] != true || w["name"] != "train-a" {
-		t.Errorf("answer = %v", w)
+	raised := f.view(f.trainA)
+	raised.Priority, raised.PriorityValue = "high", 125
+	if diff := cmp.Diff(raised, decode[views.Workload](t, r.body), asWritten, pendingSeconds); diff != "" {
+		t.Errorf("answer (-want +got):\n%s", diff)
 	}
 	call := lab.last(t)
 	if call.uid != f.trainA || len(call.set) != 1 || call.set["priorityClassName"] == nil || *call.set["priorityClassName"] != "high" {
 		t.Errorf("labeler call = %+v", call)
 	}
-	evs := items(getJSON(t, srv, "/api/v1/workloads/"+f.trainA+"/events"), "events")
-	if len(evs) != 1 || evs[0]["kind"] != "PriorityChanged" || !strings.Contains(evs[0]["message"].(string), "priority from low to high") {
-		t.Errorf("events = %v", evs)
+	evs := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")
+	if len(evs) != 1 || evs[0].Kind != "PriorityChanged" || !strings.Contains(evs[0].Message, "priority from low to high") {
+		t.Errorf("events = %+v", evs)
 	}
 	rows := auditRows(t, st, "workload")
 	if len(rows) != 1 || rows[0].EntityID != f.trainA || rows[0].EntityName != "train-a" || rows[0].Result != "success" ||
@@ -356,7 +235,7 @@ func TestWorkloadPatch(t *testing.T) {
 
 	// Preemptibility: set, then removed (back to the type's default).
 	r = patch(admin, f.trainA, `{"preemptibility":"non-preemptible"}`)
-	if r.status != 200 || r.json(t)["preemptible"] != false {
+	if r.status != 200 || decode[views.Workload](t, r.body).Preemptible {
 		t.Errorf("PATCH preemptibility = %d %s", r.status, r.body)
 	}
 	if call := lab.last(t); *call.set["kai.scheduler/preemptibility"] != "non-preemptible" {
@@ -388,7 +267,7 @@ func TestWorkloadPatch(t *testing.T) {
 		{f.gammaJob, `{"priority":"low"}`, "outside project gamma's allowed range"},
 	} {
 		r := patch(admin, tc.id, tc.body)
-		if r.status != 400 || !strings.Contains(r.json(t)["message"].(string), tc.want) {
+		if r.status != 400 || !strings.Contains(r.refusal(t).Message, tc.want) {
 			t.Errorf("PATCH %s = %d %s, want 400 with %q", tc.body, r.status, r.body, tc.want)
 		}
 	}
@@ -405,7 +284,7 @@ func TestWorkloadPatch(t *testing.T) {
 	if r := patch(admin, f.betaJob, `{"preemptibility":"non-preemptible"}`); r.status != 200 {
 		t.Errorf("beta preemptibility = %d %s", r.status, r.body)
 	}
-	if r := patch(admin, f.gammaJob, `{"priority":"medium-high"}`); r.status != 200 || r.json(t)["priorityValue"] != float64(90) {
+	if r := patch(admin, f.gammaJob, `{"priority":"medium-high"}`); r.status != 200 || decode[views.Workload](t, r.body).PriorityValue != 90 {
 		t.Errorf("gamma in range = %d %s", r.status, r.body)
 	}
 	if r := patch(admin, f.orphan, `{"priority":"very-high"}`); r.status != 200 {
@@ -450,7 +329,7 @@ func TestWorkloadPatch(t *testing.T) {
 
 	// The cluster no longer has the workload: 404, and nothing is recorded.
 	before := len(auditRows(t, st, "workload"))
-	evBefore := len(items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events"))
+	evBefore := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events"))
 	lab.mu.Lock()
 	lab.err = goneError{}
 	lab.mu.Unlock()
@@ -467,7 +346,7 @@ func TestWorkloadPatch(t *testing.T) {
 	if len(rows)-before != 2 || rows[0].Result != "failure" || rows[1].Result != "failure" {
 		t.Errorf("failed changes: %d new audit rows (want 2 failures): %+v", len(rows)-before, rows[:2])
 	}
-	if n := len(items(getJSON(t, srv, "/api/v1/workloads/"+f.trainB+"/events"), "events")); n != evBefore {
+	if n := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")); n != evBefore {
 		t.Errorf("failed changes left %d events", n-evBefore)
 	}
 }
@@ -477,10 +356,10 @@ func TestWorkloadPatchWithoutCluster(t *testing.T) {
 	t.Parallel()
 	f := newWorkloadAPI(t, nil)
 	r := do(t, f.srv, "PATCH", "/api/v1/workloads/"+f.trainA, "application/json", `{"priority":"high"}`)
-	if r.status != 503 || !strings.Contains(r.json(t)["message"].(string), "no cluster is connected") {
+	if r.status != 503 || !strings.Contains(r.refusal(t).Message, "no cluster is connected") {
 		t.Errorf("PATCH without cluster = %d %s", r.status, r.body)
 	}
-	if n := len(items(getJSON(t, f.srv, "/api/v1/workloads/"+f.trainA+"/events"), "events")); n != 0 {
+	if n := len(list[views.WorkloadEvent](t, f.srv, "/api/v1/workloads/"+f.trainA+"/events", "events")); n != 0 {
 		t.Errorf("%d events recorded", n)
 	}
 }
