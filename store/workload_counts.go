@@ -1,10 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // WorkloadCounts is what the Overview counts over the workload records a caller may see:
@@ -18,46 +18,57 @@ type WorkloadCounts struct {
 
 // ReasonCount is how many pending workloads wait for one reason.
 type ReasonCount struct {
-	Reason string `db:"reason"`
-	Count  int    `db:"count"`
+	Reason string
+	Count  int
 }
+
+// countWorkloadsSQL counts in one statement (one scan of the unfinished records, grouped by
+// phase and by phase and reason; one of the recent events): $1 every workload, else those of
+// the projects named in $2; events since $3.
+const countWorkloadsSQL = `
+	SELECT CASE WHEN grouping(w.reason) = 1 THEN 'phase' ELSE 'reason' END AS what, w.phase AS key,
+	       coalesce(w.reason, '') AS reason, count(*)::int AS count
+	FROM workloads w
+	WHERE w.finished_at IS NULL AND ($1 OR w.project_name = ANY($2))
+	GROUP BY GROUPING SETS ((w.phase), (w.phase, w.reason))
+	UNION ALL
+	SELECT 'event', e.kind, '', count(*)::int
+	FROM workload_events e
+	WHERE e.kind IN ('Preempted', 'Reclaimed') AND e.at >= $3
+	  AND ($1 OR e.workload_uid IN (SELECT uid FROM workloads WHERE project_name = ANY($2)))
+	GROUP BY e.kind`
 
 // CountWorkloads counts the unfinished workloads in scope by phase and pending ones by reason,
 // and the Preempted and Reclaimed events of workloads in scope since since.
 func (s *Store) CountWorkloads(ctx context.Context, scope WorkloadScope, since time.Time) (WorkloadCounts, error) {
-	all := scope.All
 	projects := scope.Projects
 	if projects == nil {
 		projects = []string{}
 	}
-	const inScope = `($1 OR w.project_name = ANY($2))`
-	out := WorkloadCounts{Phases: map[string]int{}, Events: map[string]int{}}
-	rows, err := s.pool.Query(ctx, `SELECT w.phase AS key, count(*)::int AS count FROM workloads w
-		WHERE w.finished_at IS NULL AND `+inScope+` GROUP BY w.phase`, all, projects)
-	if err := collectCounts(out.Phases, rows, err); err != nil {
+	type row struct {
+		What   string `db:"what"`
+		Key    string `db:"key"`
+		Reason string `db:"reason"`
+		Count  int    `db:"count"`
+	}
+	rows, err := s.pool.Query(ctx, countWorkloadsSQL, scope.All, projects, since)
+	list, err := scanAll[row](rows, err)
+	out := WorkloadCounts{Phases: map[string]int{}, Events: map[string]int{}, PendingReasons: []ReasonCount{}}
+	if err != nil {
 		return out, err
 	}
-	rows, err = s.pool.Query(ctx, `SELECT w.reason, count(*)::int AS count FROM workloads w
-		WHERE w.finished_at IS NULL AND w.phase = 'Pending' AND `+inScope+`
-		GROUP BY w.reason ORDER BY count(*) DESC, w.reason`, all, projects)
-	if out.PendingReasons, err = scanAll[ReasonCount](rows, err); err != nil {
-		return out, err
+	for _, r := range list {
+		switch {
+		case r.What == "phase":
+			out.Phases[r.Key] = r.Count
+		case r.What == "event":
+			out.Events[r.Key] = r.Count
+		case r.Key == "Pending":
+			out.PendingReasons = append(out.PendingReasons, ReasonCount{Reason: r.Reason, Count: r.Count})
+		}
 	}
-	rows, err = s.pool.Query(ctx, `SELECT e.kind AS key, count(*)::int AS count FROM workload_events e
-		JOIN workloads w ON w.uid = e.workload_uid
-		WHERE e.kind IN ('Preempted', 'Reclaimed') AND e.at >= $3 AND `+inScope+` GROUP BY e.kind`, all, projects, since)
-	return out, collectCounts(out.Events, rows, err)
-}
-
-// collectCounts reads rows of (key, count) into into.
-func collectCounts(into map[string]int, rows pgx.Rows, err error) error {
-	type keyCount struct {
-		Key   string `db:"key"`
-		Count int    `db:"count"`
-	}
-	list, err := scanAll[keyCount](rows, err)
-	for _, k := range list {
-		into[k.Key] = k.Count
-	}
-	return err
+	slices.SortFunc(out.PendingReasons, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out, nil
 }
