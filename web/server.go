@@ -14,7 +14,6 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -90,9 +89,6 @@ func New(d Deps) *Server {
 
 	r := router{api: e.Group("/api/v1"), pages: e}
 	r.api.GET("/openapi.json", serveOpenAPI)
-	r.page(http.MethodGet, "/", routenames.Home, func(c echo.Context) error {
-		return c.Redirect(http.StatusFound, pathTo(c, routenames.WorkloadTypes))
-	})
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
 	for _, h := range []handler{
@@ -104,6 +100,7 @@ func New(d Deps) *Server {
 		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
+		newOverview(d, org, s.layout),
 	} {
 		h.routes(r)
 	}

@@ -7,6 +7,8 @@ package routenames
 const (
 	Home = "home"
 
+	OverviewLive = "overview.live" // the Overview's live region, polled by the page
+
 	Login        = "login"
 	LoginSubmit  = "login.submit"
 	Logout       = "logout"

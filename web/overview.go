@@ -1,0 +1,112 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// WorkloadCounter counts the workload records a caller may see (the Overview's tiles).
+type WorkloadCounter interface {
+	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
+}
+
+// eventWindow is how far back the Overview counts preemptions and reclaims.
+const eventWindow = 24 * time.Hour
+
+// overview is the landing page after sign-in: the cluster's capacity and what runs and waits,
+// over what the caller may read, refreshed in place every few seconds.
+type overview struct {
+	org       organization
+	workloads *workloads      // its scope: which workloads the caller may see
+	counts    WorkloadCounter // nil: no workload store
+	connected bool            // a scheduler reports live status
+	layout
+}
+
+func newOverview(d Deps, org organization, l layout) *overview {
+	h := &overview{org: org, workloads: &workloads{store: d.Workloads}, connected: d.OrgStatus != nil, layout: l}
+	if c, ok := d.Workloads.(WorkloadCounter); ok {
+		h.counts = c
+	}
+	return h
+}
+
+func (h *overview) routes(r router) {
+	r.page(http.MethodGet, "/", routenames.Home, h.overviewPage)
+	r.page(http.MethodGet, "/overview/live", routenames.OverviewLive, h.overviewLive)
+}
+
+func (h *overview) overviewPage(c echo.Context) error {
+	live, err := h.live(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewView(views.OverviewPage{Page: h.page(c, "Overview", routenames.Home), Live: live}))
+}
+
+// overviewLive is the region the page polls: swapped whole (outerHTML), so the page around it
+// keeps its scroll position.
+func (h *overview) overviewLive(c echo.Context) error {
+	live, err := h.live(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewLiveView(live))
+}
+
+func (h *overview) live(c echo.Context) (views.OverviewLive, error) {
+	ctx := c.Request().Context()
+	m := views.OverviewLive{Connected: h.connected}
+	pools, err := h.org.store.NodePools(ctx, listquery.Query{SortBy: "name", Limit: listquery.MaxLimit})
+	if err != nil {
+		return m, err
+	}
+	for _, p := range pools {
+		v := h.org.nodePoolView(p)
+		m.Pools = append(m.Pools, v)
+		m.Nodes += v.Status.Nodes
+		m.ReadyNodes += v.Status.ReadyNodes
+		m.GPUs += v.Status.GPUs
+		m.AllocatedGPUs += v.Status.AllocatedGPUs
+	}
+	m.FreeGPUs = max(m.GPUs-m.AllocatedGPUs, 0)
+
+	projects, next, err := h.org.visibleProjects(c, listquery.Query{SortBy: "name", Limit: listquery.MaxLimit})
+	if err != nil {
+		return m, err
+	}
+	m.MoreProjects = next != nil
+	for _, p := range projects {
+		v := h.org.projectView(p)
+		bar := views.ProjectBar{Name: v.Name, Allocated: v.Status.Allocated, Borrowed: v.Status.Borrowed,
+			NonPreemptible: v.Status.AllocatedNonPreemptible}
+		for _, q := range v.Resources {
+			bar.Deserved += q.GPU.Deserved
+		}
+		m.Projects = append(m.Projects, bar)
+	}
+
+	if h.counts != nil {
+		scope, err := h.workloads.workloadScope(c)
+		if err != nil {
+			return m, err
+		}
+		n, err := h.counts.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow))
+		if err != nil {
+			return m, err
+		}
+		m.Running, m.Pending = n.Phases["Running"], n.Phases["Pending"]
+		m.Preemptions, m.Reclaims = n.Events["Preempted"], n.Events["Reclaimed"]
+		m.PendingReasons = mapSlice(n.PendingReasons, func(r store.ReasonCount) views.ReasonCount {
+			return views.ReasonCount{Reason: r.Reason, Count: r.Count}
+		})
+	}
+	return m, nil
+}
