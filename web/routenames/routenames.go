@@ -47,4 +47,6 @@ const (
 	APIKeyRevoke     = "access.keys.revoke"
 
 	EventHistory = "event-history"
+
+	Nodes = "nodes"
 )
