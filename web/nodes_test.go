@@ -27,6 +27,9 @@ func TestNodesWithoutCluster(t *testing.T) {
 			t.Errorf("the Nodes page without a cluster has no %q:\n%.3000s", want, body)
 		}
 	}
+	if pools := string(get(t, srv, "/node-pools").body); !strings.Contains(pools, `href="/nodes?pool=`) {
+		t.Errorf("the Node pools page does not link each pool to its nodes")
+	}
 }
 
 func TestNodesBeforeTheFirstCycle(t *testing.T) {
