@@ -43,6 +43,7 @@ type Deps struct {
 
 	Workloads WorkloadStore   // the scheduler's workload records and history
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
+	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 }
 
 // Server is the router: Echo with the middleware every request goes through and each
@@ -101,6 +102,7 @@ func New(d Deps) *Server {
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
+		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
 	} {
 		h.routes(r)
 	}

@@ -49,4 +49,6 @@ const (
 	APIKeyRevoke     = "access.keys.revoke"
 
 	EventHistory = "event-history"
+
+	Nodes = "nodes"
 )

@@ -1,0 +1,27 @@
+package server
+
+import (
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/web"
+)
+
+// lastCycle gives the web layer the scheduler's last cycle (the Nodes page), or nil (not a
+// typed nil) without a cluster.
+func lastCycle(s *kube.Scheduler) web.LastCycle {
+	if s == nil {
+		return nil
+	}
+	return schedulerCycles{s}
+}
+
+type schedulerCycles struct{ s *kube.Scheduler }
+
+// LastCycle is the last cycle's snapshot and plan, both nil before the first cycle.
+func (c schedulerCycles) LastCycle() (*scheduler.Snapshot, *scheduler.Plan) {
+	r := c.s.Last()
+	if r == nil || r.View == nil {
+		return nil, nil
+	}
+	return &r.View.Snapshot, r.Plan
+}

@@ -1,0 +1,78 @@
+package views
+
+import "strconv"
+
+// NodesPage is the Nodes page: per node a grid of its GPUs and what holds each, from the
+// scheduler's last cycle, filtered by node pool and project (the filters are in the URL).
+type NodesPage struct {
+	Page
+	Connected bool // a cluster is connected
+	Cycled    bool // the scheduler has finished a cycle since it started
+	Pool      string
+	Project   string
+	NodeGrid
+}
+
+// NodeGrid is the GPU grid of a cycle: the nodes that pass the filters, the projects shown
+// with their colours, and the filters' choices.
+type NodeGrid struct {
+	Nodes    []NodeGPUs
+	Legend   []ProjectColor // the named projects holding GPUs on the nodes shown, by name
+	Pools    []string       // the node pools, by name: the pool filter's choices
+	Projects []string       // the projects the caller may read, by name: the project filter's choices
+}
+
+// ProjectColor is a project and its colour in the grid (a class gpu-c0 … gpu-c7).
+type ProjectColor struct {
+	Project string
+	Color   int
+}
+
+// NodeGPUs is one node and its GPUs.
+type NodeGPUs struct {
+	Name          string
+	Pool          string // the node pool it belongs to; empty when none
+	Ready         bool
+	Unschedulable bool
+	GPUs          int // allocatable GPUs: the number of cells
+	Held          int // cells held by a pod
+	Cells         []GPUCell
+}
+
+// The states of a GPU cell.
+const (
+	GPUFree     = "free"
+	GPUHeld     = "held"     // by a workload the caller may read
+	GPUHidden   = "hidden"   // by a workload of a project the caller may not read
+	GPUExternal = "external" // by a pod Arbiter does not schedule
+)
+
+// GPUCell is one GPU of a node. Kubernetes does not say which device a pod holds (without a
+// device plugin's help), so cells are given in a stable order, not by device index.
+type GPUCell struct {
+	State       string
+	Workload    string // namespace/name, when held
+	WorkloadUID string
+	Project     string
+	Color       int    // the project's colour, when held
+	Priority    string // the workload's resolved priority, when held
+	Preemptible bool
+	Label       string // the cell in words: the hover title and what a screen reader says
+	Dim         bool   // not of the project the page is filtered by
+}
+
+// gpuCellClasses are a GPU cell's classes: its state, its project's colour, dimmed when the
+// page is filtered by another project.
+func gpuCellClasses(c GPUCell) []string {
+	cls := []string{"gpu", "gpu-" + c.State}
+	if c.State == GPUHeld {
+		cls = append(cls, "gpu-c"+strconv.Itoa(c.Color))
+		if !c.Preemptible && c.Priority != "" {
+			cls = append(cls, "gpu-fixed")
+		}
+	}
+	if c.Dim {
+		cls = append(cls, "gpu-dim")
+	}
+	return cls
+}

@@ -1,0 +1,60 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// LastCycle gives the scheduler's last cycle: the snapshot it decided from and its plan, both
+// nil before the first cycle. Neither may be changed.
+type LastCycle interface {
+	LastCycle() (*scheduler.Snapshot, *scheduler.Plan)
+}
+
+// nodes is the Nodes page: per node a grid of its GPUs and which workload holds each, from the
+// scheduler's last cycle.
+type nodes struct {
+	cycles    LastCycle     // nil: no cluster is connected
+	workloads WorkloadStore // who may read which project's workloads
+	layout
+}
+
+func (h *nodes) routes(r router) {
+	r.page(http.MethodGet, "/nodes", routenames.Nodes, h.nodesPage)
+}
+
+func (h *nodes) nodesPage(c echo.Context) error {
+	m := views.NodesPage{Page: h.page(c, "Nodes", routenames.Nodes), Pool: c.QueryParam("pool"), Project: c.QueryParam("project")}
+	m.NodeGrid = nodeGrid(nil, nil, gridFilter{}, nil)
+	if h.cycles != nil {
+		m.Connected = true
+		snap, plan := h.cycles.LastCycle()
+		if snap != nil {
+			scope, err := h.scope(c)
+			if err != nil {
+				return err
+			}
+			visible := func(project string) bool {
+				return scope.All || project != "" && slices.Contains(scope.Projects, project)
+			}
+			m.Cycled = true
+			m.NodeGrid = nodeGrid(snap, plan, gridFilter{Pool: m.Pool, Project: m.Project}, visible)
+		}
+	}
+	return render(c, http.StatusOK, views.NodesView(m))
+}
+
+// scope is whose workloads the caller may see named: as the workloads API lists them.
+func (h *nodes) scope(c echo.Context) (store.WorkloadScope, error) {
+	if h.workloads == nil && !can(c, auth.Read, auth.System) {
+		return store.WorkloadScope{}, nil
+	}
+	return (&workloads{store: h.workloads}).workloadScope(c)
+}
