@@ -74,6 +74,7 @@ type NavItem struct {
 
 // Navigation lists the console's pages in the order of docs/console.md; pages join it as they are built.
 var Navigation = []NavItem{
+	{routenames.Workloads, "Workloads"},
 	{routenames.Projects, "Projects"},
 	{routenames.Departments, "Departments"},
 	{routenames.NodePools, "Node pools"},

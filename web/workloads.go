@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
@@ -49,6 +50,7 @@ type workloads struct {
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
 	log        *slog.Logger
+	layout
 }
 
 func (h *workloads) routes(r router) {
@@ -56,6 +58,10 @@ func (h *workloads) routes(r router) {
 	r.api.GET("/workloads/:id", h.getWorkload)
 	r.api.PATCH("/workloads/:id", h.patchWorkload)
 	r.api.GET("/workloads/:id/events", h.listWorkloadEvents)
+	r.page(http.MethodGet, "/workloads", routenames.Workloads, h.workloadsPage)
+	r.page(http.MethodGet, "/workloads.csv", routenames.WorkloadsCSV, h.workloadsCSV)
+	r.page(http.MethodPost, "/workloads/bulk", routenames.WorkloadsBulk, h.bulkChange)
+	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 
 func (h *workloads) listWorkloads(c echo.Context) error {

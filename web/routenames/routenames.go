@@ -48,3 +48,11 @@ const (
 
 	EventHistory = "event-history"
 )
+
+// The Workloads page (issue 15, point 2).
+const (
+	Workloads     = "workloads"
+	WorkloadsCSV  = "workloads.csv"
+	WorkloadsBulk = "workloads.bulk"
+	WorkloadSave  = "workloads.save"
+)
