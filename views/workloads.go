@@ -109,3 +109,26 @@ func outcomeClass(o string) string {
 	}
 	return "refused"
 }
+
+// columnNamed is the sort link of a field.
+func columnNamed(cols []SortLink, field string) SortLink {
+	for _, c := range cols {
+		if c.Field == field {
+			return c
+		}
+	}
+	return SortLink{}
+}
+
+// ariaSort is a header's aria-sort: the direction of whichever of its columns is sorted.
+func ariaSort(cols ...SortLink) string {
+	for _, c := range cols {
+		if c.Active && c.Desc {
+			return "descending"
+		}
+		if c.Active {
+			return "ascending"
+		}
+	}
+	return "none"
+}

@@ -110,7 +110,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views
 		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
 			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
-			{"GPUs req.", "requestedGpus"}, {"GPUs alloc.", "allocatedGpus"}, {"Age", "createdAt"}}),
+			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}}),
 	}
 	for i := range m.Columns { // the page's own path, also when answering the bulk form's POST
 		m.Columns[i].Href = pathTo(c, routenames.Workloads) + m.Columns[i].Href[strings.Index(m.Columns[i].Href, "?"):]
