@@ -75,6 +75,7 @@ type NavItem struct {
 // Navigation lists the console's pages in the order of docs/console.md; pages join it as they are built.
 var Navigation = []NavItem{
 	{routenames.Home, "Overview"},
+	{routenames.Workloads, "Workloads"},
 	{routenames.Nodes, "Nodes"},
 	{routenames.Projects, "Projects"},
 	{routenames.Departments, "Departments"},

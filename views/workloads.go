@@ -43,3 +43,92 @@ type WorkloadEvent struct {
 	Message string    `json:"message"`
 	Actor   string    `json:"actor"`
 }
+
+// WorkloadFilter is the Workloads page's filters, as they stand in its URL.
+type WorkloadFilter struct {
+	Project, Phase, Priority, Preemptible, Type, Search string
+	Finished                                            bool   // the tab with finished workloads (deleted=true)
+	SortBy, SortOrder                                   string // kept by the filter form
+}
+
+// WorkloadsPage is the Workloads page: the filtered, sorted page of workloads, the inline and
+// bulk changes the caller may make, and the outcome of a bulk change just made.
+type WorkloadsPage struct {
+	Page
+	Rows               []WorkloadRow
+	Filter             WorkloadFilter
+	Projects           []string // the projects the caller sees, for the filter
+	Priorities         []Priority
+	Phases             []string
+	Columns            []SortLink
+	CSVHref            string
+	ActiveHref         string // the tab of workloads not finished
+	FinishedHref       string // the tab with finished workloads
+	NextHref, PrevHref string
+	CanChange          bool   // the caller's role changes workloads somewhere: selects and the bulk form
+	BulkAction         string // where the bulk form posts (with the filters in its query)
+	Bulk               []BulkOutcome
+	BulkError          string
+}
+
+// WorkloadRow is one workload of the Workloads page with the changes the caller may make.
+type WorkloadRow struct {
+	Workload       Workload
+	Age            string
+	SelectColumn   bool     // the page has the bulk form's checkbox column
+	Controls       bool     // selects are shown (enabled or disabled with Locked/PriorityLocked)
+	Locked         string   // why neither priority nor preemptibility can change here ("" when they can)
+	PriorityLocked string   // why the project's policy allows no priority change
+	Priorities     []string // the priorities the row may be set to (within the project's range)
+	CSRFToken      string
+	Saved          string // "priority" or "preemptibility" after a change
+	Error          string // a refused change's sentence
+}
+
+// BulkOutcome is what a bulk change did to one workload: changed, refused (with the
+// sentence) or not found.
+type BulkOutcome struct {
+	ID, Name, Outcome, Message string
+}
+
+// lockOf is the sentence why the row's priority (or, with priority false, anything) cannot change.
+func lockOf(r WorkloadRow, priority bool) string {
+	if r.Locked != "" || !priority {
+		return r.Locked
+	}
+	return r.PriorityLocked
+}
+
+// outcomeClass is a bulk outcome as a CSS class name.
+func outcomeClass(o string) string {
+	switch o {
+	case "changed":
+		return "changed"
+	case "not found":
+		return "notfound"
+	}
+	return "refused"
+}
+
+// columnNamed is the sort link of a field.
+func columnNamed(cols []SortLink, field string) SortLink {
+	for _, c := range cols {
+		if c.Field == field {
+			return c
+		}
+	}
+	return SortLink{}
+}
+
+// ariaSort is a header's aria-sort: the direction of whichever of its columns is sorted.
+func ariaSort(cols ...SortLink) string {
+	for _, c := range cols {
+		if c.Active && c.Desc {
+			return "descending"
+		}
+		if c.Active {
+			return "ascending"
+		}
+	}
+	return "none"
+}

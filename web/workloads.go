@@ -16,6 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 
@@ -49,6 +50,7 @@ type workloads struct {
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
 	log        *slog.Logger
+	layout
 }
 
 func (h *workloads) routes(r router) {
@@ -56,6 +58,10 @@ func (h *workloads) routes(r router) {
 	r.api.GET("/workloads/:id", h.getWorkload)
 	r.api.PATCH("/workloads/:id", h.patchWorkload)
 	r.api.GET("/workloads/:id/events", h.listWorkloadEvents)
+	r.page(http.MethodGet, "/workloads", routenames.Workloads, h.workloadsPage)
+	r.page(http.MethodGet, "/workloads.csv", routenames.WorkloadsCSV, h.workloadsCSV)
+	r.page(http.MethodPost, "/workloads/bulk", routenames.WorkloadsBulk, h.bulkChange)
+	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 
 func (h *workloads) listWorkloads(c echo.Context) error {
@@ -144,11 +150,16 @@ func (h *workloads) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.
 	if err != nil {
 		return store.WorkloadRecord{}, auth.Scope{}, nil, err
 	}
+	return h.visibleWorkloadID(c, id.String())
+}
+
+// visibleWorkloadID is visibleWorkload for an id given otherwise (a bulk change's rows).
+func (h *workloads) visibleWorkloadID(c echo.Context, id string) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
 	if h.store == nil {
 		return store.WorkloadRecord{}, auth.Scope{}, nil, errNoWorkloadStore
 	}
 	ctx := c.Request().Context()
-	r, err := h.store.WorkloadRecord(ctx, id.String())
+	r, err := h.store.WorkloadRecord(ctx, id)
 	if err != nil {
 		return r, auth.Scope{}, nil, err
 	}
@@ -197,8 +208,8 @@ type workloadPatchRequest struct {
 // department admin, admin) can change one here; researchers get a 403 that says so.
 func (h *workloads) patchWorkload(c echo.Context) error {
 	target(c, "update", "workload", c.Param("id"))
-	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
-		return authorize(c, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
+	if err := mayChangeWorkloads(c); err != nil {
+		return err
 	}
 	var req workloadPatchRequest
 	if err := decodeJSON(c, &req, "priority", "preemptibility"); err != nil {
@@ -211,6 +222,24 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	view, err := h.changeWorkload(c, r, scope, project, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// mayChangeWorkloads refuses a caller whose role changes no workload anywhere (a viewer).
+func mayChangeWorkloads(c echo.Context) error {
+	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
+		return authorize(c, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
+	}
+	return nil
+}
+
+// mayChangeWorkload says why the caller may not change this workload (nil: they may): the
+// role at the workload's project, or that it has finished.
+func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope) error {
 	if !can(c, auth.EditAnyWorkload, scope) {
 		if can(c, auth.EditOwnWorkload, scope) {
 			return forbidden("researchers may change only their own workloads, and Arbiter does not know who submitted %s; ask a research manager of project %s", r.Name, r.ProjectName)
@@ -222,15 +251,26 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if r.FinishedAt != nil {
 		return store.Conflict("workload %s finished at %s; its priority and preemptibility can no longer change", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
 	}
+	return nil
+}
 
+// changeWorkload is the change of a visible workload's priority and/or preemptibility, for the
+// API's PATCH and the Workloads page's inline and bulk changes alike: the caller's role, the
+// project's policy, then the labels on the top owner (S9) with a PriorityChanged event and an
+// audit row. The answer is the record with the requested values; the scheduler's next cycle
+// records what it resolved from the labels.
+func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project, req workloadPatchRequest) (views.Workload, error) {
+	view := workloadView(r, time.Now())
+	if err := mayChangeWorkload(c, r, scope); err != nil {
+		return view, err
+	}
 	set := map[string]*string{}
 	changes := map[string]store.Change{}
 	var what []string
-	view := workloadView(r, time.Now())
 	if req.Priority.Set {
 		prio, err := h.checkWorkloadPriority(c.Request().Context(), req.Priority, project)
 		if err != nil {
-			return err
+			return view, err
 		}
 		set[labelPriority] = &prio.Name
 		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
@@ -249,25 +289,28 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
 			view.Preemptible = v == store.Preemptible
 		default:
-			return badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
+			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
 		}
 		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
 	}
 	if h.labeler == nil {
-		return &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
+		return view, errNoCluster
 	}
 
 	by := actor(c)
 	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
 		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
-	err = h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
+	err := h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
 		return h.labelerError(c, r, h.labeler.PatchWorkloadLabels(ctx, r.UID, set))
 	})
 	if err != nil {
-		return err
+		return workloadView(r, time.Now()), err
 	}
-	return c.JSON(http.StatusOK, view)
+	return view, nil
 }
+
+// errNoCluster answers a change of labels on a server without a cluster.
+var errNoCluster = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
 
 // maySomewhere reports whether one of the caller's grants allows one of the actions at the
 // grant's own scope: whether the caller could take the action on anything at all.
@@ -313,8 +356,8 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 	if project == nil {
 		return prio, nil
 	}
-	if !project.AllowPriorityChange {
-		return prio, badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
+	if err := priorityChangeForbidden(project); err != nil {
+		return prio, err
 	}
 	lo, hasLo := byName(views.Deref(project.MinPriority))
 	hi, hasHi := byName(views.Deref(project.MaxPriority))
@@ -332,6 +375,15 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 		}
 	}
 	return prio, nil
+}
+
+// priorityChangeForbidden says why the project's policy allows no change of priority (nil: it
+// allows one, within its range).
+func priorityChangeForbidden(project *store.Project) error {
+	if project != nil && !project.AllowPriorityChange {
+		return badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
+	}
+	return nil
 }
 
 // labelerError turns the cluster's answer to a label patch into the API's: a workload the

@@ -52,3 +52,11 @@ const (
 
 	Nodes = "nodes"
 )
+
+// The Workloads page (issue 15, point 2).
+const (
+	Workloads     = "workloads"
+	WorkloadsCSV  = "workloads.csv"
+	WorkloadsBulk = "workloads.bulk"
+	WorkloadSave  = "workloads.save"
+)

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// TestBrowserWorkloadsInlineAndBulk drives the Workloads page against the scheduler on the
+// local control plane: a running Job's priority changed inline labels the Job in the cluster,
+// and a bulk change over three rows, one in a project whose policy forbids priority changes,
+// changes two and shows the policy's sentence for the third.
+func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 8)
+	nsA := e.project("alpha", 8, store.PolicyUpdate{})
+	nsB := e.project("beta", 8, store.PolicyUpdate{AllowPriorityChange: opt(false)})
+	train := e.job(jobSpec{name: "train", namespace: nsA, labels: labels("low", "preemptible")})
+	other := e.job(jobSpec{name: "other", namespace: nsA, labels: labels("low", "preemptible")})
+	locked := e.job(jobSpec{name: "locked", namespace: nsB, labels: labels("low", "preemptible")})
+	for _, j := range []struct{ ns, name, uid string }{{nsA, "train", string(train.UID)}, {nsA, "other", string(other.UID)}, {nsB, "locked", string(locked.UID)}} {
+		e.eventually(j.name+" runs and is recorded as Running", 2*time.Minute, func() bool {
+			r, err := e.store.WorkloadRecord(e.ctx, j.uid)
+			return e.running(j.ns, j.name) == 1 && err == nil && r.Phase == "Running"
+		})
+	}
+
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil { // the console reads at 1280 px
+		t.Fatal(err)
+	}
+	loginAsAdmin(t, ctx, e.a)
+	row := "#wl-" + string(train.UID)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.a.URL+"/workloads"),
+		chromedp.WaitVisible(row+` select[name="priority"]`),
+		htmxIdle(),
+		changeSelect(row+` select[name="priority"]`, "high"),
+		chromedp.WaitVisible(row+` .status .ok`), // the refreshed row says Saved priority
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved, err := chromedp.Run(ctx, chromedp.Text(row+` .status`)); err != nil || !strings.Contains(saved, "Saved priority") {
+		t.Errorf("the row says %q (%v)", saved, err)
+	}
+	screenshot(t, ctx, "workloads-inline-change")
+	job, err := e.client.BatchV1().Jobs(nsA).Get(e.ctx, "train", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Labels["priorityClassName"]; got != "high" {
+		t.Errorf("the Job's priorityClassName label is %q, want high", got)
+	}
+
+	// Bulk: priority medium and non-preemptible on three rows; beta's policy refuses.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.a.URL+"/workloads"),
+		chromedp.WaitVisible(`#bulk-form`),
+		htmxIdle(),
+		chromedp.Click(row+` input[name="id"]`),
+		chromedp.Click(`#wl-`+string(other.UID)+` input[name="id"]`),
+		chromedp.Click(`#wl-`+string(locked.UID)+` input[name="id"]`),
+		chromedp.SetValue(`#bulk-form select[name="priority"]`, "medium"),
+		chromedp.SetValue(`#bulk-form select[name="preemptibility"]`, "non-preemptible"),
+		chromedp.Click(`#bulk-form button[type="submit"]`),
+		chromedp.WaitVisible(`#bulk-result li`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := chromedp.Run(ctx, chromedp.Text(`#bulk-result`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "workloads-after-bulk")
+	if n := strings.Count(result, ": changed"); n != 2 {
+		t.Errorf("bulk result shows %d changes, want 2: %q", n, result)
+	}
+	if !strings.Contains(result, "locked: refused — project beta-"+e.id+" does not allow changing priority") {
+		t.Errorf("bulk result lacks beta's sentence: %q", result)
+	}
+	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "medium", "non-preemptible"}, {nsA, "other", "medium", "non-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
+		job, err := e.client.BatchV1().Jobs(j.ns).Get(e.ctx, j.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.Labels["priorityClassName"] != j.prio || job.Labels["kai.scheduler/preemptibility"] != j.pre {
+			t.Errorf("Job %s has labels %v, want priority %s and %s", j.name, job.Labels, j.prio, j.pre)
+		}
+	}
+}

@@ -1,0 +1,426 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// The Workloads page (docs/console.md): the workload records as the API lists them, filtered
+// and sorted by URL parameters (so a view can be bookmarked), with inline and bulk changes of
+// priority and preemptibility through changeWorkload, the code of PATCH /api/v1/workloads/{id}.
+
+// workloadPhases are the phases the filter offers (the OpenAPI schema Workload's enum).
+var workloadPhases = []string{"Pending", "Running", "Suspended", "Preempted", "Completed", "Failed"}
+
+// bulkLimit bounds "all matching the filter" in one bulk change.
+const bulkLimit = 2000
+
+// workloadPageFilter reads the page's filters from its URL.
+func workloadPageFilter(v url.Values) views.WorkloadFilter {
+	return views.WorkloadFilter{Project: v.Get("project"), Phase: v.Get("phase"), Priority: v.Get("priority"),
+		Preemptible: v.Get("preemptible"), Type: v.Get("type"), Search: v.Get("search"), Finished: v.Get("deleted") == "true",
+		SortBy: v.Get("sortBy"), SortOrder: v.Get("sortOrder")}
+}
+
+// workloadPageQuery turns the page's URL into the API's list query: the filters become
+// filterBy terms, a priority sorts by its value, and the store's unique tie-breaker (the
+// UID) keeps the order stable across refreshes.
+func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, error) {
+	f := workloadPageFilter(v)
+	p := url.Values{}
+	for _, k := range []string{"sortBy", "sortOrder", "search", "offset"} {
+		if x := v.Get(k); x != "" {
+			p.Set(k, x)
+		}
+	}
+	if p.Get("sortBy") == "priority" {
+		p.Set("sortBy", "priorityValue")
+	}
+	var terms []string
+	for field, value := range map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type} {
+		if value != "" {
+			if strings.Contains(value, ",") {
+				return listquery.Query{}, f, badField(field, "a filter value cannot contain a comma")
+			}
+			terms = append(terms, field+"=="+value)
+		}
+	}
+	switch f.Preemptible {
+	case "":
+	case "true", "false":
+		terms = append(terms, "preemptible=="+f.Preemptible)
+	default:
+		return listquery.Query{}, f, badField("preemptible", "preemptible must be true or false")
+	}
+	slices.Sort(terms)
+	if len(terms) > 0 {
+		p.Set("filterBy", strings.Join(terms, ","))
+	}
+	q, err := listquery.Parse(p, store.WorkloadSpec)
+	return q, f, err
+}
+
+func (h *workloads) workloadsPage(c echo.Context) error {
+	return h.renderWorkloadsPage(c, http.StatusOK, nil, "")
+}
+
+func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views.BulkOutcome, bulkErr string) error {
+	if h.store == nil {
+		return errNoWorkloadStore
+	}
+	params := c.QueryParams()
+	q, f, err := workloadPageQuery(params)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	scope, err := h.workloadScope(c)
+	if err != nil {
+		return err
+	}
+	list, next, err := h.store.VisibleWorkloads(ctx, q, f.Finished, scope)
+	if err != nil {
+		return err
+	}
+	prios, err := h.sortedPriorities(ctx)
+	if err != nil {
+		return err
+	}
+	m := views.WorkloadsPage{
+		Page: h.page(c, "Workloads", routenames.Workloads), Filter: f, Phases: workloadPhases,
+		Priorities: mapSlice(prios, func(p store.Priority) views.Priority {
+			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
+		}),
+		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk, BulkError: bulkErr,
+		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(),
+		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
+			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
+			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}}),
+	}
+	for i := range m.Columns { // the page's own path, also when answering the bulk form's POST
+		m.Columns[i].Href = pathTo(c, routenames.Workloads) + m.Columns[i].Href[strings.Index(m.Columns[i].Href, "?"):]
+	}
+	tab := cloneValues(params)
+	tab.Del("offset")
+	tab.Del("deleted")
+	m.ActiveHref = pathTo(c, routenames.Workloads) + "?" + tab.Encode()
+	tab.Set("deleted", "true")
+	m.FinishedHref = pathTo(c, routenames.Workloads) + "?" + tab.Encode()
+	m.BulkAction = pathTo(c, routenames.WorkloadsBulk) + "?" + params.Encode()
+	m.NextHref, m.PrevHref = pageLinks(c, params, q, next)
+	if refs, err := h.store.ProjectRefs(ctx); err == nil {
+		for _, p := range refs {
+			if scope.All || slices.Contains(scope.Projects, p.Name) {
+				m.Projects = append(m.Projects, p.Name)
+			}
+		}
+	} else {
+		return err
+	}
+	rows := h.rowMaker(c, prios)
+	for _, r := range list {
+		row, err := rows(r)
+		if err != nil {
+			return err
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return render(c, status, views.WorkloadsView(m))
+}
+
+// pageLinks are the Older/Newer links of a paged list, keeping the other parameters.
+func pageLinks(c echo.Context, params url.Values, q listquery.Query, next *int) (nextHref, prevHref string) {
+	at := func(offset int) string {
+		p := cloneValues(params)
+		p.Set("offset", strconv.Itoa(offset))
+		return pathTo(c, routenames.Workloads) + "?" + p.Encode()
+	}
+	if next != nil {
+		nextHref = at(*next)
+	}
+	if q.Offset > 0 {
+		prevHref = at(max(0, q.Offset-q.Limit))
+	}
+	return nextHref, prevHref
+}
+
+func (h *workloads) sortedPriorities(ctx context.Context) ([]store.Priority, error) {
+	prios, err := h.priorities.Priorities(ctx, listquery.Query{SortBy: "value"})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(prios, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
+	return prios, nil
+}
+
+// rowMaker returns a function that makes a page row of a record, with the controls the caller
+// may use on it and the sentence why one is disabled; projects are read once per request.
+func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r store.WorkloadRecord) (views.WorkloadRow, error) {
+	type proj struct {
+		scope auth.Scope
+		p     *store.Project
+	}
+	projects := map[string]proj{}
+	canChange := mayChangeWorkloads(c) == nil
+	csrf := h.page(c, "", "").CSRFToken
+	now := time.Now()
+	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
+		row := views.WorkloadRow{Workload: workloadView(r, now), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
+		if !canChange || r.FinishedAt != nil {
+			return row, nil
+		}
+		pr, ok := projects[r.ProjectName]
+		if !ok {
+			scope, p, err := h.workloadProject(c.Request().Context(), r)
+			if err != nil {
+				return row, err
+			}
+			pr = proj{scope, p}
+			projects[r.ProjectName] = pr
+		}
+		row.Controls = true
+		if err := mayChangeWorkload(c, r, pr.scope); err != nil {
+			_, row.Locked = statusOf(err)
+		}
+		if err := priorityChangeForbidden(pr.p); err != nil {
+			_, row.PriorityLocked = statusOf(err)
+		}
+		row.Priorities = allowedPriorities(prios, pr.p, r.PriorityName)
+		return row, nil
+	}
+}
+
+// allowedPriorities are the names a workload of the project may be set to: the dictionary
+// within the project's minPriority..maxPriority, and the current one.
+func allowedPriorities(prios []store.Priority, p *store.Project, current string) []string {
+	lo, hi := -1<<31, 1<<31-1
+	if p != nil {
+		for _, x := range prios {
+			if x.Name == views.Deref(p.MinPriority) {
+				lo = x.Value
+			}
+			if x.Name == views.Deref(p.MaxPriority) {
+				hi = x.Value
+			}
+		}
+	}
+	var out []string
+	for _, x := range prios {
+		if (x.Value >= lo && x.Value <= hi) || x.Name == current {
+			out = append(out, x.Name)
+		}
+	}
+	return out
+}
+
+// age is a duration in its largest whole unit: 45s, 12m, 3h, 5d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(0, int(d/time.Second)))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+}
+
+// workloadForm reads a change from a form: a priority name and/or a preemptibility; an empty
+// value leaves that property as it is.
+func workloadForm(c echo.Context) workloadPatchRequest {
+	var req workloadPatchRequest
+	if v := c.FormValue("priority"); v != "" {
+		req.Priority = optional[string]{Set: true, Value: v}
+	}
+	if v := c.FormValue("preemptibility"); v != "" {
+		req.Preemptibility = optional[string]{Set: true, Value: v}
+	}
+	return req
+}
+
+// saveWorkloadRow is a row's inline change: with htmx the row again, saying Saved or showing
+// the sentence of the refusal in place; without JavaScript a redirect back to the page.
+func (h *workloads) saveWorkloadRow(c echo.Context) error {
+	target(c, "update", "workload", c.Param("id"))
+	req := workloadForm(c)
+	saveErr := mayChangeWorkloads(c)
+	if saveErr == nil && !req.Priority.Set && !req.Preemptibility.Set {
+		saveErr = badRequest("choose a priority or a preemptibility")
+	}
+	r, scope, project, err := h.visibleWorkload(c)
+	if err != nil {
+		return err
+	}
+	view := workloadView(r, time.Now())
+	if saveErr == nil {
+		view, saveErr = h.changeWorkload(c, r, scope, project, req)
+	}
+	if !isHTMX(c) {
+		if saveErr != nil {
+			return saveErr
+		}
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workloads))
+	}
+	prios, err := h.sortedPriorities(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	row, err := h.rowMaker(c, prios)(r)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if saveErr != nil {
+		status, row.Error = statusOf(saveErr)
+		if status >= 500 {
+			status = http.StatusOK // htmx swaps no 5xx answer; the row carries the sentence
+		}
+	} else {
+		row.Workload = view
+		row.Saved = "priority"
+		if req.Preemptibility.Set {
+			row.Saved = "preemptibility"
+		}
+	}
+	return render(c, status, views.WorkloadRowView(row))
+}
+
+// bulkChange sets a priority and/or a preemptibility on the selected workloads (or all that
+// match the page's filters, which the form's query carries) in one request, each through
+// changeWorkload, and shows the page with what happened to each.
+func (h *workloads) bulkChange(c echo.Context) error {
+	target(c, "update", "workload", "bulk")
+	if err := mayChangeWorkloads(c); err != nil {
+		return err
+	}
+	req := workloadForm(c)
+	if !req.Priority.Set && !req.Preemptibility.Set {
+		return h.renderWorkloadsPage(c, http.StatusBadRequest, nil, "Choose a priority or a preemptibility to set.")
+	}
+	if err := c.Request().ParseForm(); err != nil {
+		return badRequest("the form could not be read")
+	}
+	ids := c.Request().PostForm["id"]
+	if c.FormValue("all") == "true" {
+		var err error
+		if ids, err = h.matchingIDs(c); err != nil {
+			return err
+		}
+	}
+	if len(ids) == 0 {
+		return h.renderWorkloadsPage(c, http.StatusBadRequest, nil, "Select workloads, or all matching the filter.")
+	}
+	var out []views.BulkOutcome
+	for _, id := range ids {
+		o := views.BulkOutcome{ID: id, Name: id, Outcome: "changed"}
+		r, scope, project, err := h.visibleWorkloadID(c, id)
+		if err == nil {
+			o.Name = r.Name
+			_, err = h.changeWorkload(c, r, scope, project, req)
+		}
+		if err != nil {
+			status, msg := statusOf(err)
+			o.Outcome, o.Message = "refused", msg
+			if status == http.StatusNotFound || errors.Is(err, store.ErrNotFound) {
+				o.Outcome = "not found"
+			}
+		}
+		out = append(out, o)
+	}
+	return h.renderWorkloadsPage(c, http.StatusOK, out, "")
+}
+
+// matchingIDs are the workloads that match the page's filters (at most bulkLimit).
+func (h *workloads) matchingIDs(c echo.Context) ([]string, error) {
+	params := cloneValues(c.QueryParams())
+	params.Del("offset")
+	q, f, err := workloadPageQuery(params)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := h.workloadScope(c)
+	if err != nil {
+		return nil, err
+	}
+	q.Limit = listquery.MaxLimit
+	var ids []string
+	for {
+		list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, f.Finished, scope)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list {
+			ids = append(ids, r.UID)
+		}
+		if next == nil || len(ids) >= bulkLimit {
+			break
+		}
+		q.Offset = *next
+	}
+	if len(ids) > bulkLimit {
+		return nil, badRequest("%d or more workloads match the filter; narrow it to at most %d for one bulk change", len(ids), bulkLimit)
+	}
+	return ids, nil
+}
+
+// workloadsCSV is the page's rows (the same filters and order) as CSV, all pages.
+func (h *workloads) workloadsCSV(c echo.Context) error {
+	if h.store == nil {
+		return errNoWorkloadStore
+	}
+	params := cloneValues(c.QueryParams())
+	params.Del("offset")
+	q, f, err := workloadPageQuery(params)
+	if err != nil {
+		return err
+	}
+	scope, err := h.workloadScope(c)
+	if err != nil {
+		return err
+	}
+	q.Limit = listquery.MaxLimit
+	now := time.Now()
+	rows := [][]string{{"id", "name", "namespace", "type", "project", "department", "priority", "preemptible", "phase", "reason",
+		"queuePosition", "requestedGpus", "allocatedGpus", "nodePool", "createdAt", "finishedAt"}}
+	for {
+		list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, f.Finished, scope)
+		if err != nil {
+			return err
+		}
+		for _, r := range list {
+			w := workloadView(r, now)
+			pos, fin := "", ""
+			if w.QueuePosition != nil {
+				pos = strconv.Itoa(*w.QueuePosition)
+			}
+			if w.FinishedAt != nil {
+				fin = w.FinishedAt.Format(time.RFC3339)
+			}
+			rows = append(rows, []string{w.ID, w.Name, w.Namespace, w.Type, w.ProjectName, w.DepartmentName, w.Priority,
+				strconv.FormatBool(w.Preemptible), w.Phase, w.Reason, pos, strconv.Itoa(w.RequestedGPUs), strconv.Itoa(w.AllocatedGPUs),
+				w.NodePool, w.CreatedAt.Format(time.RFC3339), fin})
+		}
+		if next == nil {
+			break
+		}
+		q.Offset = *next
+	}
+	return writeCSV(c, "workloads.csv", rows)
+}
