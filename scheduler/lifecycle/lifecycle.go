@@ -42,6 +42,11 @@ type Event struct {
 	Kind     string // Queued, Admitted, Preempted, Reclaimed, Suspended, Resumed, PriorityChanged
 	Reason   string // the rule of an eviction
 	Message  string
+	// Preemptor is the UID of the workload an eviction made room for; Borrowed, for a reclaim
+	// (S17), is how many GPUs the victim's project used beyond its deserved quota just before
+	// this cycle's reclaims (nil when not known).
+	Preemptor string
+	Borrowed  *int64
 }
 
 // Recorded is what was last recorded of an unfinished workload, to record only changes.
@@ -185,6 +190,12 @@ func (s State) Observe(c Cycle) Change {
 				preemptor = p.Namespace + "/" + p.Name
 			}
 			event(kind, string(ev.Rule), ev.Sentence(preemptor))
+			last := &ch.Events[len(ch.Events)-1]
+			last.Preemptor = ev.Preemptor
+			if ev.Rule == scheduler.RuleReclaim {
+				b := borrowedBefore(plan, ev.Project)
+				last.Borrowed = &b
+			}
 		case running[w.UID] != nil:
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning
@@ -295,4 +306,22 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// borrowedBefore is what project used beyond its deserved quota, over all node pools, just
+// before the plan's reclaims: what it still borrows after the plan and the GPUs reclaimed
+// from it (S17).
+func borrowedBefore(plan *scheduler.Plan, project string) int64 {
+	var n int64
+	for _, q := range plan.Projects {
+		if q.Name == project {
+			n += q.Borrowed
+		}
+	}
+	for _, e := range plan.Evictions {
+		if e.Project == project && e.Rule == scheduler.RuleReclaim {
+			n += e.GPUs
+		}
+	}
+	return n
 }
