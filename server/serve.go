@@ -121,6 +121,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		OrgStatus:    orgStatusSource(sched),
 		Workloads:    st,
 		Labeler:      workloadLabeler(sched),
+		Pods:         workloadPods(sched),
 	})
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)

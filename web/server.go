@@ -44,6 +44,7 @@ type Deps struct {
 
 	Workloads WorkloadStore   // the scheduler's workload records and history
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
+	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 }
 
 // Server is the router: Echo with the middleware every request goes through and each
@@ -104,6 +105,7 @@ func New(d Deps) *Server {
 		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
+		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 	} {
 		h.routes(r)
 	}

@@ -47,4 +47,7 @@ const (
 	APIKeyRevoke     = "access.keys.revoke"
 
 	EventHistory = "event-history"
+
+	// A workload's story; param id is the workload's UID (as GET /api/v1/workloads/{id}).
+	Workload = "workloads.show"
 )
