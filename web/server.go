@@ -104,7 +104,7 @@ func New(d Deps) *Server {
 		&projects{org: org, prios: prios, layout: s.layout},
 		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
-		&eventHistory{entries: d.Users, layout: s.layout},
+		newEventHistory(d, s.layout),
 		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 	} {
 		h.routes(r)

@@ -101,7 +101,7 @@ func spaced(n *html.Node) string {
 	var b strings.Builder
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		b.WriteString(spaced(c))
-		if c.Type == html.ElementNode && (c.Data == "td" || c.Data == "th" || c.Data == "li" || c.Data == "p") {
+		if c.Type == html.ElementNode && (c.Data == "td" || c.Data == "th" || c.Data == "li" || c.Data == "p" || c.Data == "div") {
 			b.WriteString(" ")
 		}
 	}
