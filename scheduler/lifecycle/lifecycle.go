@@ -193,8 +193,7 @@ func (s State) Observe(c Cycle) Change {
 			last := &ch.Events[len(ch.Events)-1]
 			last.Preemptor = ev.Preemptor
 			if ev.Rule == scheduler.RuleReclaim {
-				b := borrowedBefore(plan, ev.Project)
-				last.Borrowed = &b
+				last.Borrowed = s.borrowedBefore(plan, ev)
 			}
 		case running[w.UID] != nil:
 			rw := running[w.UID]
@@ -308,20 +307,26 @@ func orNone(s string) string {
 	return s
 }
 
-// borrowedBefore is what project used beyond its deserved quota, over all node pools, just
-// before the plan's reclaims: what it still borrows after the plan and the GPUs reclaimed
-// from it (S17).
-func borrowedBefore(plan *scheduler.Plan, project string) int64 {
-	var n int64
+// borrowedBefore is how many GPUs the evicted workload's project used beyond its deserved
+// quota in the victim's node pool just before this plan's evictions (S17): what it holds there
+// after the plan plus what the plan evicts of it there, less its deserved quota. nil when the
+// victim's pool is not recorded.
+func (s State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int64 {
+	pool := s[ev.Workload].NodePool
+	if pool == "" {
+		return nil
+	}
+	var allocated, deserved int64
 	for _, q := range plan.Projects {
-		if q.Name == project {
-			n += q.Borrowed
+		if q.Name == ev.Project && q.NodePool == pool {
+			allocated, deserved = q.Allocated, q.Deserved
 		}
 	}
 	for _, e := range plan.Evictions {
-		if e.Project == project && e.Rule == scheduler.RuleReclaim {
-			n += e.GPUs
+		if e.Project == ev.Project && s[e.Workload].NodePool == pool {
+			allocated += e.GPUs
 		}
 	}
-	return n
+	b := max(0, allocated-deserved)
+	return &b
 }

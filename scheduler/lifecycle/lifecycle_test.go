@@ -322,7 +322,7 @@ func TestS20_Evictions(t *testing.T) {
 			before:    before,
 			workloads: []scheduler.Workload{victim, urgent},
 			rebuilt:   []string{},
-			plan:      withBorrowed(evicted(scheduler.Terminate, scheduler.RuleReclaim), 1), // 1 still borrowed + 2 reclaimed
+			plan:      withBorrowed(evicted(scheduler.Terminate, scheduler.RuleReclaim), 1), // holds 2 after, 2 reclaimed, deserves 1
 			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", ptrTo[int64](3), "victim", "Reclaimed", "S17",
 				"Preempted by ns/urgent under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006")}},
 			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
