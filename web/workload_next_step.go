@@ -93,7 +93,11 @@ func nextStep(in nextStepInput) string {
 		if in.Live && in.Allocated >= in.Deserved && in.Deserved >= 0 && in.Pool != "" {
 			s += fmt.Sprintf("; %s already uses %d of its %d deserved GPUs, so it can only borrow idle ones", project, in.Allocated, in.Deserved)
 		}
-		return s + ". It starts when other work in the pool finishes and frees them." + ahead
+		where := " in the pool"
+		if in.Pool == "" {
+			where = ""
+		}
+		return s + ". It starts when other work" + where + " finishes and frees them." + ahead
 	case "GangIncomplete":
 		return "Waits for its controller to create all the pods of its gang; it is placed only whole. " + in.Message
 	case "WaitingForEvictions":

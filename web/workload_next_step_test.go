@@ -34,6 +34,9 @@ func TestS23_NextStep(t *testing.T) {
 			live(nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "vision", RequestedGPUs: 4, QueuePosition: 2, Deserved: 2, Allocated: 2, Preemptible: true}),
 			"Needs 4 GPUs in pool a100; 2 of the pool's 8 are free; project vision already uses 2 of its 2 deserved GPUs, so it can only borrow idle ones. " +
 				"It starts when other work in the pool finishes and frees them. 1 workload of project vision is ahead of it in the queue."},
+		{"S22 insufficient capacity without a pool named",
+			nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "vision", RequestedGPUs: 1, QueuePosition: 1},
+			"Needs 1 GPU. It starts when other work finishes and frees them."},
 		{"S21 an incomplete gang waits for its pods",
 			nextStepInput{Phase: "Pending", Reason: "GangIncomplete", Message: "Waiting for all 4 pods of the gang (2 exist); it starts once its controller has created them all."},
 			"Waits for its controller to create all the pods of its gang; it is placed only whole. Waiting for all 4 pods of the gang (2 exist); it starts once its controller has created them all."},
