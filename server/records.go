@@ -129,7 +129,13 @@ func (r *recorder) observe(res *kube.Result) {
 		r.pending[rec.UID] = storeRecord(rec)
 	}
 	for _, ev := range ch.Events {
-		r.events = append(r.events, store.WorkloadEvent{WorkloadUID: ev.Workload, At: ev.At, Kind: ev.Kind, Reason: ev.Reason, Message: ev.Message})
+		se := store.WorkloadEvent{WorkloadUID: ev.Workload, At: ev.At, Kind: ev.Kind, Reason: ev.Reason, Message: ev.Message,
+			PreemptorUID: ev.Preemptor}
+		if ev.Borrowed != nil {
+			b := int(*ev.Borrowed)
+			se.Borrowed = &b
+		}
+		r.events = append(r.events, se)
 	}
 	for uid, phase := range ch.Finished {
 		delete(r.pending, uid)

@@ -122,6 +122,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Workloads:    st,
 		Labeler:      workloadLabeler(sched),
 		Cycles:       lastCycle(sched),
+		Pods:         workloadPods(sched),
 	})
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)

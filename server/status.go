@@ -81,3 +81,38 @@ func usageOf(q scheduler.QueueStatus) views.Usage {
 		PendingWorkloads: q.PendingWorkloads, RunningWorkloads: q.RunningWorkloads,
 	}
 }
+
+// workloadPods gives the web layer a workload's pods from the scheduler's last cycle, or nil
+// (not a typed nil) without a scheduler.
+func workloadPods(s *kube.Scheduler) web.WorkloadPods {
+	if s == nil {
+		return nil
+	}
+	return lastPods(s.Last)
+}
+
+// lastPods reads a workload's pods out of the last cycle's view.
+type lastPods func() *kube.Result
+
+func (last lastPods) WorkloadPods(uid string) ([]views.WorkloadPod, bool) {
+	r := last()
+	if r == nil || r.View == nil {
+		return nil, false
+	}
+	w, _ := r.Workload(uid)
+	if w == nil {
+		return nil, false
+	}
+	pods := make([]views.WorkloadPod, 0, len(w.Pods))
+	for _, p := range w.Pods {
+		phase := "Pending"
+		switch {
+		case p.Terminating:
+			phase = "Terminating"
+		case p.NodeName != "":
+			phase = "Bound" // placed on its node (the view does not follow the kubelet)
+		}
+		pods = append(pods, views.WorkloadPod{Name: p.Name, Node: p.NodeName, Phase: phase, GPUs: int(p.Requests.GPUs)})
+	}
+	return pods, true
+}

@@ -51,6 +51,10 @@ type WorkloadEvent struct {
 	Reason      string    `db:"reason"`
 	Message     string    `db:"message"`
 	Actor       string    `db:"actor"`
+	// PreemptorUID names the workload a Preempted or Reclaimed event made room for; Borrowed is
+	// the GPUs the victim's project used beyond its deserved quota just before a reclaim.
+	PreemptorUID string `db:"preemptor_uid"`
+	Borrowed     *int   `db:"borrowed_gpus"`
 }
 
 // WorkloadSpec is the list spec of workloads (docs/api.md "Workloads").
@@ -167,8 +171,9 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 			if actor == "" {
 				actor = "scheduler"
 			}
-			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
-				e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor)
+			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
+			         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+				e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor, e.PreemptorUID, e.Borrowed)
 			if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
 				b.Queue(`UPDATE workloads SET preemptions = preemptions + 1 WHERE uid = $1`, e.WorkloadUID)
 			}

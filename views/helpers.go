@@ -26,15 +26,6 @@ func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 
-// changesText shows an audit row's changes compactly.
-func changesText(m map[string]any) string {
-	if len(m) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 func statusText(code int) string {
 	if t := http.StatusText(code); t != "" {
 		return strconv.Itoa(code) + " " + t

@@ -172,6 +172,10 @@ type EventHistoryPage struct {
 	Subject, Action, EntityType, Result, Start, End string
 	OwnOnly                                         bool // the caller sees only their own actions
 	NextHref, PrevHref                              string
+	// Tab is "audit" (the audit log) or "scheduling" (SchedulingEventsView); the hrefs open each.
+	Tab                       string
+	AuditHref, SchedulingHref string
+	Scheduling                SchedulingEventsView
 }
 
 // AccessRule is a binding of a subject to a role at a scope (docs/security.md "Roles and scopes").

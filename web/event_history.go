@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,12 +46,29 @@ func auditQuery(c echo.Context, v url.Values) (listquery.Query, store.AuditFilte
 	return q, f, nil
 }
 
-// eventHistory is the audit log: /api/v1/audit/log and the Event history page.
+// SchedulingEventStore lists workloads' scheduling events (Preempted, Reclaimed, Suspended,
+// Resumed, PriorityChanged) for the Event history; *store.Store is one.
+type SchedulingEventStore interface {
+	SchedulingEvents(ctx context.Context, f store.SchedulingEventFilter) ([]store.SchedulingEvent, bool, error)
+}
+
+// eventHistory is the audit log (/api/v1/audit/log and the Event history page) and, beside it
+// on the page, the scheduling events of the workloads the caller may see.
 type eventHistory struct {
 	entries interface {
 		AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
 	}
+	events    SchedulingEventStore // nil: the server keeps no workload records
+	workloads workloads            // who may see which workloads (as the API)
 	layout
+}
+
+// newEventHistory builds the Event history from Deps: the workload store lists the
+// scheduling events when it can (the store does).
+func newEventHistory(d Deps, l layout) *eventHistory {
+	h := &eventHistory{entries: d.Users, workloads: workloads{store: d.Workloads}, layout: l}
+	h.events, _ = d.Workloads.(SchedulingEventStore)
+	return h
 }
 
 func (h *eventHistory) routes(r router) {
@@ -82,6 +100,9 @@ func auditView(e store.AuditEntry) views.AuditEntry {
 // entity type, result and time window, newest first, paged.
 func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 	in := c.QueryParams()
+	if in.Get("tab") == "scheduling" {
+		return h.schedulingPage(c)
+	}
 	v := url.Values{}
 	var filters []string
 	for _, field := range []string{"subject", "action", "entityType", "result"} {
@@ -98,7 +119,8 @@ func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 			v.Set(k, x)
 		}
 	}
-	m := views.EventHistoryPage{Page: h.page(c, "Event history", "event-history"),
+	m := views.EventHistoryPage{Page: h.page(c, "Event history", "event-history"), Tab: "audit",
+		AuditHref: pathTo(c, routenames.EventHistory), SchedulingHref: pathTo(c, routenames.EventHistory) + "?tab=scheduling",
 		Subject: in.Get("subject"), Action: in.Get("action"), EntityType: in.Get("entityType"), Result: in.Get("result"),
 		Start: in.Get("start"), End: in.Get("end")}
 	for _, k := range []string{"start", "end"} {
@@ -138,5 +160,84 @@ func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 		p.Set("offset", strconv.Itoa(max(0, q.Offset-q.Limit)))
 		m.PrevHref = pathTo(c, routenames.EventHistory) + "?" + p.Encode()
 	}
+	return render(c, http.StatusOK, views.EventHistoryView(m))
+}
+
+// schedulingPageSize is how many scheduling events a page of the Event history shows.
+const schedulingPageSize = 50
+
+// schedulingPage is the Event history's scheduling events, filtered by kind, project and
+// workload (a UID or part of a name), newest first, paged; only the workloads the caller may
+// see (as GET /api/v1/workloads).
+func (h *eventHistory) schedulingPage(c echo.Context) error {
+	in := c.QueryParams()
+	base := pathTo(c, routenames.EventHistory)
+	m := views.EventHistoryPage{Page: h.page(c, "Event history", "event-history"), Tab: "scheduling",
+		AuditHref: base, SchedulingHref: base + "?tab=scheduling"}
+	s := views.SchedulingEventsView{Kinds: store.SchedulingKinds, Kind: in.Get("kind"), Project: in.Get("project"), Workload: strings.TrimSpace(in.Get("workload"))}
+	if s.Kind != "" && !slices.Contains(store.SchedulingKinds, s.Kind) {
+		return badField("kind", "kind %q is not a scheduling event; use one of: %s", s.Kind, strings.Join(store.SchedulingKinds, ", "))
+	}
+	offset, _ := strconv.Atoi(in.Get("offset"))
+	offset = max(0, offset)
+	if h.events == nil || h.workloads.store == nil {
+		m.Scheduling = s
+		return render(c, http.StatusOK, views.EventHistoryView(m))
+	}
+	scope, err := h.workloads.workloadScope(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if scope.All {
+		refs, err := h.workloads.store.ProjectRefs(ctx)
+		if err != nil {
+			return err
+		}
+		s.Projects = mapSlice(refs, func(p store.ProjectRef) string { return p.Name })
+	} else {
+		s.Projects = scope.Projects
+	}
+	evs, more, err := h.events.SchedulingEvents(ctx, store.SchedulingEventFilter{Kind: s.Kind, Project: s.Project,
+		Workload: s.Workload, Scope: scope, Limit: schedulingPageSize, Offset: offset})
+	if err != nil {
+		return err
+	}
+	visible := func(project string) bool {
+		return scope.All || (project != "" && slices.Contains(scope.Projects, project))
+	}
+	for _, e := range evs {
+		row := views.SchedulingEventRow{At: e.At, Kind: e.Kind, Project: e.ProjectName, Message: e.Message,
+			Workload: views.WorkloadLink{ID: e.WorkloadUID, Name: e.Namespace + "/" + e.Name}}
+		if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
+			row.Rule = e.Reason
+		}
+		if e.Actor != "scheduler" && !strings.Contains(e.Message, e.Actor) {
+			row.Actor = e.Actor
+		}
+		if e.PreemptorUID != "" {
+			l := &views.WorkloadLink{Name: cmpOr(e.PreemptorName, preemptorName(e.Message))}
+			if e.PreemptorName != "" && visible(e.PreemptorProj) {
+				l.ID = e.PreemptorUID
+			}
+			row.Preemptor = l
+		}
+		s.Events = append(s.Events, row)
+	}
+	page := func(off int) string {
+		p := url.Values{}
+		for k, vals := range in {
+			p[k] = vals
+		}
+		p.Set("offset", strconv.Itoa(off))
+		return base + "?" + p.Encode()
+	}
+	if more {
+		s.NextHref = page(offset + schedulingPageSize)
+	}
+	if offset > 0 {
+		s.PrevHref = page(max(0, offset-schedulingPageSize))
+	}
+	m.Scheduling = s
 	return render(c, http.StatusOK, views.EventHistoryView(m))
 }

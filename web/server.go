@@ -44,6 +44,7 @@ type Deps struct {
 	Workloads WorkloadStore   // the scheduler's workload records and history
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
+	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 }
 
 // Server is the router: Echo with the middleware every request goes through and each
@@ -103,6 +104,8 @@ func New(d Deps) *Server {
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
+		newEventHistory(d, s.layout),
+		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 	} {
 		h.routes(r)
 	}

@@ -300,3 +300,28 @@ func TestWorkloadsPageBulkChange(t *testing.T) {
 		t.Error("no sentence for an empty bulk change")
 	}
 }
+
+// Each workload's name on the Workloads page opens its story (/workloads/{id}), and that page
+// answers for the same workload.
+func TestWorkloadsPageLinksEachNameToItsStory(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	admin := tokenOf(f.srv)
+	doc := pageAs(t, f.srv, admin, "/workloads", nil, false, 200)
+	rows := findAll(doc, func(n *html.Node) bool { return n.Data == "tr" && strings.Contains(attr(n, "class"), "workload-row") })
+	if len(rows) == 0 {
+		t.Fatal("no workload rows")
+	}
+	for _, tr := range rows {
+		uid := strings.TrimPrefix(attr(tr, "id"), "wl-")
+		link := findNode(tr, func(n *html.Node) bool { return n.Data == "a" && strings.Contains(attr(n, "class"), "workload-link") })
+		if link == nil || attr(link, "href") != "/workloads/"+uid {
+			t.Errorf("row %s: name link %v, want /workloads/%s", uid, link, uid)
+			continue
+		}
+		story := pageAs(t, f.srv, admin, attr(link, "href"), nil, false, 200)
+		if name := textOf(findNode(tr, func(n *html.Node) bool { return n.Data == "strong" })); !strings.Contains(textOf(story), name) {
+			t.Errorf("the story at %s does not name %s", attr(link, "href"), name)
+		}
+	}
+}

@@ -42,6 +42,11 @@ type Event struct {
 	Kind     string // Queued, Admitted, Preempted, Reclaimed, Suspended, Resumed, PriorityChanged
 	Reason   string // the rule of an eviction
 	Message  string
+	// Preemptor is the UID of the workload an eviction made room for; Borrowed, for a reclaim
+	// (S17), is how many GPUs the victim's project used beyond its deserved quota just before
+	// this cycle's reclaims (nil when not known).
+	Preemptor string
+	Borrowed  *int64
 }
 
 // Recorded is what was last recorded of an unfinished workload, to record only changes.
@@ -185,6 +190,11 @@ func (s State) Observe(c Cycle) Change {
 				preemptor = p.Namespace + "/" + p.Name
 			}
 			event(kind, string(ev.Rule), ev.Sentence(preemptor))
+			last := &ch.Events[len(ch.Events)-1]
+			last.Preemptor = ev.Preemptor
+			if ev.Rule == scheduler.RuleReclaim {
+				last.Borrowed = s.borrowedBefore(plan, ev)
+			}
 		case running[w.UID] != nil:
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning
@@ -295,4 +305,28 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// borrowedBefore is how many GPUs the evicted workload's project used beyond its deserved
+// quota in the victim's node pool just before this plan's evictions (S17): what it holds there
+// after the plan plus what the plan evicts of it there, less its deserved quota. nil when the
+// victim's pool is not recorded.
+func (s State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int64 {
+	pool := s[ev.Workload].NodePool
+	if pool == "" {
+		return nil
+	}
+	var allocated, deserved int64
+	for _, q := range plan.Projects {
+		if q.Name == ev.Project && q.NodePool == pool {
+			allocated, deserved = q.Allocated, q.Deserved
+		}
+	}
+	for _, e := range plan.Evictions {
+		if e.Project == ev.Project && s[e.Workload].NodePool == pool {
+			allocated += e.GPUs
+		}
+	}
+	b := max(0, allocated-deserved)
+	return &b
 }

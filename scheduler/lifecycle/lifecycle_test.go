@@ -90,6 +90,22 @@ func event(name, kind, reason, message string) Event {
 	return Event{Workload: "uid-" + name, At: at, Kind: kind, Reason: reason, Message: message}
 }
 
+// preemptedBy is an eviction's event: it names the preemptor's UID and, for a reclaim, what
+// the project borrowed just before.
+func preemptedBy(preemptor string, borrowed *int64, name, kind, reason, message string) Event {
+	e := event(name, kind, reason, message)
+	e.Preemptor, e.Borrowed = "uid-"+preemptor, borrowed
+	return e
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// withBorrowed adds the victim's project vision to the plan, still borrowing n GPUs in a100.
+func withBorrowed(p scheduler.Plan, n int64) scheduler.Plan {
+	p.Projects = append(p.Projects, scheduler.QueueStatus{Name: "vision", NodePool: "a100", Deserved: 1, Allocated: 1 + n, Borrowed: n})
+	return p
+}
+
 func queuedEvent(name, priority string) Event {
 	return event(name, "Queued", "", "Queued in project vision at priority "+priority+".")
 }
@@ -297,7 +313,7 @@ func TestS20_Evictions(t *testing.T) {
 			workloads: []scheduler.Workload{victim, urgent},
 			rebuilt:   []string{},
 			plan:      evicted(scheduler.Terminate, scheduler.RulePreemption),
-			want: Change{Records: []Record{evictedRec}, Events: []Event{event("victim", "Preempted", "S16",
+			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", nil, "victim", "Preempted", "S16",
 				"Preempted by ns/urgent under S16 (a higher-priority workload of the same project); 2 GPUs freed; exit code 3006")}},
 			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},
@@ -306,8 +322,8 @@ func TestS20_Evictions(t *testing.T) {
 			before:    before,
 			workloads: []scheduler.Workload{victim, urgent},
 			rebuilt:   []string{},
-			plan:      evicted(scheduler.Terminate, scheduler.RuleReclaim),
-			want: Change{Records: []Record{evictedRec}, Events: []Event{event("victim", "Reclaimed", "S17",
+			plan:      withBorrowed(evicted(scheduler.Terminate, scheduler.RuleReclaim), 1), // holds 2 after, 2 reclaimed, deserves 1
+			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", ptrTo[int64](3), "victim", "Reclaimed", "S17",
 				"Preempted by ns/urgent under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006")}},
 			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},
@@ -317,7 +333,7 @@ func TestS20_Evictions(t *testing.T) {
 			workloads: []scheduler.Workload{victim, urgent},
 			rebuilt:   []string{},
 			plan:      evicted(scheduler.Suspend, scheduler.RulePreemption),
-			want: Change{Records: []Record{evictedRec}, Events: []Event{event("victim", "Preempted", "S16",
+			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", nil, "victim", "Preempted", "S16",
 				"Preempted by ns/urgent under S16 (a higher-priority workload of the same project); 2 GPUs freed; suspended, it keeps its place in the queue")}},
 			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},

@@ -86,13 +86,23 @@ func TestS14_S15_S17_BorrowingAndReclaim(t *testing.T) {
 		t.Errorf("the message does not say what to do: %q", msg)
 	}
 
-	e.job(jobSpec{name: "mine", namespace: owner, pods: 2})
+	mine := e.job(jobSpec{name: "mine", namespace: owner, pods: 2})
 	e.eventually("the owner's in-quota Job runs", time.Minute, func() bool { return e.running(owner, "mine") == 2 })
 	evs := e.events(borrower, "borrowed")
 	if !hasEvent(evs, "Preempted: Preempted by "+owner+"/mine under S17") {
 		t.Errorf("the borrowed Job's events do not name the reclaim: %s", fmtEvents(evs))
 	}
 	e.eventually("the reclaim is in the history", 10*time.Second, func() bool { return slices.Contains(e.history(string(borrowed.UID)), "Reclaimed") })
+	// The history names the preemptor and what the borrower used beyond its 1 deserved GPU: 3.
+	history, err := e.store.WorkloadEvents(e.ctx, string(borrowed.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range history {
+		if ev.Kind == "Reclaimed" && (ev.PreemptorUID != string(mine.UID) || ev.Borrowed == nil || *ev.Borrowed != 3) {
+			t.Errorf("the Reclaimed event names preemptor %q and borrowed %v, want %s and 3", ev.PreemptorUID, ev.Borrowed, mine.UID)
+		}
+	}
 	if n := e.running(borrower, "borrowed"); n != 0 {
 		t.Errorf("%d borrowed pods still run; the gang of 4 cannot fit on 2 GPUs", n)
 	}

@@ -59,4 +59,6 @@ const (
 	WorkloadsCSV  = "workloads.csv"
 	WorkloadsBulk = "workloads.bulk"
 	WorkloadSave  = "workloads.save"
+	// A workload's story; param id is the workload's UID (as GET /api/v1/workloads/{id}).
+	Workload = "workloads.show"
 )

@@ -1,0 +1,89 @@
+package views
+
+import (
+	"fmt"
+	"time"
+)
+
+// WorkloadStoryPage is a workload's story (/workloads/{id}): what it is, what it waits for and
+// what would let it start, its pods, its history, and why it was preempted.
+type WorkloadStoryPage struct {
+	Page
+	W        Workload
+	Age      string // since it was queued
+	NextStep string // for a workload that does not run: what would let it start (S23)
+	// PodsKnown: a cluster is connected (Pods is the scheduler's last view of them); PodsNote
+	// says why there are none to show.
+	PodsKnown bool
+	PodsNote  string
+	Pods      []WorkloadPod
+	Events    []StoryEvent
+	Why       *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
+}
+
+// WorkloadPod is one pod of a workload as the scheduler last saw it.
+type WorkloadPod struct {
+	Name  string
+	Node  string // "" while pending
+	Phase string // Pending, Running, Terminating
+	GPUs  int
+}
+
+// WorkloadLink names a workload another names (a preemptor); ID is empty when the caller may
+// not open it (or Arbiter has no record of it), and the name is shown without a link.
+type WorkloadLink struct {
+	ID   string
+	Name string // namespace/name
+}
+
+// StoryEvent is one entry of a workload's timeline.
+type StoryEvent struct {
+	At        time.Time
+	Kind      string
+	Rule      string // S16 or S17, for an eviction
+	Message   string
+	Actor     string
+	Preemptor *WorkloadLink
+}
+
+// PreemptionWhy explains a workload's last preemption: by whom, under which rule, what its
+// project borrowed at that moment (when recorded), and how to avoid it next time.
+type PreemptionWhy struct {
+	At        time.Time
+	Kind      string // Preempted or Reclaimed
+	Rule      string // S16 or S17
+	RuleText  string
+	Preemptor WorkloadLink
+	Message   string
+	Borrowed  *int
+	Avoid     string
+	Times     int // how often it was preempted in all
+}
+
+// StoryAge is a duration as people say it: "3d 4h", "2h 5m", "45s".
+func StoryAge(d time.Duration) string {
+	d = max(d, 0).Round(time.Second)
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+func storyYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func whyVerb(kind string) string {
+	if kind == "Reclaimed" {
+		return "reclaimed"
+	}
+	return "preempted"
+}

@@ -1,0 +1,116 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
+)
+
+// tableRows is the text of each body row of the table with id, a string per cell.
+func tableRows(t *testing.T, doc *html.Node, id string) [][]string {
+	t.Helper()
+	table := byID(doc, id)
+	if table == nil {
+		t.Fatalf("no table #%s", id)
+	}
+	tbody := findNode(table, func(n *html.Node) bool { return n.Data == "tbody" })
+	var rows [][]string
+	for tr := tbody.FirstChild; tr != nil; tr = tr.NextSibling {
+		if tr.Type != html.ElementNode || tr.Data != "tr" {
+			continue
+		}
+		var cells []string
+		for td := tr.FirstChild; td != nil; td = td.NextSibling {
+			if td.Type == html.ElementNode && td.Data == "td" {
+				cells = append(cells, words(td))
+			}
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// TestEventHistorySchedulingEvents: the scheduling tab lists Preempted, Reclaimed, Suspended,
+// Resumed and PriorityChanged events of the workloads the caller may see, newest first,
+// filtered by kind, project and workload, naming and linking the preemptor.
+func TestEventHistorySchedulingEvents(t *testing.T) {
+	t.Parallel()
+	f, victim := storyFixture(t)
+	admin := tokenOf(f.srv)
+	const (
+		reclaimed = "2025-03-01 09:05:00"
+		changed   = "2025-03-01 09:04:00"
+		preempted = "2025-03-01 09:03:00"
+	)
+	reclaimRow := []string{reclaimed, "Reclaimed S17", "beta", "team-beta/beta-job",
+		"Preempted by team-gamma/gamma-job under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006 (preemptor: team-gamma/gamma-job)"}
+	changeRow := []string{changed, "PriorityChanged", "alpha", "team-alpha/victim", "Changed priority from low to medium by Ada."}
+	preemptRow := []string{preempted, "Preempted S16", "alpha", "team-alpha/victim",
+		"Preempted by team-alpha/train-b under S16 (a higher-priority workload of the same project); 2 GPUs freed; exit code 3006 (preemptor: team-alpha/train-b)"}
+	for _, tc := range []struct {
+		name, token, query string
+		want               [][]string
+	}{
+		{"all, newest first (Queued and Admitted are not scheduling events)", admin, "", [][]string{reclaimRow, changeRow, preemptRow}},
+		{"by kind", admin, "&kind=Reclaimed", [][]string{reclaimRow}},
+		{"by project", admin, "&project=alpha", [][]string{changeRow, preemptRow}},
+		{"by part of a workload's name", admin, "&workload=VICT", [][]string{changeRow, preemptRow}},
+		{"by a workload's id", admin, "&workload=" + f.betaJob, [][]string{reclaimRow}},
+		{"by kind and project: none", admin, "&kind=Suspended&project=alpha", [][]string{{"No scheduling events match these filters."}}},
+		{"an alpha viewer sees alpha's only", newAPIKey(t, f.st, "viewer", "project", f.alpha), "", [][]string{changeRow, preemptRow}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := page(t, f.srv, tc.token, "/event-history?tab=scheduling"+tc.query, 200)
+			if diff := cmp.Diff(tc.want, tableRows(t, doc, "scheduling-table")); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Workloads and preemptors link to their stories; a preemptor the caller may not read does not.
+	doc := page(t, f.srv, admin, "/event-history?tab=scheduling", 200)
+	want := []string{"/workloads/" + f.betaJob, "/workloads/" + f.gammaJob, "/workloads/" + victim, "/workloads/" + victim, "/workloads/" + f.trainB}
+	if diff := cmp.Diff(want, links(byID(doc, "scheduling-table"))); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+	deptAdmin := newAPIKey(t, f.st, "department-admin", "department", f.research)
+	doc = page(t, f.srv, deptAdmin, "/event-history?tab=scheduling&kind=Reclaimed", 200)
+	if diff := cmp.Diff([]string{"/workloads/" + f.betaJob}, links(byID(doc, "scheduling-table"))); diff != "" {
+		t.Errorf("a department admin of research: links (-want +got):\n%s", diff)
+	}
+	if r := doAs(t, f.srv, admin, "GET", "/event-history?tab=scheduling&kind=Queued", "", ""); r.status != 400 || !strings.Contains(string(r.body), "kind &#34;Queued&#34; is not a scheduling event") {
+		t.Errorf("kind=Queued = %d %.400s", r.status, r.body)
+	}
+}
+
+// TestEventHistoryShowsChangesFromTo: the audit log shows a change as "field: from → to", one
+// line per field, not as JSON.
+func TestEventHistoryShowsChangesFromTo(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	send(t, f.srv, "PATCH", "/api/v1/workloads/"+f.trainA, `{"priority":"high","preemptibility":"non-preemptible"}`, 200)
+	doc := page(t, f.srv, tokenOf(f.srv), "/event-history?entityType=workload", 200)
+	rows := tableRows(t, doc, "audit-table")
+	if len(rows) != 1 {
+		t.Fatalf("audit rows about workloads: %q", rows)
+	}
+	if got, want := rows[0][6], "preemptibility: preemptible → non-preemptible priority: low → high"; got != want {
+		t.Errorf("changes read %q, want %q", got, want)
+	}
+	changes := findNode(byID(doc, "audit-table"), func(n *html.Node) bool { return attr(n, "class") == "td changes" })
+	var lines []string
+	for c := changes.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			lines = append(lines, words(c))
+		}
+	}
+	if diff := cmp.Diff([]string{"preemptibility: preemptible → non-preemptible", "priority: low → high"}, lines); diff != "" {
+		t.Errorf("one line per field (-want +got):\n%s", diff)
+	}
+	// The scheduling tab shows the same change as an event, by whom.
+	doc = page(t, f.srv, tokenOf(f.srv), "/event-history?tab=scheduling&workload=train-a", 200)
+	if rows := tableRows(t, doc, "scheduling-table"); len(rows) != 1 || rows[0][1] != "PriorityChanged" || !strings.Contains(rows[0][4], "priority from low to high") {
+		t.Errorf("scheduling rows: %q", rows)
+	}
+}

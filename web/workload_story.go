@@ -1,0 +1,182 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/labstack/echo/v4"
+)
+
+// WorkloadPods reports a workload's pods as the scheduler's last cycle saw them; ok is false
+// when that view has no such workload (it finished, or is not yet seen).
+type WorkloadPods interface {
+	WorkloadPods(uid string) (pods []views.WorkloadPod, ok bool)
+}
+
+// workloadStory is a workload's page: its record, the next step, its pods and its history.
+type workloadStory struct {
+	workloads                 // the record store and who may see what (as the API)
+	status    OrgStatusSource // pool and project figures; zeros without a cluster
+	pods      WorkloadPods    // nil: no cluster is connected
+	layout
+}
+
+func (h *workloadStory) routes(r router) {
+	r.page(http.MethodGet, "/workloads/:id", routenames.Workload, h.storyPage)
+}
+
+func (h *workloadStory) storyPage(c echo.Context) error {
+	r, _, project, err := h.visibleWorkload(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	evs, err := h.store.WorkloadEvents(ctx, r.UID)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: workloadView(r, now), Age: views.StoryAge(now.Sub(r.QueuedAt))}
+	m.NextStep = nextStep(h.nextStepInput(r, project))
+	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
+	if h.pods != nil {
+		pods, ok := h.pods.WorkloadPods(r.UID)
+		m.Pods = pods
+		if !ok {
+			m.PodsNote = "The scheduler's last cycle saw no pods of this workload (it has finished, or is not seen yet)."
+		} else if len(pods) == 0 {
+			m.PodsNote = "The workload has no pods now."
+		}
+	}
+	links := map[string]*views.WorkloadLink{}
+	for _, e := range evs {
+		se := views.StoryEvent{At: e.At, Kind: e.Kind, Rule: e.Reason, Message: e.Message, Actor: e.Actor}
+		if e.Kind != "Preempted" && e.Kind != "Reclaimed" {
+			se.Rule = ""
+		}
+		if strings.Contains(e.Message, e.Actor) {
+			se.Actor = "" // the sentence names who did it
+		}
+		if e.PreemptorUID != "" {
+			l, ok := links[e.PreemptorUID]
+			if !ok {
+				l = h.linkTo(c, e.PreemptorUID, preemptorName(e.Message))
+				links[e.PreemptorUID] = l
+			}
+			se.Preemptor = l
+		}
+		m.Events = append(m.Events, se)
+		if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
+			why := &views.PreemptionWhy{At: e.At, Kind: e.Kind, Rule: e.Reason, RuleText: ruleText(e.Reason),
+				Message: e.Message, Borrowed: e.Borrowed, Avoid: avoidText(e.Reason, r)}
+			if m.Why != nil {
+				why.Times = m.Why.Times
+			}
+			why.Times++
+			if se.Preemptor != nil {
+				why.Preemptor = *se.Preemptor
+			} else {
+				why.Preemptor = views.WorkloadLink{Name: preemptorName(e.Message)}
+			}
+			m.Why = why
+		}
+	}
+	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+}
+
+// nextStepInput gathers the figures the next-step sentence reads: the pool the pending reason
+// names (else the one the workload runs in), that pool's GPUs, and the project's quota and use
+// there from the scheduler's last cycle.
+func (h *workloadStory) nextStepInput(r store.WorkloadRecord, project *store.Project) nextStepInput {
+	in := nextStepInput{Phase: r.Phase, Reason: r.Reason, Message: r.Message, Project: r.ProjectName,
+		Preemptible: r.Preemptibility == store.Preemptible, RequestedGPUs: r.RequestedGPUs, QueuePosition: r.QueuePosition,
+		Pool: reasonPool(r.Message), Limit: -1}
+	if in.Pool == "" {
+		in.Pool = r.NodePool
+	}
+	if h.pods == nil || in.Pool == "" {
+		return in
+	}
+	in.Live = true
+	pool := h.status.NodePoolStatus(in.Pool)
+	in.PoolGPUs, in.PoolAllocated = pool.GPUs, pool.AllocatedGPUs
+	if project != nil {
+		for _, q := range project.Quotas {
+			if q.NodePoolName == in.Pool {
+				in.Deserved, in.Limit = q.Deserved, q.Limit
+			}
+		}
+		u := h.status.Usage("project", r.ProjectName, in.Pool)
+		in.Allocated, in.AllocatedNonPreemptible = u.Allocated, u.AllocatedNonPreemptible
+	}
+	return in
+}
+
+// linkTo names the workload uid for a link: its record's namespace/name, linked when the caller
+// may read it (as the API's visibility rules), else the name the event gave.
+func (h *workloadStory) linkTo(c echo.Context, uid, fallback string) *views.WorkloadLink {
+	ctx := c.Request().Context()
+	r, err := h.store.WorkloadRecord(ctx, uid)
+	if err != nil {
+		return &views.WorkloadLink{Name: cmpOr(fallback, uid)}
+	}
+	l := &views.WorkloadLink{Name: r.Namespace + "/" + r.Name}
+	if h.mayRead(ctx, c, r) {
+		l.ID = r.UID
+	}
+	return l
+}
+
+func (h *workloadStory) mayRead(ctx context.Context, c echo.Context, r store.WorkloadRecord) bool {
+	scope, _, err := h.workloadProject(ctx, r)
+	if err != nil {
+		return false
+	}
+	return can(c, auth.Read, scope)
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// preemptedBy reads the preemptor's "namespace/name" out of an eviction's sentence
+// (scheduler.Eviction.Sentence), for events recorded before they named the preemptor's UID.
+var preemptedBy = regexp.MustCompile(`^Preempted by (\S+) under`)
+
+func preemptorName(message string) string {
+	if m := preemptedBy.FindStringSubmatch(message); m != nil {
+		return m[1]
+	}
+	return "another workload"
+}
+
+func ruleText(rule string) string {
+	switch rule {
+	case "S16":
+		return "in-project priority: a higher-priority workload of the same project needed its GPUs"
+	case "S17":
+		return "reclaim of borrowed GPUs: another project took back GPUs within its deserved quota"
+	}
+	return rule
+}
+
+// avoidText says how not to be preempted next time, by rule.
+func avoidText(rule string, r store.WorkloadRecord) string {
+	switch rule {
+	case "S16":
+		return "run it non-preemptible within project " + r.ProjectName + "'s deserved quota, or at a higher priority than the workload that preempted it."
+	case "S17":
+		return "run it non-preemptible within project " + r.ProjectName + "'s deserved quota: GPUs borrowed beyond the quota can always be reclaimed, whatever the priority."
+	}
+	return "run it non-preemptible within its project's deserved quota, or at a higher priority."
+}
