@@ -44,20 +44,36 @@ func (c *cycle) loadPools(s *Snapshot) map[string]int32 {
 
 // poolOf gives the pool whose label the node carries (first by name), else the catch-all pool.
 func (c *cycle) poolOf(n *Node) int32 {
-	catchAll := int32(-1)
-	for i := range c.pools {
-		p := c.pools[i].pool
+	return int32(poolIndex(n, len(c.pools), func(i int) *NodePool { return c.pools[i].pool }))
+}
+
+// poolIndex is the node→pool rule: of count pools sorted by name (pool(i) is the ith), the
+// first whose label the node carries, else the first that selects no label (the catch-all),
+// else -1.
+func poolIndex(n *Node, count int, pool func(i int) *NodePool) int {
+	catchAll := -1
+	for i := range count {
+		p := pool(i)
 		if p.LabelKey == "" {
 			if catchAll < 0 {
-				catchAll = int32(i)
+				catchAll = i
 			}
 			continue
 		}
 		if v, ok := n.Labels[p.LabelKey]; ok && v == p.LabelValue {
-			return int32(i)
+			return i
 		}
 	}
 	return catchAll
+}
+
+// NodePoolOf is the name of the node pool a node belongs to, by the rule a cycle places nodes
+// by; pools must be sorted by name. Empty when no pool takes the node.
+func NodePoolOf(pools []NodePool, n *Node) string {
+	if i := poolIndex(n, len(pools), func(i int) *NodePool { return &pools[i] }); i >= 0 {
+		return pools[i].Name
+	}
+	return ""
 }
 
 func (c *cycle) loadNodes(s *Snapshot) map[string]int32 {

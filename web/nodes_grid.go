@@ -76,7 +76,7 @@ func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visi
 	legend := map[string]bool{}
 	for i := range nodes {
 		n := &nodes[i]
-		pool := poolOf(pools, n)
+		pool := scheduler.NodePoolOf(pools, n)
 		if f.Pool != "" && pool != f.Pool {
 			continue
 		}
@@ -133,24 +133,6 @@ func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visi
 		g.Legend = append(g.Legend, views.ProjectColor{Project: p, Color: projectColor(p)})
 	}
 	return g
-}
-
-// poolOf is the pool whose label the node carries (the first by name), else the pool without
-// a label (the catch-all), else none: as the scheduler places nodes in pools.
-func poolOf(pools []scheduler.NodePool, n *scheduler.Node) string {
-	catchAll := ""
-	for _, p := range pools {
-		if p.LabelKey == "" {
-			if catchAll == "" {
-				catchAll = p.Name
-			}
-			continue
-		}
-		if v, ok := n.Labels[p.LabelKey]; ok && v == p.LabelValue {
-			return p.Name
-		}
-	}
-	return catchAll
 }
 
 // cellLabel is a GPU cell in words, for the hover title and screen readers.
