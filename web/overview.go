@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -12,11 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// WorkloadCounter counts the workload records a caller may see (the Overview's tiles).
-type WorkloadCounter interface {
-	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
-}
-
 // eventWindow is how far back the Overview counts preemptions and reclaims.
 const eventWindow = 24 * time.Hour
 
@@ -24,18 +18,13 @@ const eventWindow = 24 * time.Hour
 // over what the caller may read, refreshed in place every few seconds.
 type overview struct {
 	org       organization
-	workloads *workloads      // its scope: which workloads the caller may see
-	counts    WorkloadCounter // nil: no workload store
-	connected bool            // a scheduler reports live status
+	workloads *workloads // its scope: which workloads the caller may see
+	connected bool       // a scheduler reports live status
 	layout
 }
 
 func newOverview(d Deps, org organization, l layout) *overview {
-	h := &overview{org: org, workloads: &workloads{store: d.Workloads}, connected: d.OrgStatus != nil, layout: l}
-	if c, ok := d.Workloads.(WorkloadCounter); ok {
-		h.counts = c
-	}
-	return h
+	return &overview{org: org, workloads: &workloads{store: d.Workloads}, connected: d.OrgStatus != nil, layout: l}
 }
 
 func (h *overview) routes(r router) {
@@ -93,12 +82,12 @@ func (h *overview) live(c echo.Context) (views.OverviewLive, error) {
 		m.Projects = append(m.Projects, bar)
 	}
 
-	if h.counts != nil {
+	if h.workloads.store != nil {
 		scope, err := h.workloads.workloadScope(c)
 		if err != nil {
 			return m, err
 		}
-		n, err := h.counts.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow))
+		n, err := h.workloads.store.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow))
 		if err != nil {
 			return m, err
 		}

@@ -25,6 +25,9 @@ type WorkloadStore interface {
 	VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) ([]store.WorkloadRecord, *int, error)
 	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
 	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
+	// CountWorkloads counts the records scope may see: by phase, pending ones by reason, and
+	// preemptions and reclaims since a time (the Overview's tiles).
+	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
 	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	ProjectNamed(ctx context.Context, name string) (store.Project, error)
 	AddWorkloadEvent(ctx context.Context, ev store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
