@@ -29,7 +29,10 @@ const (
 	PriorityChangeNotAllowed WarningCode = "PriorityChangeNotAllowed"
 	PriorityClamped          WarningCode = "PriorityClamped"
 	InvalidPreemptibility    WarningCode = "InvalidPreemptibility"
-	InvalidMinMembers        WarningCode = "InvalidMinMembers"
+	// PreemptibilityChangeNotAllowed: the project's policy forbids setting preemptibility, so a
+	// label asking for one is ignored (S8).
+	PreemptibilityChangeNotAllowed WarningCode = "PreemptibilityChangeNotAllowed"
+	InvalidMinMembers              WarningCode = "InvalidMinMembers"
 )
 
 // Warning is something the user should fix about a workload's labels or the project policy.
@@ -112,7 +115,7 @@ func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
 	var r Resolution
 	t, cat := c.typeAndCategory(w)
 	r.Priority = c.resolvePriority(w, policy, t, cat, &r.Warnings)
-	r.Preemptibility = c.resolvePreemptibility(w, t, cat, r.Priority, &r.Warnings)
+	r.Preemptibility = c.resolvePreemptibility(w, policy, t, cat, r.Priority, &r.Warnings)
 	return r
 }
 
@@ -221,7 +224,7 @@ func validPreemptibility(v string) bool {
 	return v == string(Preemptible) || v == string(NonPreemptible)
 }
 
-func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
+func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
 	owner, ownerOK := w.Labels[LabelPreemptibility]
 	pod, podOK := firstPodLabel(w, LabelPreemptibility)
 	for _, s := range [2]struct {
@@ -232,6 +235,11 @@ func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Categ
 			continue
 		}
 		if validPreemptibility(s.v) {
+			if policy.ForbidPreemptibilityChange {
+				warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
+					s.where+" label "+LabelPreemptibility+" ("+s.v+") is ignored.")
+				break
+			}
 			return Preemptibility(s.v)
 		}
 		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+

@@ -106,18 +106,31 @@ func TestS8_Preemptibility(t *testing.T) {
 		w        *Workload
 		want     Preemptibility
 		warnings int
+		policy   Policy
 	}{
-		{"owner label", resolveCase(map[string]string{LabelPreemptibility: "non-preemptible"}, map[string]string{LabelPreemptibility: "preemptible"}, "", "Standard training"), NonPreemptible, 0},
-		{"pod label", resolveCase(nil, map[string]string{LabelPreemptibility: "non-preemptible"}, "", "Standard training"), NonPreemptible, 0},
-		{"invalid label skipped", resolveCase(map[string]string{LabelPreemptibility: "maybe"}, nil, "", "Workspace"), NonPreemptible, 1},
-		{"type override", resolveCase(nil, nil, "", "Sticky training"), NonPreemptible, 0},
-		{"category default", resolveCase(nil, nil, "", "Standard training"), Preemptible, 0},
-		{"derived from low priority", resolveCase(nil, nil, "", "SPOTRequest"), Preemptible, 0},
-		{"derived from high priority", resolveCase(map[string]string{LabelPriority: "high"}, nil, "", "SPOTRequest"), NonPreemptible, 0},
+		{"owner label", resolveCase(map[string]string{LabelPreemptibility: "non-preemptible"}, map[string]string{LabelPreemptibility: "preemptible"}, "", "Standard training"), NonPreemptible, 0, Policy{}},
+		{"pod label", resolveCase(nil, map[string]string{LabelPreemptibility: "non-preemptible"}, "", "Standard training"), NonPreemptible, 0, Policy{}},
+		{"invalid label skipped", resolveCase(map[string]string{LabelPreemptibility: "maybe"}, nil, "", "Workspace"), NonPreemptible, 1, Policy{}},
+		{"type override", resolveCase(nil, nil, "", "Sticky training"), NonPreemptible, 0, Policy{}},
+		{"category default", resolveCase(nil, nil, "", "Standard training"), Preemptible, 0, Policy{}},
+		{"derived from low priority", resolveCase(nil, nil, "", "SPOTRequest"), Preemptible, 0, Policy{}},
+		{"derived from high priority", resolveCase(map[string]string{LabelPriority: "high"}, nil, "", "SPOTRequest"), NonPreemptible, 0, Policy{}},
 	}
+	forbid := Policy{ForbidPreemptibilityChange: true}
+	cases = append(cases, []struct {
+		name     string
+		w        *Workload
+		want     Preemptibility
+		warnings int
+		policy   Policy
+	}{
+		{"policy forbids: owner label ignored, type applies", resolveCase(map[string]string{LabelPreemptibility: "preemptible"}, nil, "", "Sticky training"), NonPreemptible, 1, forbid},
+		{"policy forbids: pod label ignored, category applies", resolveCase(nil, map[string]string{LabelPreemptibility: "non-preemptible"}, "", "Standard training"), Preemptible, 1, forbid},
+		{"policy forbids: no label, no warning", resolveCase(nil, nil, "", "Standard training"), Preemptible, 0, forbid},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := cat.Resolve(tc.w, Policy{})
+			r := cat.Resolve(tc.w, tc.policy)
 			if r.Preemptibility != tc.want || len(r.Warnings) != tc.warnings {
 				t.Errorf("got %s with %d warnings, want %s with %d", r.Preemptibility, len(r.Warnings), tc.want, tc.warnings)
 			}

@@ -7,13 +7,13 @@ package scheduler
 // resolvePolicy is what Catalog.Resolve reads of a policy (S7).
 type resolvePolicy struct {
 	defaultPriority, minPriority, maxPriority string
-	forbidChange                              bool
+	forbidChange, forbidPreemptibilityChange  bool
 }
 
 type policyClasses map[resolvePolicy]int32
 
 func (m policyClasses) of(p Policy) int32 {
-	k := resolvePolicy{p.DefaultPriority, p.MinPriority, p.MaxPriority, p.ForbidPriorityChange}
+	k := resolvePolicy{p.DefaultPriority, p.MinPriority, p.MaxPriority, p.ForbidPriorityChange, p.ForbidPreemptibilityChange}
 	class, ok := m[k]
 	if !ok {
 		class = int32(len(m))
@@ -142,12 +142,14 @@ func (c *cycle) resolve(ws *wlState) {
 			k.podClass = w.Pods[0].PriorityClassName
 		}
 	}
-	// resolvePreemptibility stops at the first valid label
+	// resolvePreemptibility stops at the first valid label, unless the policy ignores labels
+	// (then it reads both, to warn about each)
+	readsBoth := ws.project >= 0 && c.projects[ws.project].policy.ForbidPreemptibilityChange
 	ok = l.Present&hasOwnerPreemptible != 0
 	if ok {
 		k.ownerPreemptible, k.present = l.OwnerPreemptibility, k.present|hasOwnerPreemptible
 	}
-	if (!ok || !validPreemptibility(l.OwnerPreemptibility)) && l.Present&hasPodPreemptible != 0 { // set only with a pod
+	if (!ok || readsBoth || !validPreemptibility(l.OwnerPreemptibility)) && l.Present&hasPodPreemptible != 0 { // set only with a pod
 		k.podPreemptible, k.present = l.PodPreemptibility, k.present|hasPodPreemptible
 	}
 	// workloads of one controller tend to come together: the latest key first

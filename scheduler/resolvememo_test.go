@@ -25,7 +25,7 @@ func varyResolution(s *Snapshot, seed uint64) {
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	for i := range s.Projects {
 		p := &s.Projects[i].Policy
-		switch r.IntN(6) {
+		switch r.IntN(7) {
 		case 0:
 			p.ForbidPriorityChange = true
 		case 1:
@@ -34,6 +34,8 @@ func varyResolution(s *Snapshot, seed uint64) {
 			p.MaxPriority = pick(prios)
 		case 3:
 			p.DefaultPriority = pick(prios)
+		case 4:
+			p.ForbidPreemptibilityChange = true
 		}
 	}
 	labels := func() map[string]string {

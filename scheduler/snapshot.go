@@ -123,6 +123,9 @@ type Policy struct {
 	// ForbidPriorityChange is the API's allowPriorityChange negated, so that the zero Policy
 	// allows changes as the default policy does.
 	ForbidPriorityChange bool
+	// ForbidPreemptibilityChange is allowPreemptibilityChange negated: the workload's and pod's
+	// preemptibility labels are ignored (S8 steps 1-2).
+	ForbidPreemptibilityChange bool
 	// MinPriority and MaxPriority name dictionary entries bounding resolved priorities, or are empty.
 	MinPriority, MaxPriority string
 	PreemptionOrder          PreemptionOrder // empty means OldestFirst

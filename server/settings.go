@@ -52,14 +52,15 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 		sp := scheduler.Project{
 			Name: p.Name, Department: p.DepartmentName, Quotas: quotas(p.Quotas),
 			Policy: scheduler.Policy{
-				DefaultPriority:      store.Deref(p.DefaultPriorityName),
-				ForbidPriorityChange: !p.AllowPriorityChange,
-				MinPriority:          store.Deref(p.MinPriority),
-				MaxPriority:          store.Deref(p.MaxPriority),
-				PreemptionOrder:      scheduler.PreemptionOrder(p.PreemptionOrder),
-				PreemptionMode:       scheduler.PreemptionMode(p.PreemptionMode),
-				MinRuntimeSeconds:    int64(p.MinRuntimeSeconds),
-				Queueing:             scheduler.Queueing(p.Queueing),
+				DefaultPriority:            store.Deref(p.DefaultPriorityName),
+				ForbidPriorityChange:       !p.AllowPriorityChange,
+				ForbidPreemptibilityChange: !p.AllowPreemptibilityChange,
+				MinPriority:                store.Deref(p.MinPriority),
+				MaxPriority:                store.Deref(p.MaxPriority),
+				PreemptionOrder:            scheduler.PreemptionOrder(p.PreemptionOrder),
+				PreemptionMode:             scheduler.PreemptionMode(p.PreemptionMode),
+				MinRuntimeSeconds:          int64(p.MinRuntimeSeconds),
+				Queueing:                   scheduler.Queueing(p.Queueing),
 			},
 		}
 		for _, np := range p.EffectiveNodePools {

@@ -161,18 +161,18 @@ func TestProjectPolicy(t *testing.T) {
 	t.Parallel()
 	st, _, _, alpha := orgFixture(t)
 	ctx := context.Background()
-	if p := alpha.Policy; !p.AllowPriorityChange || p.PreemptionOrder != "oldest" || p.PreemptionMode != "terminate" || p.Queueing != "best-effort" || p.MinRuntimeSeconds != 0 || p.DefaultPriorityID != nil {
+	if p := alpha.Policy; !p.AllowPriorityChange || !p.AllowPreemptibilityChange || p.PreemptionOrder != "oldest" || p.PreemptionMode != "terminate" || p.Queueing != "best-effort" || p.MinRuntimeSeconds != 0 || p.DefaultPriorityID != nil {
 		t.Fatalf("default policy = %+v", p)
 	}
 	high := store.SeedID("priority", "high")
 	p, err := st.UpdateProject(ctx, alpha.ID, store.ProjectUpdate{Policy: store.PolicyUpdate{
-		DefaultPriorityID: set(high), AllowPriorityChange: set(false), MinPriority: set("low"), MaxPriority: set("very-high"),
+		DefaultPriorityID: set(high), AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false), MinPriority: set("low"), MaxPriority: set("very-high"),
 		PreemptionOrder: set("newest"), PreemptionMode: set("suspend"), MinRuntimeSeconds: set(600), Queueing: set("strict"),
 	}}, operator)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Policy; *got.DefaultPriorityName != "high" || got.AllowPriorityChange || *got.MinPriority != "low" || *got.MaxPriority != "very-high" ||
+	if got := p.Policy; *got.DefaultPriorityName != "high" || got.AllowPriorityChange || got.AllowPreemptibilityChange || *got.MinPriority != "low" || *got.MaxPriority != "very-high" ||
 		got.PreemptionOrder != "newest" || got.PreemptionMode != "suspend" || got.MinRuntimeSeconds != 600 || got.Queueing != "strict" {
 		t.Fatalf("policy = %+v", got)
 	}

@@ -28,12 +28,15 @@ type Policy struct {
 	DefaultPriorityID   *uuid.UUID `db:"default_priority_id"`
 	DefaultPriorityName *string    `db:"default_priority_name"`
 	AllowPriorityChange bool       `db:"allow_priority_change"`
-	MinPriority         *string    `db:"min_priority"`
-	MaxPriority         *string    `db:"max_priority"`
-	PreemptionOrder     string     `db:"preemption_order"`
-	PreemptionMode      string     `db:"preemption_mode"`
-	MinRuntimeSeconds   int        `db:"min_runtime_seconds"`
-	Queueing            string     `db:"queueing"`
+	// AllowPreemptibilityChange false makes the API refuse, and the scheduler ignore, a
+	// preemptibility set on a workload: the type's or category's default applies (S8).
+	AllowPreemptibilityChange bool    `db:"allow_preemptibility_change"`
+	MinPriority               *string `db:"min_priority"`
+	MaxPriority               *string `db:"max_priority"`
+	PreemptionOrder           string  `db:"preemption_order"`
+	PreemptionMode            string  `db:"preemption_mode"`
+	MinRuntimeSeconds         int     `db:"min_runtime_seconds"`
+	Queueing                  string  `db:"queueing"`
 }
 
 // NodePoolRef names a node pool.
@@ -82,7 +85,7 @@ var ProjectSpec = listquery.Spec{
 
 const projectSelect = `
 	SELECT p.id, p.name, p.department_id, d.name AS department_name, ` + namespacesSQL + ` AS namespaces,
-	       p.node_pool_ids, p.default_priority_id, dp.name AS default_priority_name, p.allow_priority_change,
+	       p.node_pool_ids, p.default_priority_id, dp.name AS default_priority_name, p.allow_priority_change, p.allow_preemptibility_change,
 	       minp.name AS min_priority, maxp.name AS max_priority, p.preemption_order, p.preemption_mode,
 	       p.min_runtime_seconds, p.queueing, p.created_at, p.created_by, p.updated_at, p.updated_by
 	FROM projects p

@@ -25,6 +25,7 @@ func applyPolicyUpdate(ctx context.Context, tx pgx.Tx, p Policy, u PolicyUpdate)
 		}
 	}
 	setOr(&p.AllowPriorityChange, u.AllowPriorityChange, true)
+	setOr(&p.AllowPreemptibilityChange, u.AllowPreemptibilityChange, true)
 	for _, bound := range []struct {
 		field string
 		dst   **string

@@ -11,14 +11,15 @@ import (
 
 // PolicyUpdate holds the editable policy fields; a nil Value with Set means the default.
 type PolicyUpdate struct {
-	DefaultPriorityID   Optional[uuid.UUID]
-	AllowPriorityChange Optional[bool]
-	MinPriority         Optional[string] // a dictionary name
-	MaxPriority         Optional[string]
-	PreemptionOrder     Optional[string]
-	PreemptionMode      Optional[string]
-	MinRuntimeSeconds   Optional[int]
-	Queueing            Optional[string]
+	DefaultPriorityID         Optional[uuid.UUID]
+	AllowPriorityChange       Optional[bool]
+	AllowPreemptibilityChange Optional[bool]
+	MinPriority               Optional[string] // a dictionary name
+	MaxPriority               Optional[string]
+	PreemptionOrder           Optional[string]
+	PreemptionMode            Optional[string]
+	MinRuntimeSeconds         Optional[int]
+	Queueing                  Optional[string]
 }
 
 // ProjectUpdate holds the editable fields of a project. Namespaces, NodePools (nil Value:
@@ -172,10 +173,11 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 		  min_priority_id = (SELECT id FROM workload_priorities WHERE name = $7),
 		  max_priority_id = (SELECT id FROM workload_priorities WHERE name = $8),
 		  preemption_order = $9, preemption_mode = $10, min_runtime_seconds = $11, queueing = $12,
-		  updated_at = now(), updated_by = $13
+		  updated_at = now(), updated_by = $13, allow_preemptibility_change = $14
 		WHERE id = $1`,
 		id, name, deptID, poolIDs, pol.DefaultPriorityID, pol.AllowPriorityChange, pol.MinPriority, pol.MaxPriority,
-		pol.PreemptionOrder, pol.PreemptionMode, pol.MinRuntimeSeconds, pol.Queueing, by.Subject); err != nil {
+		pol.PreemptionOrder, pol.PreemptionMode, pol.MinRuntimeSeconds, pol.Queueing, by.Subject,
+		pol.AllowPreemptibilityChange); err != nil {
 		return before, err
 	}
 	if u.Namespaces.Set {
@@ -206,6 +208,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 	recordChange(c, "resources", QuotaText(before.Quotas), QuotaText(after.Quotas))
 	recordChange(c, "defaultPriority", before.DefaultPriorityName, after.DefaultPriorityName)
 	recordChange(c, "allowPriorityChange", before.AllowPriorityChange, after.AllowPriorityChange)
+	recordChange(c, "allowPreemptibilityChange", before.AllowPreemptibilityChange, after.AllowPreemptibilityChange)
 	recordChange(c, "minPriority", before.MinPriority, after.MinPriority)
 	recordChange(c, "maxPriority", before.MaxPriority, after.MaxPriority)
 	recordChange(c, "preemptionOrder", before.PreemptionOrder, after.PreemptionOrder)

@@ -28,14 +28,15 @@ type Quota struct {
 
 // Policy is a project's scheduling policy (the OpenAPI schema Policy; docs/organization.md "Policy (projects)").
 type Policy struct {
-	DefaultPriorityID   *string `json:"defaultPriorityId"`
-	AllowPriorityChange bool    `json:"allowPriorityChange"`
-	MinPriority         *string `json:"minPriority"`
-	MaxPriority         *string `json:"maxPriority"`
-	PreemptionOrder     string  `json:"preemptionOrder"`
-	PreemptionMode      string  `json:"preemptionMode"`
-	MinRuntimeSeconds   int     `json:"minRuntimeSeconds"`
-	Queueing            string  `json:"queueing"`
+	DefaultPriorityID         *string `json:"defaultPriorityId"`
+	AllowPriorityChange       bool    `json:"allowPriorityChange"`
+	AllowPreemptibilityChange bool    `json:"allowPreemptibilityChange"`
+	MinPriority               *string `json:"minPriority"`
+	MaxPriority               *string `json:"maxPriority"`
+	PreemptionOrder           string  `json:"preemptionOrder"`
+	PreemptionMode            string  `json:"preemptionMode"`
+	MinRuntimeSeconds         int     `json:"minRuntimeSeconds"`
+	Queueing                  string  `json:"queueing"`
 }
 
 // NodePoolStatus is a pool's live capacity (computed by the scheduler; zero until it runs).
@@ -265,6 +266,9 @@ func policySummary(p Policy, prios []Priority) string {
 		parts = append(parts, "priority fixed")
 	} else if p.MinPriority != nil || p.MaxPriority != nil {
 		parts = append(parts, cmp.Or(Deref(p.MinPriority), "any")+"–"+cmp.Or(Deref(p.MaxPriority), "any"))
+	}
+	if !p.AllowPreemptibilityChange {
+		parts = append(parts, "preemptibility fixed")
 	}
 	parts = append(parts, p.PreemptionOrder+" first", p.PreemptionMode, p.Queueing)
 	if p.MinRuntimeSeconds > 0 {

@@ -1,6 +1,10 @@
 package views
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // Workload is one workload as the scheduler last recorded it (the OpenAPI schema Workload, web/openapi.json). The id is the
 // top owner's UID; pendingSeconds is how long it has waited (0 once it runs).
@@ -75,14 +79,16 @@ type WorkloadsPage struct {
 type WorkloadRow struct {
 	Workload       Workload
 	Age            string
-	SelectColumn   bool     // the page has the bulk form's checkbox column
-	Controls       bool     // selects are shown (enabled or disabled with Locked/PriorityLocked)
-	Locked         string   // why neither priority nor preemptibility can change here ("" when they can)
-	PriorityLocked string   // why the project's policy allows no priority change
-	Priorities     []string // the priorities the row may be set to (within the project's range)
-	CSRFToken      string
-	Saved          string // "priority" or "preemptibility" after a change
-	Error          string // a refused change's sentence
+	SelectColumn   bool   // the page has the bulk form's checkbox column
+	Controls       bool   // selects are shown (enabled, or disabled with the sentence why)
+	Locked         string // why neither priority nor preemptibility can change here ("" when they can)
+	PriorityLocked string // why the project's policy allows no priority change
+	// PreemptibilityLocked is why the project's policy allows no preemptibility change.
+	PreemptibilityLocked string
+	Priorities           []string // the priorities the row may be set to (within the project's range)
+	CSRFToken            string
+	Saved                string // "priority" or "preemptibility" after a change
+	Error                string // a refused change's sentence
 }
 
 // BulkOutcome is what a bulk change did to one workload: changed, refused (with the
@@ -91,12 +97,31 @@ type BulkOutcome struct {
 	ID, Name, Outcome, Message string
 }
 
-// lockOf is the sentence why the row's priority (or, with priority false, anything) cannot change.
-func lockOf(r WorkloadRow, priority bool) string {
-	if r.Locked != "" || !priority {
+// lockOf is the sentence why the row's field ("priority" or "preemptibility") cannot change,
+// or "" when it can.
+func lockOf(r WorkloadRow, field string) string {
+	switch {
+	case r.Locked != "":
+		return r.Locked
+	case field == "priority":
+		return r.PriorityLocked
+	default:
+		return r.PreemptibilityLocked
+	}
+}
+
+// lockNote is every sentence why something on the row cannot change, each once.
+func lockNote(r WorkloadRow) string {
+	if r.Locked != "" {
 		return r.Locked
 	}
-	return r.PriorityLocked
+	var parts []string
+	for _, s := range []string{r.PriorityLocked, r.PreemptibilityLocked} {
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // outcomeClass is a bulk outcome as a CSS class name.

@@ -1069,21 +1069,21 @@ func WorkloadRowView(r WorkloadRow) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if r.Locked != "" || r.PriorityLocked != "" {
+				if lockOf(r, "priority") != "" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, " disabled")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				if lockOf(r, true) != "" {
+				if lockOf(r, "priority") != "" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, " title=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var52 string
-					templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(lockOf(r, true))
+					templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(lockOf(r, "priority"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 235, Col: 30}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 235, Col: 36}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 					if templ_7745c5c3_Err != nil {
@@ -1211,21 +1211,21 @@ func WorkloadRowView(r WorkloadRow) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if r.Locked != "" {
+				if lockOf(r, "preemptibility") != "" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, " disabled")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				if r.Locked != "" {
+				if lockOf(r, "preemptibility") != "" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, " title=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var58 string
-					templ_7745c5c3_Var58, templ_7745c5c3_Err = templ.JoinStringErrs(r.Locked)
+					templ_7745c5c3_Var58, templ_7745c5c3_Err = templ.JoinStringErrs(lockOf(r, "preemptibility"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 257, Col: 23}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 257, Col: 42}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var58))
 					if templ_7745c5c3_Err != nil {
@@ -1608,7 +1608,7 @@ func workloadRowStatus(r WorkloadRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if lockOf(r, true) != "" {
+		if lockNote(r) != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 157, "<span class=\"lock-note\" id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1627,9 +1627,9 @@ func workloadRowStatus(r WorkloadRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var80 string
-			templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(lockOf(r, true))
+			templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(lockNote(r))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 316, Col: 75}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 316, Col: 71}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var80))
 			if templ_7745c5c3_Err != nil {

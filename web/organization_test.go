@@ -28,7 +28,7 @@ func orgAPI(t *testing.T) (srv *httptest.Server, st *store.Store, pool, dept, pr
 }
 
 // defaultPolicy is a project's policy when none is set (docs/organization.md "Policy (projects)").
-var defaultPolicy = views.Policy{AllowPriorityChange: true, PreemptionOrder: "oldest", PreemptionMode: "terminate", Queueing: "best-effort"}
+var defaultPolicy = views.Policy{AllowPriorityChange: true, AllowPreemptibilityChange: true, PreemptionOrder: "oldest", PreemptionMode: "terminate", Queueing: "best-effort"}
 
 func TestOrganizationRoutes(t *testing.T) {
 	t.Parallel()
@@ -77,7 +77,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	got := sendAs[views.Project](t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":{"defaultPriorityId":"`+high+`","minPriority":"low","maxPriority":"very-high","queueing":"strict","minRuntimeSeconds":300},
 		"nodePools":["`+defRef.ID+`","`+pool+`"],"namespaces":["team-alpha","alpha-batch"]}`, 200)
 	changed := alpha
-	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, MinPriority: ptr("low"), MaxPriority: ptr("very-high"),
+	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, AllowPreemptibilityChange: true, MinPriority: ptr("low"), MaxPriority: ptr("very-high"),
 		PreemptionOrder: "oldest", PreemptionMode: "terminate", MinRuntimeSeconds: 300, Queueing: "strict"}
 	changed.NodePools, changed.EffectiveNodePools = []string{defRef.ID, pool}, []views.NodePoolRef{defRef, a100Ref}
 	changed.Namespaces = []string{"alpha-batch", "team-alpha"}

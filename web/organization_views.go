@@ -56,7 +56,8 @@ func (o organization) projectView(p store.Project) views.Project {
 		}),
 		Policy: views.Policy{
 			DefaultPriorityID: idString(p.DefaultPriorityID), AllowPriorityChange: p.AllowPriorityChange,
-			MinPriority: p.MinPriority, MaxPriority: p.MaxPriority, PreemptionOrder: p.PreemptionOrder,
+			AllowPreemptibilityChange: p.AllowPreemptibilityChange,
+			MinPriority:               p.MinPriority, MaxPriority: p.MaxPriority, PreemptionOrder: p.PreemptionOrder,
 			PreemptionMode: p.PreemptionMode, MinRuntimeSeconds: p.MinRuntimeSeconds, Queueing: p.Queueing,
 		},
 		Status:    o.orgStatus("project", p.Name, p.Quotas),

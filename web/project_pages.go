@@ -192,8 +192,9 @@ func (h *projects) saveProjectPolicy(c echo.Context) error {
 		p := policyRequest{
 			DefaultPriorityID: str("defaultPriorityId"), MinPriority: str("minPriority"), MaxPriority: str("maxPriority"),
 			PreemptionOrder: str("preemptionOrder"), PreemptionMode: str("preemptionMode"), Queueing: str("queueing"),
-			AllowPriorityChange: optional[bool]{Set: true, Value: c.FormValue("allowPriorityChange") == "true"},
-			MinRuntimeSeconds:   optional[int]{Set: true, Null: true},
+			AllowPriorityChange:       optional[bool]{Set: true, Value: c.FormValue("allowPriorityChange") == "true"},
+			AllowPreemptibilityChange: optional[bool]{Set: true, Value: c.FormValue("allowPreemptibilityChange") == "true"},
+			MinRuntimeSeconds:         optional[int]{Set: true, Null: true},
 		}
 		if n, err := formInt("minRuntimeSeconds", "minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
 			return store.ProjectUpdate{}, err
@@ -244,12 +245,12 @@ func (h *projects) projectsCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"id", "name", "department", "namespaces", "quotas", "defaultPriority", "allowPriorityChange", "minPriority", "maxPriority",
+	rows := [][]string{{"id", "name", "department", "namespaces", "quotas", "defaultPriority", "allowPriorityChange", "allowPreemptibilityChange", "minPriority", "maxPriority",
 		"preemptionOrder", "preemptionMode", "minRuntimeSeconds", "queueing", "allocated"}}
 	for _, p := range ps {
 		v := h.org.projectView(p)
 		rows = append(rows, []string{v.ID, v.Name, v.DepartmentName, strings.Join(v.Namespaces, " "), store.QuotaText(p.Quotas),
-			views.Deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), views.Deref(p.MinPriority), views.Deref(p.MaxPriority),
+			views.Deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), strconv.FormatBool(p.AllowPreemptibilityChange), views.Deref(p.MinPriority), views.Deref(p.MaxPriority),
 			p.PreemptionOrder, p.PreemptionMode, strconv.Itoa(p.MinRuntimeSeconds), p.Queueing, strconv.Itoa(v.Status.Allocated)})
 	}
 	return writeCSV(c, "projects.csv", rows)

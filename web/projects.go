@@ -39,14 +39,15 @@ func (h *projects) routes(r router) {
 }
 
 type policyRequest struct {
-	DefaultPriorityID   optional[string] `json:"defaultPriorityId"`
-	AllowPriorityChange optional[bool]   `json:"allowPriorityChange"`
-	MinPriority         optional[string] `json:"minPriority"`
-	MaxPriority         optional[string] `json:"maxPriority"`
-	PreemptionOrder     optional[string] `json:"preemptionOrder"`
-	PreemptionMode      optional[string] `json:"preemptionMode"`
-	MinRuntimeSeconds   optional[int]    `json:"minRuntimeSeconds" range:"0,2147483647"`
-	Queueing            optional[string] `json:"queueing"`
+	DefaultPriorityID         optional[string] `json:"defaultPriorityId"`
+	AllowPriorityChange       optional[bool]   `json:"allowPriorityChange"`
+	AllowPreemptibilityChange optional[bool]   `json:"allowPreemptibilityChange"`
+	MinPriority               optional[string] `json:"minPriority"`
+	MaxPriority               optional[string] `json:"maxPriority"`
+	PreemptionOrder           optional[string] `json:"preemptionOrder"`
+	PreemptionMode            optional[string] `json:"preemptionMode"`
+	MinRuntimeSeconds         optional[int]    `json:"minRuntimeSeconds" range:"0,2147483647"`
+	Queueing                  optional[string] `json:"queueing"`
 }
 
 type projectRequest struct {
@@ -90,7 +91,8 @@ func (r projectRequest) update() (store.ProjectUpdate, error) {
 		p := r.Policy.Value
 		if r.Policy.Null { // null: every policy field back to its default
 			null := optional[string]{Set: true, Null: true}
-			p = policyRequest{DefaultPriorityID: null, AllowPriorityChange: optional[bool]{Set: true, Null: true}, MinPriority: null,
+			p = policyRequest{DefaultPriorityID: null, AllowPriorityChange: optional[bool]{Set: true, Null: true},
+				AllowPreemptibilityChange: optional[bool]{Set: true, Null: true}, MinPriority: null,
 				MaxPriority: null, PreemptionOrder: null, PreemptionMode: null, MinRuntimeSeconds: optional[int]{Set: true, Null: true}, Queueing: null}
 		}
 		if u.Policy, err = p.update(); err != nil {
@@ -104,7 +106,8 @@ func (p policyRequest) update() (store.PolicyUpdate, error) {
 	prio, err := storeOptionalID("policy.defaultPriorityId", p.DefaultPriorityID)
 	return store.PolicyUpdate{
 		DefaultPriorityID: prio, AllowPriorityChange: storeOptionalValue(p.AllowPriorityChange),
-		MinPriority: storeOptionalValue(p.MinPriority), MaxPriority: storeOptionalValue(p.MaxPriority),
+		AllowPreemptibilityChange: storeOptionalValue(p.AllowPreemptibilityChange),
+		MinPriority:               storeOptionalValue(p.MinPriority), MaxPriority: storeOptionalValue(p.MaxPriority),
 		PreemptionOrder: storeOptionalValue(p.PreemptionOrder), PreemptionMode: storeOptionalValue(p.PreemptionMode),
 		MinRuntimeSeconds: storeOptionalValue(p.MinRuntimeSeconds), Queueing: storeOptionalValue(p.Queueing),
 	}, err

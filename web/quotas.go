@@ -40,7 +40,7 @@ func (q *quotaRequest) UnmarshalJSON(b []byte) error {
 
 func (p *policyRequest) UnmarshalJSON(b []byte) error {
 	type plain policyRequest
-	return strictObject(b, (*plain)(p), "policy", "defaultPriorityId", "allowPriorityChange", "minPriority", "maxPriority",
+	return strictObject(b, (*plain)(p), "policy", "defaultPriorityId", "allowPriorityChange", "allowPreemptibilityChange", "minPriority", "maxPriority",
 		"preemptionOrder", "preemptionMode", "minRuntimeSeconds", "queueing")
 }
 

@@ -200,6 +200,9 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 		if err := priorityChangeForbidden(pr.p); err != nil {
 			_, row.PriorityLocked = statusOf(err)
 		}
+		if err := preemptibilityChangeForbidden(pr.p); err != nil {
+			_, row.PreemptibilityLocked = statusOf(err)
+		}
 		row.Priorities = allowedPriorities(prios, pr.p, r.PriorityName)
 		return row, nil
 	}

@@ -178,7 +178,16 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 		t.Errorf("beta-job's priority control: %v; row text %q", s, textOf(beta))
 	}
 	if p := selectIn(beta, "preemptibility"); p == nil || hasAttr(p, "disabled") {
-		t.Error("beta-job's preemptibility select is missing or disabled; the policy does not bind preemptibility")
+		t.Error("beta-job's preemptibility select is missing or disabled; beta's policy does not bind preemptibility")
+	}
+	// gamma forbids preemptibility changes but allows priority within its range.
+	gamma := rowOf(t, doc, f.gammaJob)
+	const whyGamma = "project gamma does not allow changing preemptibility"
+	if p := selectIn(gamma, "preemptibility"); p == nil || !hasAttr(p, "disabled") || !strings.Contains(attr(p, "title"), whyGamma) || !strings.Contains(textOf(gamma), whyGamma) {
+		t.Errorf("gamma-job's preemptibility control: %v; row text %q", p, textOf(gamma))
+	}
+	if s := selectIn(gamma, "priority"); s == nil || hasAttr(s, "disabled") {
+		t.Error("gamma-job's priority select is missing or disabled; gamma's policy allows priority changes")
 	}
 	// gamma offers only its range (medium-low to high).
 	var opts []string
@@ -291,7 +300,9 @@ func TestWorkloadsPageBulkChange(t *testing.T) {
 	}
 	// All matching the filter: the pending preemptible workloads of research.
 	doc = pageAs(t, f.srv, admin, "/workloads/bulk?phase=Pending&preemptible=true", url.Values{"all": {"true"}, "preemptibility": {"non-preemptible"}}, false, 200)
-	if diff := cmp.Diff([]string{"train-a: changed", "beta-job: changed", "gamma-job: changed", "orphan: changed"}, outcomes(doc)); diff != "" {
+	if diff := cmp.Diff([]string{"train-a: changed", "beta-job: changed",
+		"gamma-job: refused — project gamma does not allow changing preemptibility (its policy's allowPreemptibilityChange is false); its workloads keep their type's default",
+		"orphan: changed"}, outcomes(doc)); diff != "" {
 		t.Errorf("all matching (-want +got):\n%s", diff)
 	}
 	// Nothing chosen is said at the top.

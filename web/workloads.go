@@ -281,6 +281,9 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
 	}
 	if req.Preemptibility.Set {
+		if err := preemptibilityChangeForbidden(project); err != nil {
+			return view, err
+		}
 		var to any
 		switch v := req.Preemptibility.Value; {
 		case req.Preemptibility.Null:
@@ -385,6 +388,15 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 func priorityChangeForbidden(project *store.Project) error {
 	if project != nil && !project.AllowPriorityChange {
 		return badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
+	}
+	return nil
+}
+
+// preemptibilityChangeForbidden says why the project's policy allows no change of
+// preemptibility (nil: it allows one).
+func preemptibilityChangeForbidden(project *store.Project) error {
+	if project != nil && !project.AllowPreemptibilityChange {
+		return badRequest("project %s does not allow changing preemptibility (its policy's allowPreemptibilityChange is false); its workloads keep their type's default", project.Name)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (goneError) NotFound() bool { return true }
 // workloadFixture is an API over seeded workload records:
 //
 //	department research: alpha (priority changes allowed), beta (allowPriorityChange false)
-//	department ops:      gamma (priority between medium-low and high)
+//	department ops:      gamma (priority between medium-low and high; allowPreemptibilityChange false)
 //	trainA   alpha Pending   low (40), preemptible, queue 1, 4 GPUs, queued first
 //	trainB   alpha Running   high (125), non-preemptible, 8 GPUs on n1, n2
 //	serveC   alpha Completed (history only)
@@ -99,7 +99,7 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 	}
 	f.alpha = project("alpha", f.research, `{}`)
 	f.beta = project("beta", f.research, `{"allowPriorityChange":false}`)
-	f.gamma = project("gamma", f.ops, `{"minPriority":"medium-low","maxPriority":"high"}`)
+	f.gamma = project("gamma", f.ops, `{"minPriority":"medium-low","maxPriority":"high","allowPreemptibilityChange":false}`)
 
 	f.trainA, f.trainB, f.serveC, f.betaJob, f.gammaJob, f.orphan = uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := f.at

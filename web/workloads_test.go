@@ -265,6 +265,8 @@ func TestWorkloadPatch(t *testing.T) {
 		{f.betaJob, `{"priority":"high"}`, "project beta does not allow changing priority"},
 		{f.gammaJob, `{"priority":"very-high"}`, "priority very-high (150) is outside project gamma's allowed range medium-low (65) to high (125)"},
 		{f.gammaJob, `{"priority":"low"}`, "outside project gamma's allowed range"},
+		{f.gammaJob, `{"preemptibility":"non-preemptible"}`, "project gamma does not allow changing preemptibility (its policy's allowPreemptibilityChange is false)"},
+		{f.gammaJob, `{"priority":"high","preemptibility":null}`, "project gamma does not allow changing preemptibility"},
 	} {
 		r := patch(admin, tc.id, tc.body)
 		if r.status != 400 || !strings.Contains(r.refusal(t).Message, tc.want) {

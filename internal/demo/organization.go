@@ -61,9 +61,10 @@ var (
 			store.PolicyUpdate{Queueing: set("strict")}},
 		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
 		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
-		// Priorities are fixed by the workload types: priority labels are ignored with a warning.
+		// Priorities and preemptibility are fixed by the workload types: such labels are
+		// ignored with a warning.
 		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{AllowPriorityChange: set(false)}},
+			store.PolicyUpdate{AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false)}},
 		// A limit, newest-first preemption and a minimum runtime before preemption.
 		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
 			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60)}},

@@ -13,13 +13,13 @@ import (
 
 // TestBrowserWorkloadsInlineAndBulk drives the Workloads page against the scheduler on the
 // local control plane: a running Job's priority changed inline labels the Job in the cluster,
-// and a bulk change over three rows, one in a project whose policy forbids priority changes,
-// changes two and shows the policy's sentence for the third.
+// and a bulk preemptibility change over three rows, one in a project whose policy forbids
+// preemptibility changes, changes two and shows the policy's sentence for the third.
 func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 8)
 	nsA := e.project("alpha", 8, store.PolicyUpdate{})
-	nsB := e.project("beta", 8, store.PolicyUpdate{AllowPriorityChange: opt(false)})
+	nsB := e.project("beta", 8, store.PolicyUpdate{AllowPreemptibilityChange: opt(false)})
 	train := e.job(jobSpec{name: "train", namespace: nsA, labels: labels("low", "preemptible")})
 	other := e.job(jobSpec{name: "other", namespace: nsA, labels: labels("low", "preemptible")})
 	locked := e.job(jobSpec{name: "locked", namespace: nsB, labels: labels("low", "preemptible")})
@@ -58,7 +58,7 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		t.Errorf("the Job's priorityClassName label is %q, want high", got)
 	}
 
-	// Bulk: priority medium and non-preemptible on three rows; beta's policy refuses.
+	// Bulk: non-preemptible on three rows; beta's policy refuses.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(e.a.URL+"/workloads"),
 		chromedp.WaitVisible(`#bulk-form`),
@@ -66,7 +66,6 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		chromedp.Click(row+` input[name="id"]`),
 		chromedp.Click(`#wl-`+string(other.UID)+` input[name="id"]`),
 		chromedp.Click(`#wl-`+string(locked.UID)+` input[name="id"]`),
-		chromedp.SetValue(`#bulk-form select[name="priority"]`, "medium"),
 		chromedp.SetValue(`#bulk-form select[name="preemptibility"]`, "non-preemptible"),
 		chromedp.Click(`#bulk-form button[type="submit"]`),
 		chromedp.WaitVisible(`#bulk-result li`),
@@ -82,10 +81,10 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	if n := strings.Count(result, ": changed"); n != 2 {
 		t.Errorf("bulk result shows %d changes, want 2: %q", n, result)
 	}
-	if !strings.Contains(result, "locked: refused — project beta-"+e.id+" does not allow changing priority") {
+	if !strings.Contains(result, "locked: refused — project beta-"+e.id+" does not allow changing preemptibility") {
 		t.Errorf("bulk result lacks beta's sentence: %q", result)
 	}
-	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "medium", "non-preemptible"}, {nsA, "other", "medium", "non-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
+	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "high", "non-preemptible"}, {nsA, "other", "low", "non-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
 		job, err := e.client.BatchV1().Jobs(j.ns).Get(e.ctx, j.name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
