@@ -15,9 +15,9 @@ import (
 // startArbiter builds cmd/arbiter and runs `arbiter serve` against the cluster and database
 // as a process of its own, as it runs in production: in the benchmark's process its scheduler
 // shared two Ps and one garbage-collected heap with the load generator and the pod watcher
-// that measures it, which kube-scheduler, in its own process, never does. It returns the
-// process id; the process is stopped when the benchmark ends.
-func startArbiter(b *testing.B, dbURL, kubeconfig string) int {
+// that measures it, which kube-scheduler, in its own process, never does. The process is
+// stopped when the benchmark ends.
+func startArbiter(b *testing.B, dbURL, kubeconfig string) arbiterProcess {
 	b.Helper()
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "arbiter")
@@ -53,12 +53,12 @@ func startArbiter(b *testing.B, dbURL, kubeconfig string) int {
 		}
 		logFile.Close()
 	})
-	ready := make(chan struct{})
+	ready := make(chan string, 1)
 	go func() {
 		lines := bufio.NewScanner(stdout)
 		for lines.Scan() {
-			if strings.Contains(lines.Text(), "Arbiter is running at") {
-				close(ready)
+			if _, url, ok := strings.Cut(lines.Text(), "Arbiter is running at "); ok {
+				ready <- strings.TrimSpace(url)
 				break
 			}
 		}
@@ -66,14 +66,21 @@ func startArbiter(b *testing.B, dbURL, kubeconfig string) int {
 		_ = cmd.Wait()
 		close(exited)
 	}()
+	var url string
 	select {
-	case <-ready:
+	case url = <-ready:
 	case <-exited:
 		b.Fatalf("arbiter serve exited before serving:\n%s", tail(logPath))
 	case <-time.After(2 * time.Minute):
 		b.Fatalf("arbiter serve not serving after 2 minutes:\n%s", tail(logPath))
 	}
-	return cmd.Process.Pid
+	return arbiterProcess{pid: cmd.Process.Pid, url: url}
+}
+
+// arbiterProcess is a running `arbiter serve`: its process id and the console's URL.
+type arbiterProcess struct {
+	pid int
+	url string
 }
 
 // tail is the end of a log file, for a failure message.

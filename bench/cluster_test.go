@@ -54,8 +54,8 @@ type clusterBench struct {
 	bindLag    []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
 	// lastSeen is when the newest pod was first seen: in a fill, when the Job controller made
 	// its last pod, after which the scheduler has only that pod to place.
-	lastSeen   time.Time
-	arbiterPID int
+	lastSeen time.Time
+	arbiter  arbiterProcess
 }
 
 func startClusterBench(b *testing.B) *clusterBench {
@@ -110,14 +110,14 @@ func startClusterBench(b *testing.B) *clusterBench {
 	if cb.dept, err = cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt("bench"), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &quota}}, actor); err != nil {
 		b.Fatal(err)
 	}
-	cb.arbiterPID = startArbiter(b, dbURL, c.Kubeconfig())
+	cb.arbiter = startArbiter(b, dbURL, c.Kubeconfig())
 	return cb
 }
 
 // pids names the processes of the control plane and Arbiter.
 func (cb *clusterBench) pids() map[string]int {
 	pids := cb.cluster.PIDs()
-	pids["arbiter"] = cb.arbiterPID
+	pids["arbiter"] = cb.arbiter.pid
 	return pids
 }
 

@@ -18,6 +18,9 @@ var ioPackages = []string{"os", "os/exec", "os/signal", "net", "database/sql", "
 
 const self = "github.com/arbiterhq/arbiter/scheduler"
 
+// english is the project's grammar for sentences (Plural): pure, standard library only.
+const englishPkg = "github.com/arbiterhq/arbiter/internal/english"
+
 // impureDeps returns the dependencies that break purity: anything outside the standard
 // library (its first path element has a dot), and the standard packages that do I/O.
 func impureDeps(deps []string) []string {
@@ -25,7 +28,7 @@ func impureDeps(deps []string) []string {
 	for _, d := range deps {
 		first, _, _ := strings.Cut(d, "/")
 		switch {
-		case d == self:
+		case d == self, d == englishPkg:
 		case strings.Contains(first, "."):
 			bad = append(bad, d)
 		case slices.Contains(ioPackages, d), strings.HasPrefix(d, "net/"):

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/arbiterhq/arbiter/internal/english"
 )
 
 // report is phase 5: reasons and queue positions of what waits (S23), what runs, and the
@@ -232,12 +234,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	return e
 }
 
-func gpus(n int64) string {
-	if n == 1 {
-		return "1 GPU"
-	}
-	return strconv.FormatInt(n, 10) + " GPUs"
-}
+func gpus(n int64) string { return english.Plural(int(n), "GPU") }
 
 // message is the sentence a user reads next to the reason (S23): what blocks, and what to do.
 func (c *cycle) message(ws *wlState, e *PendingWorkload) string {

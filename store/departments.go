@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/english"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -379,12 +380,7 @@ func QuotaText(qs []Quota) string {
 	return strings.Join(parts, "; ")
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+var plural = english.Plural
 
 // Deref is the value p points to, or T's zero value when p is nil (the store's optional
 // columns are pointers).

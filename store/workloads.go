@@ -171,8 +171,18 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 			if actor == "" {
 				actor = "scheduler"
 			}
+			// A priority change made through the API is recorded with its actor when it is
+			// made; the scheduler then sees the new label and reports the same change. Its
+			// event is dropped when a person's PriorityChanged of the last ten minutes already
+			// says it ("Changed priority from X to Y." begins "Changed priority from X to Y by
+			// Z."), so the timeline shows the change once, with who made it.
 			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
-			         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			         SELECT $1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer
+			         WHERE NOT ($3 = 'PriorityChanged' AND $6 = 'scheduler' AND EXISTS (
+			           SELECT 1 FROM workload_events p
+			           WHERE p.workload_uid = $1 AND p.kind = 'PriorityChanged' AND p.actor <> 'scheduler'
+			             AND p.at > $2::timestamptz - interval '10 minutes'
+			             AND starts_with(p.message, rtrim($5, '.') || ' ')))`,
 				e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor, e.PreemptorUID, e.Borrowed)
 			if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
 				b.Queue(`UPDATE workloads SET preemptions = preemptions + 1 WHERE uid = $1`, e.WorkloadUID)

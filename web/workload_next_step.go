@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/arbiterhq/arbiter/internal/english"
 )
 
 // nextStepInput is what the next-step sentence of a waiting workload is made from: its record
@@ -118,12 +120,7 @@ func nextStep(in nextStepInput) string {
 	return "Waits: " + in.Reason + "."
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+var plural = english.Plural
 
 func isAre(n int) string {
 	if n == 1 {

@@ -9,10 +9,10 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/english"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -235,7 +235,9 @@ func (s State) Observe(c Cycle) Change {
 			event("Admitted", "", admitted(&rec))
 		}
 		if known && prev.Priority != "" && rec.PriorityName != "" && prev.Priority != rec.PriorityName {
-			event("PriorityChanged", "", "Priority changed from "+prev.Priority+" to "+rec.PriorityName+".")
+			// The same words as the API's "Changed priority from X to Y by Z.": the store
+			// drops this event when a person's change already says it (store.RecordWorkloads).
+			event("PriorityChanged", "", "Changed priority from "+prev.Priority+" to "+rec.PriorityName+".")
 		}
 		next := Recorded{Evicted: evictedNow, Phase: rec.Phase, Reason: rec.Reason, Message: rec.Message, Priority: rec.PriorityName,
 			Position: rec.QueuePosition, Allocated: rec.AllocatedGPUs, Requested: rec.RequestedGPUs, NodePool: rec.NodePool,
@@ -289,7 +291,7 @@ func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload,
 
 func admitted(r *Record) string {
 	return "Admitted on [" + strings.Join(r.Nodes, " ") + "] in node pool " + orNone(r.NodePool) + " with " +
-		strconv.Itoa(r.RequestedGPUs) + " GPUs."
+		english.Plural(r.RequestedGPUs, "GPU") + "."
 }
 
 func appendUnique(list []string, s string) []string {

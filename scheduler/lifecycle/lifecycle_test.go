@@ -207,7 +207,7 @@ func TestS24_Phases(t *testing.T) {
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Binds: []scheduler.Bind{bind("train", "n1")}, Running: []scheduler.RunningWorkload{runs("train", 1)}},
 			want: Change{Records: []Record{admittedRec},
-				Events: []Event{event("train", "Admitted", "", "Admitted on [n1] in node pool a100 with 1 GPUs.")}},
+				Events: []Event{event("train", "Admitted", "", "Admitted on [n1] in node pool a100 with 1 GPU.")}},
 			after: State{"uid-train": runsState},
 		},
 		{
@@ -244,7 +244,7 @@ func TestS24_Phases(t *testing.T) {
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want: Change{Records: []Record{waitingRec},
-				Events: []Event{event("train", "PriorityChanged", "", "Priority changed from high to low.")}},
+				Events: []Event{event("train", "PriorityChanged", "", "Changed priority from high to low.")}},
 			after: State{"uid-train": recorded(waitingRec, false)},
 		},
 		{

@@ -20,7 +20,8 @@ func TestPureDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	allowed := []string{"github.com/arbiterhq/arbiter/scheduler", "github.com/arbiterhq/arbiter/scheduler/lifecycle"}
+	allowed := []string{"github.com/arbiterhq/arbiter/scheduler", "github.com/arbiterhq/arbiter/scheduler/lifecycle",
+		"github.com/arbiterhq/arbiter/internal/english"}
 	io := []string{"os", "os/exec", "os/signal", "net", "database/sql", "log", "log/slog", "io/ioutil", "path/filepath", "io/fs", "crypto/tls", "plugin"}
 	for _, d := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(d, "/")

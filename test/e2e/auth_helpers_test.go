@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
 )
 
 // adminPassword is the bootstrap admin's password in every test arbiter on local login.
@@ -94,19 +97,39 @@ func csrfOf(t *testing.T, page string) string {
 // for the console's header to show the admin.
 func loginAsAdmin(t *testing.T, ctx context.Context, a *arbiter) {
 	t.Helper()
+	loginAs(t, ctx, a, "admin", adminPassword, "admin")
+}
+
+// loginAs signs the browser in on the local login form and checks that the console's header
+// shows the role the user has.
+func loginAs(t *testing.T, ctx context.Context, a *arbiter, user, password, wantRole string) {
+	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(a.URL+"/login"),
 		chromedp.WaitVisible(`input[name="username"]`),
-		chromedp.SendKeys(`input[name="username"]`, "admin"),
-		chromedp.SendKeys(`input[name="password"]`, adminPassword),
+		chromedp.SendKeys(`input[name="username"]`, user),
+		chromedp.SendKeys(`input[name="password"]`, password),
 		chromedp.Submit(`input[name="password"]`),
 		chromedp.WaitVisible(`header .who .role`),
 	)
 	if err != nil {
-		t.Fatalf("sign in as admin: %v", err)
+		t.Fatalf("sign in as %s: %v", user, err)
 	}
 	role, err := chromedp.Run(ctx, chromedp.Text(`header .who .role`))
-	if err != nil || strings.TrimSpace(role) != "admin" {
-		t.Fatalf("after sign-in the header shows role %q (%v)", role, err)
+	if err != nil || strings.TrimSpace(role) != wantRole {
+		t.Fatalf("after %s signs in the header shows role %q (%v), want %s", user, role, err, wantRole)
+	}
+}
+
+// localUser creates a local account with a system-wide access rule giving it role.
+func (e *env) localUser(t *testing.T, name, password, role string) {
+	t.Helper()
+	if _, err := e.store.EnsureLocalUser(e.ctx, name, name, true, func() (string, error) { return auth.HashPassword(password) }); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.store.CreateAccessRule(e.ctx, store.NewAccessRule{SubjectType: "user", Subject: name, Role: role, ScopeType: "system"},
+		store.Actor{Subject: "e2e", SubjectType: "system"})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -57,6 +57,15 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	if got := job.Labels["priorityClassName"]; got != "high" {
 		t.Errorf("the Job's priorityClassName label is %q, want high", got)
 	}
+	// The workload's story has the change in its timeline, with who made it.
+	change := `#timeline li.event-PriorityChanged`
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.a.URL+"/workloads/"+string(train.UID)), chromedp.WaitVisible(change)); err != nil {
+		t.Fatal(err)
+	}
+	if entry, err := chromedp.Run(ctx, chromedp.Text(change)); err != nil || !strings.Contains(entry, "by Administrator") || !strings.Contains(entry, "high") {
+		t.Errorf("the timeline's PriorityChanged entry reads %q (%v), want the new priority and by Administrator", entry, err)
+	}
+	screenshot(t, ctx, "workload-story-priority-changed")
 
 	// Bulk: non-preemptible on three rows; beta's policy refuses.
 	err = chromedp.Do(ctx,
@@ -93,4 +102,23 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 			t.Errorf("Job %s has labels %v, want priority %s and %s", j.name, job.Labels, j.prio, j.pre)
 		}
 	}
+
+	// A viewer sees the same rows and no control to change them.
+	viewer := newBrowser(t)
+	if err := chromedp.Do(viewer, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	e.localUser(t, "vera", "viewer-password-1", "viewer")
+	loginAs(t, viewer, e.a, "vera", "viewer-password-1", "viewer")
+	if err := chromedp.Do(viewer, chromedp.Navigate(e.a.URL+"/workloads"), chromedp.WaitVisible(row)); err != nil {
+		t.Fatal(err)
+	}
+	controls, err := chromedp.Run(viewer, chromedp.Evaluate[int](`document.querySelectorAll("#workloads-table select, #workloads-table input[type=checkbox], #bulk-form").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if controls != 0 {
+		t.Errorf("a viewer sees %d selects, checkboxes or bulk forms on Workloads, want none", controls)
+	}
+	screenshot(t, viewer, "workloads-as-viewer")
 }
