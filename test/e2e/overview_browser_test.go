@@ -5,13 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/store"
 	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/store"
 )
 
 // TestBrowserOverview signs in at / and lands on the Overview, which shows — refreshing itself,
-// without a reload — the two Jobs running on the test's two GPUs and the third waiting, as the
-// API counts them, and the test's pool fully allocated.
+// without a reload — a Job and a Deployment running on the test's two GPUs and a second Job
+// waiting, as the API counts them, and the test's pool fully allocated.
 func TestBrowserOverview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 2)
@@ -33,11 +37,22 @@ func TestBrowserOverview(t *testing.T) {
 		t.Errorf("after sign-in the browser is at %q (%v), want the Overview at /", loc, err)
 	}
 
-	// The Jobs start after the page has loaded: only the page's polling can show them.
-	for _, name := range []string{"ov-a", "ov-b"} {
-		e.job(jobSpec{name: name, namespace: ns})
+	// The workloads start after the page has loaded: only the page's polling can show them.
+	e.job(jobSpec{name: "ov-a", namespace: ns})
+	serve := kubejobs.Deployment("ov-serve", ns).Replicas(1).GPUs(1).CPU("1").SchedulerName(e.sched).Obj()
+	if _, err := e.client.AppsV1().Deployments(ns).Create(e.ctx, serve, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	e.eventually("ov-a and ov-b run", 2*time.Minute, func() bool { return e.running(ns, "ov-a") == 1 && e.running(ns, "ov-b") == 1 })
+	e.eventually("ov-a and the Deployment run", 2*time.Minute, func() bool {
+		recs, _, err := e.store.Workloads(e.ctx, listquery.Query{Limit: listquery.MaxLimit}, false)
+		running := 0
+		for _, r := range recs {
+			if r.Namespace == ns && r.Phase == "Running" && (r.Kind == "Deployment" || r.Name == "ov-a") {
+				running++
+			}
+		}
+		return err == nil && running == 2
+	})
 	e.job(jobSpec{name: "ov-c", namespace: ns})
 
 	tile := func(id string) string {
