@@ -10,6 +10,7 @@ type NodesPage struct {
 	Cycled    bool // the scheduler has finished a cycle since it started
 	Pool      string
 	Project   string
+	LiveHref  string // this view (its filters): the grid refreshes itself from it
 	NodeGrid
 }
 

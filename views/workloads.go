@@ -66,6 +66,7 @@ type WorkloadsPage struct {
 	Phases             []string
 	Columns            []SortLink
 	CSVHref            string
+	LiveHref           string // this view (filters, order, page): the table refreshes itself from it
 	ActiveHref         string // the tab of workloads not finished
 	FinishedHref       string // the tab with finished workloads
 	NextHref, PrevHref string

@@ -31,7 +31,8 @@ func (h *nodes) routes(r router) {
 }
 
 func (h *nodes) nodesPage(c echo.Context) error {
-	m := views.NodesPage{Page: h.page(c, "Nodes", routenames.Nodes), Pool: c.QueryParam("pool"), Project: c.QueryParam("project")}
+	m := views.NodesPage{Page: h.page(c, "Nodes", routenames.Nodes), Pool: c.QueryParam("pool"), Project: c.QueryParam("project"),
+		LiveHref: pathTo(c, routenames.Nodes) + "?" + c.QueryParams().Encode()}
 	m.NodeGrid = nodeGrid(nil, nil, gridFilter{}, nil)
 	if h.cycles != nil {
 		m.Connected = true

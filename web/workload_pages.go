@@ -107,7 +107,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views
 			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
 		}),
 		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk, BulkError: bulkErr,
-		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(),
+		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
 			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
 			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}}),

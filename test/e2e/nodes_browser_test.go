@@ -96,4 +96,12 @@ func TestBrowserNodesGridNamesHolder(t *testing.T) {
 		t.Errorf("cells of project %s not dimmed: %d, want 2", vision, undimmed)
 	}
 	screenshot(t, ctx, "nodes-filtered-by-project")
+
+	// The grid refreshes itself: a Job started after the page loaded shows up in its cells.
+	e.job(jobSpec{name: "late-grid", namespace: vision, labels: labels("high", "non-preemptible")})
+	late := vision + "/late-grid (project " + vision + ", priority high, non-preemptible)"
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(`+count+`)(`+jsString(late)+`) === 1`, chromedp.WithPollingTimeout(2*time.Minute)))
+	if err != nil {
+		t.Errorf("the grid did not show late-grid without a reload: %v", err)
+	}
 }

@@ -121,4 +121,10 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		t.Errorf("a viewer sees %d selects, checkboxes or bulk forms on Workloads, want none", controls)
 	}
 	screenshot(t, viewer, "workloads-as-viewer")
+
+	// The table refreshes itself: a Job submitted after the page loaded appears in it.
+	late := e.job(jobSpec{name: "late", namespace: nsA, labels: labels("low", "preemptible")})
+	if err := chromedp.Do(viewer, chromedp.WaitVisible(`#wl-`+string(late.UID))); err != nil {
+		t.Errorf("the Workloads table did not show a new Job without a reload: %v", err)
+	}
 }
