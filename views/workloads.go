@@ -46,6 +46,10 @@ type WorkloadEvent struct {
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"`
 	Actor   string    `json:"actor"`
+	// PreemptorID is the workload a Preempted or Reclaimed event made room for; BorrowedGPUs
+	// the GPUs the victim's project used beyond its deserved quota just before a reclaim.
+	PreemptorID  string `json:"preemptorId,omitempty"`
+	BorrowedGPUs *int   `json:"borrowedGpus,omitempty"`
 }
 
 // WorkloadFilter is the Workloads page's filters, as they stand in its URL.

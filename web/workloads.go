@@ -441,7 +441,8 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 }
 
 func workloadEventView(e store.WorkloadEvent) views.WorkloadEvent {
-	return views.WorkloadEvent{ID: e.ID, At: e.At.UTC(), Kind: e.Kind, Reason: e.Reason, Message: e.Message, Actor: e.Actor}
+	return views.WorkloadEvent{ID: e.ID, At: e.At.UTC(), Kind: e.Kind, Reason: e.Reason, Message: e.Message, Actor: e.Actor,
+		PreemptorID: e.PreemptorUID, BorrowedGPUs: e.Borrowed}
 }
 
 func utc(t *time.Time) *time.Time {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -145,6 +147,17 @@ func TestWorkloadGetAndEvents(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, evs, asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID")); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	// An eviction names its preemptor and, for a reclaim, what the project borrowed.
+	borrowed := 3
+	reclaim := store.WorkloadEvent{WorkloadUID: f.serveC, At: f.at(3), Kind: "Reclaimed", Reason: "S17", Message: "Reclaimed.",
+		PreemptorUID: f.trainB, Borrowed: &borrowed}
+	if err := f.st.RecordWorkloads(context.Background(), nil, []store.WorkloadEvent{reclaim}); err != nil {
+		t.Fatal(err)
+	}
+	want = []views.WorkloadEvent{{At: f.at(3), Kind: "Reclaimed", Reason: "S17", Message: "Reclaimed.", Actor: "scheduler", PreemptorID: f.trainB, BorrowedGPUs: &borrowed}}
+	if diff := cmp.Diff(want, list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.serveC+"/events", "events"), asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID")); diff != "" {
+		t.Errorf("a reclaim's event (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]views.WorkloadEvent{}, list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")); diff != "" {
 		t.Errorf("no events, want [] (-want +got):\n%s", diff)
