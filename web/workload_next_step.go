@@ -39,13 +39,6 @@ func reasonPool(message string) string {
 	return strings.TrimSuffix(m[1], ".")
 }
 
-func gpuCount(n int) string {
-	if n == 1 {
-		return "1 GPU"
-	}
-	return fmt.Sprintf("%d GPUs", n)
-}
-
 // nextStep says in plain words what a workload that does not run waits for and what would let
 // it start (S23); "" for one that runs or has finished. It is pure: everything it says comes
 // from in.
@@ -59,7 +52,7 @@ func nextStep(in nextStepInput) string {
 		}
 	}
 	project := "project " + in.Project
-	needs := "Needs " + gpuCount(in.RequestedGPUs)
+	needs := "Needs " + plural(in.RequestedGPUs, "GPU")
 	if in.Pool != "" {
 		needs += " in pool " + in.Pool
 	}
@@ -85,7 +78,7 @@ func nextStep(in nextStepInput) string {
 		s := needs + free
 		if in.Live && in.Limit >= 0 {
 			s += fmt.Sprintf("; %s uses %d of its limit of %d GPUs there, so it cannot start until its other workloads free %s",
-				project, in.Allocated, in.Limit, gpuCount(max(1, in.Allocated+in.RequestedGPUs-in.Limit)))
+				project, in.Allocated, in.Limit, plural(max(1, in.Allocated+in.RequestedGPUs-in.Limit), "GPU"))
 		} else {
 			s += "; " + project + " has reached its GPU limit there"
 		}
