@@ -157,4 +157,21 @@ func TestS20_SuspendModeSuspendsAndResumes(t *testing.T) {
 		h := e.history(string(victim.UID))
 		return slices.Contains(h, "Preempted") && slices.Contains(h, "Resumed")
 	})
+	// One preemption, recorded once: the suspension that carries it out is not a second one.
+	if h := e.history(string(victim.UID)); countOf(h, "Preempted") != 1 || countOf(h, "Resumed") != 1 {
+		t.Errorf("the victim's history %v, want one Preempted and one Resumed", h)
+	}
+	if r := e.record(string(victim.UID)); r.Preemptions != 1 {
+		t.Errorf("the victim's record counts %d preemptions, want 1", r.Preemptions)
+	}
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, v := range list {
+		if v == s {
+			n++
+		}
+	}
+	return n
 }
