@@ -43,6 +43,9 @@ func TestMetricsAnswerWithoutSignInAndNameNoOne(t *testing.T) {
 	}
 	secretID := uuid.NewString()
 	asked := doAs(t, srv, key, "GET", "/api/v1/org-unit/projects/"+secretID, "", "")
+	if r := doAs(t, srv, key, "GET", "/no-such-page/"+secretID, "", ""); r.status != http.StatusNotFound {
+		t.Fatalf("GET of a path no route matches = %d, want 404", r.status)
+	}
 
 	res, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
@@ -86,6 +89,9 @@ func TestMetricsAnswerWithoutSignInAndNameNoOne(t *testing.T) {
 		requests := families["arbiter_http_request_duration_seconds"]
 		if n := countWith(requests, map[string]string{"route": "/api/v1/org-unit/projects/:id", "method": "GET", "code": strconv.Itoa(asked.status)}); n != 1 {
 			t.Errorf("the %s scrape counts %d GETs of /api/v1/org-unit/projects/:id answered %d, want 1", name, n, asked.status)
+		}
+		if n := countWith(requests, map[string]string{"route": "unmatched", "code": "404"}); n < 1 {
+			t.Errorf("the %s scrape counts no request that matched no route", name)
 		}
 		if _, ok := families["go_goroutines"]; !ok {
 			t.Errorf("the %s scrape has no Go runtime metrics", name)
