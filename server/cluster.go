@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -64,7 +65,7 @@ func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writ
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
 // this process or announced by other replicas reload its settings.
 // The returned channel is closed when the scheduler stops; *runErr then holds why.
-func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, onCycle func(*kube.Result), runErr *error) (*kube.Scheduler, <-chan struct{}, error) {
+func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), runErr *error) (*kube.Scheduler, <-chan struct{}, error) {
 	records, err := newRecorder(ctx, st, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workload records: %w", err)
@@ -72,14 +73,25 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	sched, err := kube.New(kube.Options{
 		SchedulerName: c.SchedulerName,
 		Config:        cfg,
-		LoadSettings:  func(ctx context.Context) (*kube.Settings, error) { return loadSettings(ctx, st) },
+		LoadSettings: func(ctx context.Context) (*kube.Settings, error) {
+			s, err := loadSettings(ctx, st)
+			m.ConfigLoaded(err)
+			return s, err
+		},
 		OnCycle: func(r *kube.Result) {
+			// Without leader election the loop runs whenever the process does: a cycle means
+			// this replica leads. Leader election sets the gauge itself as the lease comes and goes.
+			if !c.LeaderElect {
+				m.SetLeader(true)
+			}
+			m.Cycle(r.Decide, r.Apply, r.Plan)
 			records.observe(r)
 			if onCycle != nil {
 				onCycle(r)
 			}
 		},
-		Log: log,
+		Log:      log,
+		Observer: m,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -90,6 +102,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	done := make(chan struct{})
 	go func() {
 		*runErr = sched.Run(ctx)
+		m.SetLeader(false)
 		// The last cycle's records, written before the database pool closes.
 		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		records.flush(flushCtx)

@@ -40,6 +40,7 @@ type Config struct {
 	TrustedProxies   string // comma-separated CIDRs whose X-Forwarded-For/-Proto are believed
 	Demo             bool
 	LeaderElect      bool
+	MetricsAddr      string // a listener of its own for /metrics; empty: on Addr beside the console
 	LogLevel         string
 	LogFormat        string
 }
@@ -72,6 +73,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; empty trusts none")
 	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "address /metrics (Prometheus) listens on by itself; empty serves it on --addr")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {

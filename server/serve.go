@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/demo"
+	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/internal/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
@@ -57,6 +58,10 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 	defer pool.Close()
 	st := store.NewWithTimeout(pool, c.DatabaseTimeout)
+	m := metrics.New()
+	if err := m.Register(metrics.DBPool(pool)); err != nil {
+		return err
+	}
 	// Listen before anything loads the configuration, so that no change made in between is
 	// missed. Should the database be slow to answer, go on: once the listener is in place it
 	// reloads everything anyway.
@@ -82,7 +87,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	schedDone := make(<-chan struct{})
 	var schedErr error
 	if kubeConfig != nil {
-		if sched, schedDone, err = startScheduler(schedCtx, c, kubeConfig, st, log, nil, &schedErr); err != nil {
+		if sched, schedDone, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, &schedErr); err != nil {
 			stopSched()
 			return err
 		}
@@ -123,10 +128,19 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Labeler:      workloadLabeler(sched),
 		Cycles:       lastCycle(sched),
 		Pods:         workloadPods(sched),
+		Metrics:      metricsOnMainPort(c, m),
+		Requests:     m,
 	})
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if c.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(c, m, log, errc)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 
 	log.Info("Arbiter is serving", "url", url)
 	fmt.Fprintf(out, "\n  Arbiter is running at %s\n  %s\n\n", url, howToLogin)

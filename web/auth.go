@@ -202,12 +202,12 @@ func (h *signIn) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// isProbe lists the paths that never need the caller's session: health checks and static
-// files answer the same to everyone, so a cookie sent along must not make them wait on the
-// database (a probe of a stalled database would otherwise hang on the session lookup).
+// isProbe lists the paths that never need the caller's session: health checks, metrics and
+// static files answer the same to everyone, so a cookie sent along must not make them wait on
+// the database (a probe of a stalled database would otherwise hang on the session lookup).
 func isProbe(c echo.Context) bool {
 	p := c.Request().URL.Path
-	return p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/static/")
+	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/")
 }
 
 // isPublic lists what answers without credentials: health, static files, the API description
@@ -215,7 +215,7 @@ func isProbe(c echo.Context) bool {
 func isPublic(c echo.Context) bool {
 	p := c.Request().URL.Path
 	switch p {
-	case "/healthz", "/readyz", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback":
+	case "/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback":
 		return true
 	}
 	return strings.HasPrefix(p, "/static/")

@@ -45,6 +45,18 @@ type Deps struct {
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
+
+	// Metrics, if set, answers GET /metrics (Prometheus) without sign-in; nil when they are
+	// served on a listener of their own (--metrics-addr).
+	Metrics http.Handler
+	// Requests, if set, hears of every request once answered (the HTTP metrics).
+	Requests RequestObserver
+}
+
+// RequestObserver hears of each request: the route's path template (empty when none matched),
+// the method, the status answered and the time taken.
+type RequestObserver interface {
+	Request(route, method string, status int, took time.Duration)
 }
 
 // Server is the router: Echo with the middleware every request goes through and each
@@ -56,7 +68,13 @@ type Server struct {
 	audit  AuditStore
 	ready  func(ctx context.Context) error
 	log    *slog.Logger
+	// requests hears of every request (metrics); never nil.
+	requests RequestObserver
 }
+
+type noRequestObserver struct{}
+
+func (noRequestObserver) Request(string, string, int, time.Duration) {}
 
 // New builds the router with every route, middleware and the error handler.
 func New(d Deps) *Server {
@@ -71,7 +89,10 @@ func New(d Deps) *Server {
 		pcs = unknownPriorityClasses{}
 	}
 	si := newSignIn(d, log)
-	s := &Server{Echo: e, layout: si.layout, signIn: si, audit: d.Audit, ready: d.Ready, log: log}
+	s := &Server{Echo: e, layout: si.layout, signIn: si, audit: d.Audit, ready: d.Ready, log: log, requests: d.Requests}
+	if s.requests == nil {
+		s.requests = noRequestObserver{}
+	}
 	e.IPExtractor = ipExtractor(d.Login.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: echo.HeaderXRequestID}))
@@ -87,6 +108,9 @@ func New(d Deps) *Server {
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)
+	if d.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(d.Metrics))
+	}
 	e.StaticFS("/static", static.Files)
 
 	r := router{api: e.Group("/api/v1"), pages: e}
@@ -176,8 +200,10 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
+		took := time.Since(start)
+		s.requests.Request(c.Path(), c.Request().Method, c.Response().Status, took)
 		s.log.Debug("request", "request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "duration", time.Since(start))
+			"status", c.Response().Status, "duration", took)
 		return nil
 	}
 }

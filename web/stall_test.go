@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
@@ -26,7 +27,9 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	st := store.NewWithTimeout(pool, 4*time.Second)
-	srv := httptest.NewServer(web.New(deps(st)))
+	d := deps(st)
+	d.Metrics = metrics.New().Handler()
+	srv := httptest.NewServer(web.New(d))
 	t.Cleanup(srv.Close)
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
 	if r := do(t, srv, "GET", "/readyz", "", ""); r.status != http.StatusOK {
@@ -42,8 +45,9 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || took > 3500*time.Millisecond {
 		t.Errorf("/readyz = %d after %s, want 503 within about 2 s", r.status, took)
 	}
-	// A session cookie sent along with a probe is not looked up: /healthz stays 200.
-	for path, want := range map[string]int{"/healthz": http.StatusOK, "/static/arbiter.css": http.StatusOK} {
+	// A session cookie sent along with a probe or a scrape is not looked up: /healthz and
+	// /metrics stay 200.
+	for path, want := range map[string]int{"/healthz": http.StatusOK, "/metrics": http.StatusOK, "/static/arbiter.css": http.StatusOK} {
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
 		req.AddCookie(&http.Cookie{Name: "arbiter_session", Value: "a-session-the-database-would-be-asked-for"})
 		res, err := srv.Client().Do(req)

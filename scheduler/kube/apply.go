@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -61,11 +62,14 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			g.Go(func() error {
 				if err := s.setSuspended(gctx, m.Owner, true); err != nil {
 					s.log.Warn("suspend failed", "workload", m.Owner.Namespace+"/"+m.Owner.Name, "err", err)
+					return nil
 				}
+				s.opts.Observer.Evicted(ev.Rule, true)
 				return nil
 			})
 			continue
 		}
+		var evicted sync.Once // the workload counts once, when the first of its pods goes
 		for _, p := range m.Pods {
 			if p.NodeName == "" || p.Terminating {
 				continue
@@ -73,7 +77,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			g.Go(func() error {
 				if err := s.evictPod(gctx, p, msg); err != nil {
 					s.log.Warn("eviction failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+					return nil
 				}
+				evicted.Do(func() { s.opts.Observer.Evicted(ev.Rule, false) })
 				return nil
 			})
 		}
@@ -101,6 +107,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	for _, b := range plan.Binds {
 		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
 	}
+	created := podsCreated(plan.Binds, meta)
 	for _, b := range plan.Binds {
 		pod := ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)}
 		s.dispatch(ctx, func(ctx context.Context) {
@@ -115,6 +122,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				return
 			}
 			s.cache.MarkBound(b.Workload, now)
+			s.opts.Observer.Bound(created[types.UID(b.Pod.UID)], time.Now())
 			s.event(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
 		})
 	}
@@ -163,6 +171,26 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}
 		}
 	}
+}
+
+// podsCreated finds when each pod to bind was created, looking at each workload once.
+func podsCreated(binds []scheduler.Bind, meta func(uid string) *WorkloadMeta) map[types.UID]time.Time {
+	created := make(map[types.UID]time.Time, len(binds))
+	seen := map[string]bool{}
+	for _, b := range binds {
+		if seen[b.Workload] {
+			continue
+		}
+		seen[b.Workload] = true
+		if m := meta(b.Workload); m != nil {
+			for _, p := range m.Pods {
+				if p.NodeName == "" {
+					created[p.UID] = p.Created
+				}
+			}
+		}
+	}
+	return created
 }
 
 // evictPod marks a pod with a DisruptionTarget condition and deletes it (S20 terminate).

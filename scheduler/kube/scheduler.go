@@ -43,7 +43,24 @@ type Options struct {
 	// Interval is the longest time between cycles; default 1 s.
 	Interval time.Duration
 	Log      *slog.Logger
+	// Observer, if set, hears of each bind and eviction carried out (Arbiter's metrics).
+	Observer Observer
 }
+
+// Observer hears what the scheduler did in the cluster, as it is done. Its methods run on the
+// scheduling goroutine or the API workers: they must be quick and safe for concurrent use.
+type Observer interface {
+	// Bound: a pod created at created was bound at at.
+	Bound(created, at time.Time)
+	// Evicted: a workload was evicted under rule, suspended or with its pods deleted.
+	Evicted(rule scheduler.Rule, suspended bool)
+}
+
+// noObserver is the Observer when none is set.
+type noObserver struct{}
+
+func (noObserver) Bound(time.Time, time.Time)   {}
+func (noObserver) Evicted(scheduler.Rule, bool) {}
 
 // Result is one cycle: what was decided from what, and how long deciding took.
 type Result struct {
@@ -90,6 +107,9 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	cfg := Protobuf(opts.Config)
 	// Binding thousands of pods a second needs far more than client-go's default 5 QPS.

@@ -34,6 +34,7 @@ type PodMeta struct {
 	NodeName        string
 	Terminating     bool
 	ScheduledReason string
+	Created         time.Time // the pod's creation (the bind latency metric)
 }
 
 // View is one cycle's snapshot with what the applier and the recorder need beyond it.

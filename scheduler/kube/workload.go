@@ -47,7 +47,7 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 			}
 		}
 		m.Pods = append(m.Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
-			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason})
+			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, Created: e.created})
 	}
 	return &builtWorkload{w: w, meta: m}
 }

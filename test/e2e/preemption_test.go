@@ -93,6 +93,10 @@ func TestS14_S15_S17_BorrowingAndReclaim(t *testing.T) {
 		t.Errorf("the borrowed Job's events do not name the reclaim: %s", fmtEvents(evs))
 	}
 	e.eventually("the reclaim is in the history", 10*time.Second, func() bool { return slices.Contains(e.history(string(borrowed.UID)), "Reclaimed") })
+	if m := scrape(t, e.a.URL); value(m, "arbiter_evictions_total", map[string]string{"rule": "reclaim", "mode": "evict"}) != 1 || value(m, "arbiter_evictions_total", nil) != 1 {
+		t.Errorf("evictions counted: %v reclaims by evict of %v in all, want 1 of 1",
+			value(m, "arbiter_evictions_total", map[string]string{"rule": "reclaim", "mode": "evict"}), value(m, "arbiter_evictions_total", nil))
+	}
 	// The history names the preemptor and what the borrower used beyond its 1 deserved GPU: 3.
 	history, err := e.store.WorkloadEvents(e.ctx, string(borrowed.UID))
 	if err != nil {
@@ -144,6 +148,11 @@ func TestS20_SuspendModeSuspendsAndResumes(t *testing.T) {
 		return err == nil && j.Spec.Suspend != nil && *j.Spec.Suspend
 	}
 	e.eventually("the victim is suspended", time.Minute, suspended)
+	e.eventually("the suspension is counted once, as a preemption by suspend", 10*time.Second, func() bool {
+		m := scrape(t, e.a.URL)
+		t.Logf("evictions: %v", m["arbiter_evictions_total"].GetMetric())
+		return value(m, "arbiter_evictions_total", map[string]string{"rule": "preempt", "mode": "suspend"}) == 1 && value(m, "arbiter_evictions_total", nil) == 1
+	})
 	e.eventually("the urgent Job runs", time.Minute, func() bool { return e.running(ns, "urgent") == 1 })
 	if !hasEvent(e.events(ns, "victim"), "Suspended: ") {
 		t.Errorf("no Suspended event: %s", fmtEvents(e.events(ns, "victim")))
