@@ -22,6 +22,9 @@ type recorder struct {
 	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
+	// acting, if set, is asked before each write: a replica that no longer leads drops what
+	// it has not written (its successor records from the cluster and the database).
+	acting func() bool
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
 	lifecycle lifecycle.State
@@ -77,7 +80,7 @@ func (r *recorder) flush(ctx context.Context) {
 	events, finished := r.events, r.finished
 	r.pending, r.events, r.finished = map[string]store.WorkloadRecord{}, nil, map[string]string{}
 	r.mu.Unlock()
-	if len(records)+len(events)+len(finished) == 0 {
+	if len(records)+len(events)+len(finished) == 0 || (r.acting != nil && !r.acting()) {
 		return
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
