@@ -22,7 +22,12 @@ func (h debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
 	return h.Handler.Enabled(ctx, slog.LevelDebug)
 }
 
+// Handle also checks the level: logr hands klog's errors (a reflector's failed watch) to
+// Handle without asking Enabled, so without the check they would show at info level.
 func (h debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+		return nil
+	}
 	r.Level = slog.LevelDebug
 	return h.Handler.Handle(ctx, r)
 }
