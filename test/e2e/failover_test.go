@@ -57,7 +57,7 @@ func TestFailover_LeaderKilled(t *testing.T) {
 		reason, _ := e.pendingReason(ns, "too-big")
 		return reason != ""
 	})
-	e.checkBoundOnce(ns, jobs, killed)
+	e.checkBoundOnce(ns, jobs, boundBefore(killed))
 	e.checkRecords(ns, jobs, e.leaseAcquired())
 	if hasLine(b.logText(), "bind failed") {
 		t.Errorf("replica b's binds conflicted with replica a's")
@@ -97,7 +97,7 @@ func TestFailover_LeaderFrozen(t *testing.T) {
 		return len(feed.names) >= after+5
 	})
 	jobs := feed.halt()
-	e.checkBoundOnce(ns, jobs, frozen)
+	e.checkBoundOnce(ns, jobs, boundBefore(frozen))
 	e.checkRecords(ns, jobs, e.leaseAcquired())
 	by, _ := e.scheduledBy(ns)
 	// Event times have a resolution of a second; a's last events before the freeze may carry
