@@ -2,16 +2,49 @@
 package migrations
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// scheme
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 )
+
+// lockKey is the PostgreSQL advisory lock Arbiter's migrations run under ("Arbiter" in ASCII),
+// so that replicas starting together migrate one after the other: the first applies what is
+// missing, the others then find nothing to do. golang-migrate takes a lock of its own too, but
+// only around each step; this one covers the whole run, connection included.
+const lockKey int64 = 0x417262697465720
+
+// LockTimeout bounds the wait for another replica's migrations.
+var LockTimeout = 5 * time.Minute
+
+// locked runs f while holding the migrations' advisory lock on a connection of its own.
+func locked(databaseURL string, f func() error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), LockTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("migrations: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "select pg_advisory_lock($1)", lockKey); err != nil {
+		return fmt.Errorf("migrations: wait for other replicas' migrations: %w", err)
+	}
+	defer func() {
+		unlockCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// Closing the connection releases the lock anyway, should this fail.
+		_, _ = conn.Exec(unlockCtx, "select pg_advisory_unlock($1)", lockKey)
+	}()
+	return f()
+}
 
 //go:embed *.sql
 var files embed.FS
@@ -34,8 +67,12 @@ func open(databaseURL string) (*migrate.Migrate, error) {
 	return m, nil
 }
 
-// Up applies every migration not yet applied.
+// Up applies every migration not yet applied, under the migrations' advisory lock.
 func Up(databaseURL string) error {
+	return locked(databaseURL, func() error { return up(databaseURL) })
+}
+
+func up(databaseURL string) error {
 	m, err := open(databaseURL)
 	if err != nil {
 		return err
@@ -47,8 +84,12 @@ func Up(databaseURL string) error {
 	return nil
 }
 
-// Down reverts every applied migration.
+// Down reverts every applied migration, under the migrations' advisory lock.
 func Down(databaseURL string) error {
+	return locked(databaseURL, func() error { return down(databaseURL) })
+}
+
+func down(databaseURL string) error {
 	m, err := open(databaseURL)
 	if err != nil {
 		return err

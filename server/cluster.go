@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -62,14 +63,32 @@ func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writ
 	}}, nil
 }
 
+// schedulerRun is the scheduler and what decides when it may act.
+type schedulerRun struct {
+	sched  *kube.Scheduler
+	lead   *leadership // nil without --leader-elect
+	health *clusterHealth
+	done   <-chan struct{} // closed when the scheduler has stopped; *runErr then holds why
+}
+
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
-// this process or announced by other replicas reload its settings.
-// The returned channel is closed when the scheduler stops; *runErr then holds why.
-func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), runErr *error) (*kube.Scheduler, <-chan struct{}, error) {
-	records, err := newRecorder(ctx, st, log)
-	if err != nil {
-		return nil, nil, fmt.Errorf("workload records: %w", err)
+// this process or announced by other replicas reload its settings. With --leader-elect the
+// informers run on every replica, but only the leader's cycles act and write workload records;
+// each term starts from the records in the database (the previous leader's).
+func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), runErr *error) (*schedulerRun, error) {
+	run := &schedulerRun{}
+	var err error
+	if run.health, err = newClusterHealth(cfg, log); err != nil {
+		return nil, err
 	}
+	identity := ""
+	if c.LeaderElect {
+		if run.lead, err = newLeadership(c, cfg, log); err != nil {
+			return nil, fmt.Errorf("leader election: %w", err)
+		}
+		identity = run.lead.identity
+	}
+	var records atomic.Pointer[recorder]
 	sched, err := kube.New(kube.Options{
 		SchedulerName: c.SchedulerName,
 		Config:        cfg,
@@ -85,29 +104,102 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				m.SetLeader(true)
 			}
 			m.Cycle(r.Decide, r.Apply, r.Plan)
-			records.observe(r)
+			if rec := records.Load(); rec != nil {
+				rec.observe(r)
+			}
 			if onCycle != nil {
 				onCycle(r)
 			}
 		},
+		Acting:   func() bool { return run.health.Reachable() && run.lead.Acting() },
+		Identity: identity,
 		Log:      log,
 		Observer: m,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	records.outcome = sched.OwnerOutcome
-	go records.run(ctx)
+	run.sched = sched
+	startRecorder := func(ctx context.Context) (*recorder, error) {
+		rec, err := newRecorder(ctx, st, log)
+		if err != nil {
+			return nil, err
+		}
+		rec.outcome = sched.OwnerOutcome
+		if run.lead != nil {
+			rec.acting = run.lead.Acting
+		}
+		go rec.run(ctx)
+		return rec, nil
+	}
+	if run.lead == nil {
+		rec, err := startRecorder(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("workload records: %w", err)
+		}
+		records.Store(rec)
+	}
+	go run.health.run(ctx)
 	st.OnConfigChange(func(string) { sched.Reload() })
+
+	// The election outlives ctx a little: the leader flushes its last records, then releases
+	// the lease.
+	electCtx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
+	elected := make(chan struct{})
+	if run.lead != nil {
+		go func() {
+			defer close(elected)
+			run.lead.run(electCtx, func(term context.Context) {
+				rec := recorderForTerm(term, startRecorder, log)
+				if rec == nil {
+					return
+				}
+				records.Store(rec)
+				run.lead.ready.Store(true)
+				m.SetLeader(true)
+				sched.StartedLeading()
+			}, func() {
+				m.SetLeader(false)
+				records.Store(nil)
+			})
+		}()
+	} else {
+		close(elected)
+	}
 	done := make(chan struct{})
+	run.done = done
 	go func() {
 		*runErr = sched.Run(ctx)
 		m.SetLeader(false)
 		// The last cycle's records, written before the database pool closes.
-		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		records.flush(flushCtx)
-		cancel()
+		if rec := records.Load(); rec != nil {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			rec.flush(flushCtx)
+			cancel()
+		}
+		stopElection()
+		<-elected
 		close(done)
 	}()
-	return sched, done, nil
+	return run, nil
+}
+
+// recorderForTerm starts a term's recorder from the database's records, trying again while
+// the database does not answer; nil if the term ends first.
+func recorderForTerm(term context.Context, start func(context.Context) (*recorder, error), log *slog.Logger) *recorder {
+	for wait := time.Second; ; wait = min(2*wait, 15*time.Second) {
+		rec, err := start(term)
+		if err == nil {
+			return rec
+		}
+		if term.Err() != nil {
+			return nil
+		}
+		log.Warn("leading, but the workload records cannot be read yet; not scheduling until they can", "err", err, "retry", wait)
+		select {
+		case <-term.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
 }

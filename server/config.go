@@ -41,8 +41,15 @@ type Config struct {
 	Demo             bool
 	LeaderElect      bool
 	MetricsAddr      string // a listener of its own for /metrics; empty: on Addr beside the console
-	LogLevel         string
-	LogFormat        string
+	// Leader election (server/leader.go; docs/operations.md "High availability").
+	LeaderElectionNamespace string        // empty: the pod's namespace in a cluster, else "default"
+	LeaderElectionID        string        // the Lease's name; empty: arbiter-<scheduler name>
+	LeaderElectionIdentity  string        // this replica's name in the Lease; empty: <hostname>_<random>
+	LeaseDuration           time.Duration // 0: DefaultLeaseDuration
+	LeaseRenewDeadline      time.Duration // 0: DefaultRenewDeadline
+	LeaseRetryPeriod        time.Duration // 0: DefaultRetryPeriod
+	LogLevel                string
+	LogFormat               string
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -74,6 +81,12 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "address /metrics (Prometheus) listens on by itself; empty serves it on --addr")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; empty: the pod's own namespace in a cluster, else default")
+	fs.StringVar(&c.LeaderElectionID, "leader-election-id", "", "name of the leader election Lease; empty: arbiter-<scheduler name>")
+	fs.StringVar(&c.LeaderElectionIdentity, "leader-election-identity", "", "this replica's name in the Lease and in its events; empty: <hostname>_<random>")
+	fs.DurationVar(&c.LeaseDuration, "leader-elect-lease-duration", DefaultLeaseDuration, "how long standbys wait after the leader's last renewal before taking over")
+	fs.DurationVar(&c.LeaseRenewDeadline, "leader-elect-renew-deadline", DefaultRenewDeadline, "the leader stops acting when it has not renewed for this long; shorter than the lease duration")
+	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {

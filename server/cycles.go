@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/web"
@@ -25,3 +27,17 @@ func (c schedulerCycles) LastCycle() (*scheduler.Snapshot, *scheduler.Plan) {
 	}
 	return &r.View.Snapshot, r.Plan
 }
+
+// clusterStatus gives the web layer the API server's reachability and the leader, or nil
+// (not a typed nil) without a cluster.
+func clusterStatus(run *schedulerRun) web.ClusterStatus {
+	if run == nil {
+		return nil
+	}
+	return runStatus{run}
+}
+
+type runStatus struct{ run *schedulerRun }
+
+func (s runStatus) UnreachableSince() time.Time   { return s.run.health.UnreachableSince() }
+func (s runStatus) Leader() (leader, self string) { return s.run.lead.Leader() }

@@ -22,6 +22,11 @@ type recorder struct {
 	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
+	// acting, if set, is asked before each write. While it says no the batch waits: a
+	// renewal late by a moment (a busy machine) must not lose the records of what this
+	// leader did; if the term ends instead, the recorder ends with it and its successor
+	// records from the cluster and the database.
+	acting func() bool
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
 	lifecycle lifecycle.State
@@ -69,6 +74,15 @@ func (r *recorder) run(ctx context.Context) {
 }
 
 func (r *recorder) flush(ctx context.Context) {
+	if r.acting != nil && !r.acting() {
+		r.mu.Lock()
+		waiting := len(r.pending)+len(r.events)+len(r.finished) > 0
+		r.mu.Unlock()
+		if waiting {
+			r.signal() // try again after run's pause
+		}
+		return
+	}
 	r.mu.Lock()
 	records := make([]store.WorkloadRecord, 0, len(r.pending))
 	for _, rec := range r.pending {

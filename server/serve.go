@@ -83,14 +83,16 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		demo.Seed(ctx, st, log)
 	}
 	var sched *kube.Scheduler
+	var run *schedulerRun
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(<-chan struct{})
 	var schedErr error
 	if kubeConfig != nil {
-		if sched, schedDone, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, &schedErr); err != nil {
+		if run, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, &schedErr); err != nil {
 			stopSched()
 			return err
 		}
+		sched, schedDone = run.sched, run.done
 		defer func() { stopSched(); <-schedDone }()
 		if c.Demo {
 			defer demo.Start(schedCtx, kubeConfig, c.SchedulerName, log)()
@@ -130,6 +132,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Pods:         workloadPods(sched),
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,
+		Cluster:      clusterStatus(run),
 	})
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)

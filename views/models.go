@@ -64,6 +64,9 @@ type Page struct {
 	CSRFToken string
 	Banner    string // a warning across the top, e.g. when the database is unreachable
 	CanAdmin  bool   // the caller is a system admin: admin-only navigation is shown
+	// Leader is the replica that holds the leader election lease and Self this replica's
+	// name; both empty without leader election.
+	Leader, Self string
 }
 
 // NavItem is one entry of the left navigation: a page's route name (which is also Page.Nav on

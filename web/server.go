@@ -45,6 +45,7 @@ type Deps struct {
 	Labeler   WorkloadLabeler // labels workloads in the cluster; nil: no cluster (PATCH answers 503)
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
+	Cluster   ClusterStatus   // which replica leads, whether the API server answers; nil: no cluster
 
 	// Metrics, if set, answers GET /metrics (Prometheus) without sign-in; nil when they are
 	// served on a listener of their own (--metrics-addr).
@@ -57,6 +58,16 @@ type Deps struct {
 // the method, the status answered and the time taken.
 type RequestObserver interface {
 	Request(route, method string, status int, took time.Duration)
+}
+
+// ClusterStatus is what every page's frame says about the cluster connection: a banner while
+// the API server does not answer, and which replica leads under leader election.
+type ClusterStatus interface {
+	// UnreachableSince is when the API server stopped answering; zero while it answers.
+	UnreachableSince() time.Time
+	// Leader is the replica holding the lease and this replica's identity; both empty
+	// without leader election.
+	Leader() (leader, self string)
 }
 
 // Server is the router: Echo with the middleware every request goes through and each
@@ -225,12 +236,20 @@ func render(c echo.Context, status int, comp templ.Component) error {
 // layout fills the page frame every page renders into (views.Page); each page handler has one.
 type layout struct {
 	csrfToken func(echo.Context) string // the session's CSRF token, made on first use
+	cluster   ClusterStatus             // nil: no cluster
 }
 
 // page fills the frame's fields for a request.
 func (l layout) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
 	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System)}
+	if l.cluster != nil {
+		if since := l.cluster.UnreachableSince(); !since.IsZero() {
+			p.Banner = "The cluster is unreachable since " + since.Format("15:04:05 MST") +
+				". Arbiter schedules nothing until the API server answers again, then carries on by itself."
+		}
+		p.Leader, p.Self = l.cluster.Leader()
+	}
 	if id.Authenticated() {
 		p.User, p.Role = id.DisplayName, id.Role
 		if p.Role == "" {

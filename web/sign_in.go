@@ -38,7 +38,7 @@ type signIn struct {
 func newSignIn(d Deps, log *slog.Logger) *signIn {
 	h := &signIn{users: d.Users, config: d.Login, sm: newSessionManager(d.Login), passwords: newPasswordChecker(),
 		forms: newFormSigner(d.Login.FormKey), audit: d.Audit, log: log}
-	h.layout = layout{csrfToken: h.csrfToken}
+	h.layout = layout{csrfToken: h.csrfToken, cluster: d.Cluster}
 	return h
 }
 

@@ -19,6 +19,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	server.RouteKlog(log)
 	return server.Serve(ctx, cfg, log, os.Stdout, nil)
 }
 

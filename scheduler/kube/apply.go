@@ -34,12 +34,17 @@ const (
 // calls run with bounded concurrency; a failed call is logged and rolled back in the cache so a
 // later cycle decides afresh.
 func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View) {
+	if !s.acting() {
+		return // the lease went while deciding: the next leader decides afresh
+	}
 	meta := func(uid string) *WorkloadMeta {
 		_, m := view.Workload(uid)
 		return m
 	}
 	now := time.Now()
-	g, gctx := errgroup.WithContext(ctx)
+	phaseCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	g, gctx := errgroup.WithContext(phaseCtx)
 	g.SetLimit(s.workers)
 	for i := range plan.Evictions {
 		ev := plan.Evictions[i]
@@ -60,6 +65,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		}
 		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare {
 			g.Go(func() error {
+				if !s.acting() {
+					return nil
+				}
 				if err := s.setSuspended(gctx, m.Owner, true); err != nil {
 					s.log.Warn("suspend failed", "workload", m.Owner.Namespace+"/"+m.Owner.Name, "err", err)
 					return nil
@@ -75,6 +83,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				continue
 			}
 			g.Go(func() error {
+				if !s.acting() {
+					return nil
+				}
 				if err := s.evictPod(gctx, p, msg); err != nil {
 					s.log.Warn("eviction failed", "pod", p.Namespace+"/"+p.Name, "err", err)
 					return nil
@@ -90,6 +101,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			continue
 		}
 		g.Go(func() error {
+			if !s.acting() {
+				return nil
+			}
 			if err := s.setSuspended(gctx, m.Owner, false); err != nil {
 				s.log.Warn("resume failed", "workload", r.Namespace+"/"+r.Name, "err", err)
 				return nil
@@ -111,6 +125,10 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	for _, b := range plan.Binds {
 		pod := ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)}
 		s.dispatch(ctx, func(ctx context.Context) {
+			if !s.acting() {
+				s.cache.Forget(types.UID(b.Pod.UID))
+				return
+			}
 			err := s.client.CoreV1().Pods(b.Pod.Namespace).Bind(ctx, &corev1.Binding{
 				ObjectMeta: metav1.ObjectMeta{Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
 				Target:     corev1.ObjectReference{Kind: "Node", Name: b.Node},
@@ -148,6 +166,10 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			// if the call fails, so a later cycle retries.
 			s.cache.SetScheduledReason(p.UID, key)
 			s.dispatch(ctx, func(ctx context.Context) {
+				if !s.acting() {
+					s.cache.SetScheduledReason(p.UID, "")
+					return
+				}
 				if err := s.patchPodCondition(ctx, p, corev1.PodCondition{
 					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: string(pw.Reason), Message: pw.Message,
 				}); err != nil {
@@ -192,6 +214,10 @@ func podsCreated(binds []scheduler.Bind, meta func(uid string) *WorkloadMeta) ma
 	}
 	return created
 }
+
+// callTimeout bounds each API call of a plan, so that a frozen API server holds no worker
+// (nor an eviction the cycle waits for) for ever.
+const callTimeout = 15 * time.Second
 
 // evictPod marks a pod with a DisruptionTarget condition and deletes it (S20 terminate).
 func (s *Scheduler) evictPod(ctx context.Context, p PodMeta, msg string) error {
@@ -294,8 +320,13 @@ func (s *Scheduler) warn(warnings []scheduler.Warning, view *View) {
 }
 
 // runWorkers starts the pool that makes the API calls of binds and pending reasons.
+// Each task asks Options.Acting again when its turn comes.
 func (s *Scheduler) runWorkers(ctx context.Context) {
-	startWorkers(ctx, s.workers, s.tasks, func(task func(context.Context)) { task(ctx) })
+	startWorkers(ctx, s.workers, s.tasks, func(task func(context.Context)) {
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		task(callCtx)
+	})
 }
 
 // startWorkers starts n goroutines that each take items off queue and do them, until ctx ends.

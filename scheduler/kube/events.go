@@ -23,15 +23,20 @@ type eventWriter struct {
 	instance  string
 	queue     chan *corev1.Event
 	log       *slog.Logger
+	acting    func() bool // asked again just before each write (Options.Acting)
 }
 
 // eventQueue bounds the events waiting to be written; beyond it events are dropped (and
 // logged) rather than held in memory without limit while the API server is unreachable.
 const eventQueue = 16384
 
-func newEventWriter(client kubernetes.Interface, component string, log *slog.Logger) *eventWriter {
-	host, _ := os.Hostname()
-	return &eventWriter{client: client, component: component, instance: component + "-" + host, queue: make(chan *corev1.Event, eventQueue), log: log}
+func newEventWriter(client kubernetes.Interface, component, instance string, log *slog.Logger) *eventWriter {
+	if instance == "" {
+		host, _ := os.Hostname()
+		instance = component + "-" + host
+	}
+	return &eventWriter{client: client, component: component, instance: instance, queue: make(chan *corev1.Event, eventQueue), log: log,
+		acting: func() bool { return true }}
 }
 
 // run writes queued events with workers goroutines until ctx ends.
@@ -41,7 +46,12 @@ func (w *eventWriter) run(ctx context.Context, workers int) {
 
 func (w *eventWriter) write(ctx context.Context, ev *corev1.Event) {
 	for attempt := 0; attempt < 3; attempt++ {
-		_, err := w.client.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		if !w.acting() {
+			return // queued by a leader that is no longer one: its successor speaks now
+		}
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := w.client.CoreV1().Events(ev.Namespace).Create(callCtx, ev, metav1.CreateOptions{})
+		cancel()
 		if err == nil || ctx.Err() != nil {
 			return
 		}

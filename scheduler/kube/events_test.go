@@ -30,7 +30,7 @@ func TestS23_EveryEventWritten(t *testing.T) {
 		written.Add(1)
 		return true, ev, nil
 	})
-	w := newEventWriter(client, "arbiter", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := newEventWriter(client, "arbiter", "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	const n = 4000
 	for i := range n {
 		name := fmt.Sprintf("job-%d", i)

@@ -98,8 +98,9 @@ func (p *priorityClassSync) status(name string) string {
 	return Synced
 }
 
-// sync makes the cluster's classes match the dictionary.
-func (p *priorityClassSync) sync(ctx context.Context, dict []scheduler.Priority) {
+// sync makes the cluster's classes match the dictionary. A replica that does not act (a
+// standby) only notes what is wanted, so that it reports drift too.
+func (p *priorityClassSync) sync(ctx context.Context, dict []scheduler.Priority, acting func() bool) {
 	p.mu.Lock()
 	p.want = make(map[string]int32, len(dict))
 	for _, d := range dict {
@@ -108,6 +109,9 @@ func (p *priorityClassSync) sync(ctx context.Context, dict []scheduler.Priority)
 	p.mu.Unlock()
 	never := corev1.PreemptNever
 	for _, d := range dict {
+		if !acting() {
+			return
+		}
 		p.mu.Lock()
 		pc := p.observed[d.Name]
 		p.mu.Unlock()

@@ -45,6 +45,15 @@ type Options struct {
 	Log      *slog.Logger
 	// Observer, if set, hears of each bind and eviction carried out (Arbiter's metrics).
 	Observer Observer
+	// Acting, if set, says whether this replica may act on the cluster now: with leader
+	// election, only while it holds a fresh lease (server/leader.go). While it says no the
+	// informers stay warm but no cycle runs, and every bind, eviction, suspension, pending
+	// reason, event and PriorityClass write asks it again just before the call, so a replica
+	// that wakes from a freeze past its lease writes nothing. Nil: always.
+	Acting func() bool
+	// Identity names this replica in the events it writes (reportingInstance); default
+	// <scheduler name>-<hostname>.
+	Identity string
 }
 
 // Observer hears what the scheduler did in the cluster, as it is done. Its methods run on the
@@ -92,6 +101,11 @@ type Scheduler struct {
 	priorityCls  *priorityClassSync
 	ownersMu     sync.Mutex
 	ownerWatched map[schema.GroupVersionResource]bool
+	// leading wakes the loop when this replica starts leading; newTerm makes the next cycle
+	// forget what the previous term wrote (pending reasons, warnings), which another leader
+	// may have changed meanwhile.
+	leading chan struct{}
+	newTerm atomic.Bool
 }
 
 // New builds a scheduler; Run starts it.
@@ -134,13 +148,36 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	s := &Scheduler{
-		opts: opts, log: opts.Log, client: client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Log), dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
+		opts: opts, log: opts.Log, client: client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Identity, opts.Log),
+		leading: make(chan struct{}, 1), dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)
+	s.events.acting = s.acting
 	return s, nil
+}
+
+// acting reports whether this replica may write to the cluster now (Options.Acting).
+func (s *Scheduler) acting() bool { return s.opts.Acting == nil || s.opts.Acting() }
+
+// StartedLeading starts a new term: the next cycle runs at once and forgets the previous
+// term's pending reasons and warnings, so that it writes them afresh.
+func (s *Scheduler) StartedLeading() {
+	s.newTerm.Store(true)
+	select {
+	case s.leading <- struct{}{}:
+	default:
+	}
+}
+
+// syncPriorityClasses makes the cluster's PriorityClasses match the dictionary (S1); only
+// the acting replica writes them.
+func (s *Scheduler) syncPriorityClasses(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	s.priorityCls.sync(ctx, s.settings.Load().Priorities, s.acting)
 }
 
 // Protobuf returns a copy of cfg that speaks protobuf, as Kubernetes' own components do: the
@@ -230,7 +267,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		}
 	}
-	s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+	s.syncPriorityClasses(ctx)
 	s.runWorkers(ctx)
 	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
 
@@ -240,7 +277,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	for {
 		began := time.Now()
-		s.cycle(ctx)
+		if s.acting() {
+			s.cycle(ctx)
+		}
 		took := time.Since(began)
 		select {
 		case <-ctx.Done():
@@ -257,9 +296,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			case <-time.After(max(settle, took)):
 			}
 		case <-s.priorityCls.notify:
-			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+			s.syncPriorityClasses(ctx)
 		case <-reloaded:
-			s.priorityCls.sync(ctx, s.settings.Load().Priorities)
+			s.syncPriorityClasses(ctx)
+		case <-s.leading:
+			s.syncPriorityClasses(ctx)
 		}
 	}
 }
@@ -313,6 +354,10 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 // cycle settles the cache, takes a snapshot, plans, applies and publishes the result.
 func (s *Scheduler) cycle(ctx context.Context) {
 	start := time.Now()
+	if s.newTerm.Swap(false) {
+		clear(s.lastReason)
+		clear(s.warned)
+	}
 	s.cache.SetSettings(s.settings.Load())
 	s.cache.Settle(start) // S19: evictions done, preemptors nominated; the snapshot only copies
 	view := s.cache.Snapshot(start)

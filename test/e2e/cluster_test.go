@@ -84,7 +84,13 @@ var admin = store.Actor{Subject: "e2e", SubjectType: "user"}
 // GPU nodes of its own.
 func newEnv(t *testing.T, nodes, gpus int) *env {
 	t.Helper()
-	c := sharedCluster(t)
+	return newEnvOn(t, sharedCluster(t), nodes, gpus)
+}
+
+// newEnvOn is newEnv on cluster c (a test that stops or freezes its control plane has one of
+// its own, see ownCluster).
+func newEnvOn(t *testing.T, c *devcluster.Cluster, nodes, gpus int) *env {
+	t.Helper()
 	sum := sha256.Sum256([]byte(t.Name()))
 	id := hex.EncodeToString(sum[:])[:8]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
