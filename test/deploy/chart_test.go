@@ -202,7 +202,7 @@ func TestChartDeployment(t *testing.T) {
 	if len(c.Args) == 0 || c.Args[0] != "serve" {
 		t.Fatalf("args %q do not start with serve", c.Args)
 	}
-	cfg := parseServe(t, c.Args[1:], c.Env)
+	cfg := parseServe(t, "the chart", c.Args[1:], c.Env)
 	if !cfg.LeaderElect {
 		t.Errorf("the Deployment's args %q leave leader election off", c.Args)
 	}
@@ -270,7 +270,7 @@ func TestChartOptions(t *testing.T) {
 		if strings.Contains(strings.Join(c.Args, " "), "s3cret") {
 			t.Errorf("the client secret is on the command line: %q", c.Args)
 		}
-		cfg := parseServe(t, c.Args[1:], c.Env)
+		cfg := parseServe(t, "the chart", c.Args[1:], c.Env)
 		if cfg.OIDCIssuer != "https://idp.example.com" || cfg.OIDCClientID != "arbiter" || cfg.AdminGroups != "gpu-admins" {
 			t.Errorf("parsed %+v", cfg)
 		}
@@ -290,7 +290,7 @@ func TestChartOptions(t *testing.T) {
 		if !serveFlags(t)["leader-election-id"] {
 			t.Skip("arbiter serve has no --leader-election-id yet (issue 17, item 1, on another branch)")
 		}
-		parseServe(t, c.Args[1:], c.Env)
+		parseServe(t, "the chart", c.Args[1:], c.Env)
 	})
 	t.Run("monitoring", func(t *testing.T) {
 		if ks := kinds(mustRender(t, "ops", withDatabase())); slices.Contains(ks, "ServiceMonitor") || slices.Contains(ks, "PrometheusRule") {
@@ -333,7 +333,7 @@ func TestChartOptions(t *testing.T) {
 		single := map[string]any{"database": map[string]any{"existingSecret": "db"}, "leaderElection": map[string]any{"enabled": false}, "replicaCount": 1}
 		r := mustRender(t, "ops", single)
 		c := one[*appsv1.Deployment](t, r).Spec.Template.Spec.Containers[0]
-		if parseServe(t, c.Args[1:], c.Env).LeaderElect {
+		if parseServe(t, "the chart", c.Args[1:], c.Env).LeaderElect {
 			t.Errorf("leaderElection.enabled=false still elects: %q", c.Args)
 		}
 		if ks := kinds(r); slices.Contains(ks, "Role") {

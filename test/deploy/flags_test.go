@@ -48,7 +48,7 @@ func checkEnvAccepted(t *testing.T, where string, names []string) {
 
 // parseServe parses args with `arbiter serve`'s own parser, with env's literal values set
 // (values from Secrets are checked by name only), after checking every ARBITER_* name in env.
-func parseServe(t *testing.T, args []string, env []corev1.EnvVar) server.Config {
+func parseServe(t *testing.T, where string, args []string, env []corev1.EnvVar) server.Config {
 	t.Helper()
 	var names []string
 	for _, e := range env {
@@ -57,11 +57,11 @@ func parseServe(t *testing.T, args []string, env []corev1.EnvVar) server.Config 
 			t.Setenv(e.Name, e.Value)
 		}
 	}
-	checkEnvAccepted(t, "the chart", names)
+	checkEnvAccepted(t, where, names)
 	var usage bytes.Buffer
 	cfg, err := server.ParseConfig("arbiter serve", args, &usage)
 	if err != nil {
-		t.Fatalf("arbiter serve %q: %v\n%s", args, err, usage.String())
+		t.Fatalf("%s: arbiter serve %q: %v\n%s", where, args, err, usage.String())
 	}
 	return cfg
 }

@@ -104,7 +104,7 @@ func TestChartRBACIsEnough(t *testing.T) {
 		// In a pod Arbiter reads its namespace from the ServiceAccount's mount; here it is told.
 		t.Setenv(server.EnvName("leader-election-namespace"), ns)
 	}
-	cfg := parseServe(t, c.Args[1:], c.Env)
+	cfg := parseServe(t, "the chart", c.Args[1:], c.Env)
 	cfg.Addr, cfg.DataDir, cfg.Kubeconfig, cfg.AdminPassword = "127.0.0.1:0", t.TempDir(), kubeconfig, "rbac-test-password"
 	cfg.DatabaseURL = testdb.NewURL(t)
 	ns2 := project(ctx, t, cfg.DatabaseURL, pool)
