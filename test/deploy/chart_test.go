@@ -247,6 +247,40 @@ func TestChartDeployment(t *testing.T) {
 	}
 }
 
+// TestChartRBACIsNarrow: no wildcard, nothing on Secrets or ConfigMaps, no verb that grants
+// more rights (escalate, bind, impersonate) — TestChartRBACIsEnough proves the rest is used.
+func TestChartRBACIsNarrow(t *testing.T) {
+	r := mustRender(t, "arbiter-system", withDatabase())
+	var rules []rbacv1.PolicyRule
+	rules = append(rules, one[*rbacv1.ClusterRole](t, r).Rules...)
+	rules = append(rules, one[*rbacv1.Role](t, r).Rules...)
+	for _, rule := range rules {
+		for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs} {
+			if slices.Contains(list, "*") {
+				t.Errorf("a wildcard in %+v", rule)
+			}
+		}
+		for _, res := range []string{"secrets", "configmaps", "serviceaccounts/token"} {
+			if slices.Contains(rule.Resources, res) {
+				t.Errorf("a rule on %s: %+v", res, rule)
+			}
+		}
+		for _, verb := range []string{"escalate", "bind", "impersonate"} {
+			if slices.Contains(rule.Verbs, verb) {
+				t.Errorf("verb %s in %+v", verb, rule)
+			}
+		}
+		if len(rule.NonResourceURLs) > 0 {
+			t.Errorf("non-resource URLs in %+v: discovery and /readyz are every authenticated user's already", rule)
+		}
+	}
+	crb := one[*rbacv1.ClusterRoleBinding](t, r)
+	sa := one[*corev1.ServiceAccount](t, r)
+	if len(crb.Subjects) != 1 || crb.Subjects[0].Kind != "ServiceAccount" || crb.Subjects[0].Name != sa.Name || crb.Subjects[0].Namespace != "arbiter-system" {
+		t.Errorf("the ClusterRoleBinding binds %+v, want only the chart's ServiceAccount", crb.Subjects)
+	}
+}
+
 // TestChartOptions: OIDC's client secret comes from a Secret (the chart's own when given
 // inline), a Lease name set by value reaches both the flag and the Role, the monitoring
 // objects appear only when asked for, and releases that could not work are refused.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+	"golang.org/x/mod/modfile"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
@@ -154,8 +155,8 @@ func TestComposeConfigurationRuns(t *testing.T) {
 	}
 }
 
-// TestDockerfile: a multi-stage build of a static binary (CGO_ENABLED=0), a runtime stage
-// that runs as a non-root user, and a default command `arbiter serve` accepts.
+// TestDockerfile: a multi-stage build of a static binary (CGO_ENABLED=0) with go.mod's Go, a
+// runtime stage that runs as a non-root user, and a default command `arbiter serve` accepts.
 func TestDockerfile(t *testing.T) {
 	f, err := os.Open(filepath.Join(repoRoot, "Dockerfile"))
 	if err != nil {
@@ -163,6 +164,7 @@ func TestDockerfile(t *testing.T) {
 	}
 	defer f.Close()
 	type instruction struct{ cmd, args string }
+	var preamble []instruction // before the first FROM: global ARGs
 	var stages [][]instruction
 	sc := bufio.NewScanner(f)
 	var line string
@@ -182,9 +184,29 @@ func TestDockerfile(t *testing.T) {
 		if cmd == "FROM" {
 			stages = append(stages, nil)
 		}
+		in := instruction{cmd, strings.TrimSpace(args)}
 		if len(stages) > 0 {
-			stages[len(stages)-1] = append(stages[len(stages)-1], instruction{cmd, strings.TrimSpace(args)})
+			stages[len(stages)-1] = append(stages[len(stages)-1], in)
+		} else {
+			preamble = append(preamble, in)
 		}
+	}
+	var goVersion string
+	for _, in := range preamble {
+		if name, value, ok := strings.Cut(in.args, "="); in.cmd == "ARG" && ok && name == "GO_VERSION" {
+			goVersion = value
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod.Go == nil || goVersion != mod.Go.Version {
+		t.Errorf("the Dockerfile builds with Go %q, go.mod says %v", goVersion, mod.Go)
 	}
 	if len(stages) < 2 {
 		t.Fatalf("%d stages, want a build stage and a runtime stage", len(stages))
