@@ -243,6 +243,13 @@ func (b *wlB) terminating(preemptor string) *wlB {
 	return b
 }
 
+// beingSuspended: an earlier cycle suspended this workload's owner for preemptor (S20), and
+// its pods still run until the owner's controller deletes them.
+func (b *wlB) beingSuspended(preemptor string) *wlB {
+	b.w.PreemptedBy = "uid-" + preemptor
+	return b
+}
+
 func (b *wlB) selector(k, v string) *wlB {
 	if b.pod.NodeSelector == nil {
 		b.pod.NodeSelector = map[string]string{}

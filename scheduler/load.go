@@ -289,7 +289,10 @@ func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
 		if !ok {
 			return // bound to a node that is gone: it holds nothing we schedule
 		}
-		ps.node, ps.bound, ps.terminating = n, true, pod.Terminating
+		// A pod of a victim whose eviction is in flight terminates, whether it already has its
+		// deletion mark or its owner was suspended and its controller has yet to delete it
+		// (S19, S20): it holds its node, and the victim is not chosen again.
+		ps.node, ps.bound, ps.terminating = n, true, pod.Terminating || ws.w.PreemptedBy != ""
 		c.nodes[n].free = c.nodes[n].free.sub(ps.req)
 		if ps.terminating {
 			ws.terminating = true

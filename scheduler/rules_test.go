@@ -303,6 +303,11 @@ func TestS19_AntiThrashing(t *testing.T) {
 				wl("a").in("p").on(1, "n1").terminating("w"), wl("b").in("p").on(2, "n1"),
 				wl("w").in("p").prio("high").preemptible().gpus(2)),
 			Plan{Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
+		{"a suspended victim whose pods still run is not evicted again, nor replaced by another",
+			snap().gpuNodes("n", 1, 2).project(project("p", 2).suspendMode()).wl(
+				wl("a").kind("Job", "batch").in("p").on(1, "n1").beingSuspended("w"), wl("b").kind("Job", "batch").in("p").on(2, "n1"),
+				wl("w").in("p").prio("high").preemptible()),
+			Plan{Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
 		{"a nominated workload goes first once its victims are gone",
 			snap().gpuNodes("n", 1, 1).project(project("p", 1), project("a", 1)).wl(
 				wl("early").in("a").queued(0),
