@@ -82,7 +82,9 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, err := chromedp.Run(ctx, chromedp.Text(`#bulk-result`))
+	// Read by script, not by node id: once in a full parallel run chromedp's ids of the page
+	// the form's POST loaded went stale ("No node with given id found").
+	result, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#bulk-result").innerText`))
 	if err != nil {
 		t.Fatal(err)
 	}
