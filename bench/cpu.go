@@ -114,6 +114,21 @@ func peakMemory(pids map[string]int) string {
 	return "peak memory (resident): " + largestFirst(peakKB, func(kb int64) string { return fmt.Sprintf("%.2f GB", float64(kb)/1e6) })
 }
 
+// residentMemory formats a process's resident set now (VmRSS).
+func residentMemory(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "resident memory unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return fmt.Sprintf("resident memory now %.0f MB", float64(kb)/1e3)
+		}
+	}
+	return "resident memory unknown"
+}
+
 // largestFirst formats "name value" pairs, largest value first, joined by commas.
 func largestFirst[V cmp.Ordered](m map[string]V, format func(V) string) string {
 	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(m[b], m[a]) })
