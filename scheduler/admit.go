@@ -48,11 +48,15 @@ func (c *cycle) admit() {
 	}
 
 	c.deptHeap = indexedHeap{
-		pos:  func(d int32) *int32 { return &c.depts[d].heapPos },
-		less: func(a, b int32) bool { return c.lessGroup(&c.depts[a].group, &c.depts[b].group, a, b) },
+		pos: func(d int32) *int32 { return &c.depts[d].heapPos },
+		less: func(a, b int32) bool {
+			return lessGroup(&c.depts[a].group, &c.depts[b].group, c.deptQueuePriority, a, b)
+		},
 	}
 	projPos := func(j int32) *int32 { return &c.projects[j].heapPos }
-	projLess := func(a, b int32) bool { return c.lessGroup(&c.projects[a].group, &c.projects[b].group, a, b) }
+	projLess := func(a, b int32) bool {
+		return lessGroup(&c.projects[a].group, &c.projects[b].group, c.projectQueuePriority, a, b)
+	}
 	for d := range c.depts {
 		c.depts[d].projects = indexedHeap{pos: projPos, less: projLess}
 	}
@@ -97,13 +101,6 @@ func (c *cycle) admit() {
 	if len(c.plan.Binds) == 0 {
 		c.plan.Binds = nil // as it was before room was made
 	}
-}
-
-func (c *cycle) lessGroup(a, b *group, ia, ib int32) bool {
-	if d := a.key().compare(b.key()); d != 0 {
-		return d < 0
-	}
-	return ia < ib
 }
 
 func (c *cycle) refresh(j int32) {

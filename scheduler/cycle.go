@@ -69,6 +69,9 @@ type group struct {
 	weightSum   int64
 	allocSum    int64
 	heapPos     int32
+	// open and offset are its S25 priority policy: a fenced unit's queue priority is its offset
+	open   bool
+	offset int64
 }
 
 func (g *group) key() fairKey { return makeFairKey(g.allocSum, g.deservedSum, g.weightSum) }

@@ -97,7 +97,11 @@ func (g *generator) org() {
 	total := int64(g.cfg.nodes) * g.cfg.gpusPerNode
 	perDept := max(total/int64(max(g.cfg.depts, 1))/int64(g.cfg.pools), 1)
 	for d := range g.cfg.depts {
-		g.s.Departments = append(g.s.Departments, Department{Name: "dept-" + strconv.Itoa(d), Quotas: quotas(perDept)})
+		dept := Department{Name: "dept-" + strconv.Itoa(d), Quotas: quotas(perDept)}
+		if g.cfg.varied {
+			dept.PriorityPolicy, dept.PriorityOffset = g.priorityPolicy()
+		}
+		g.s.Departments = append(g.s.Departments, dept)
 	}
 	perProject := max(total/int64(max(g.cfg.projects, 1))/int64(g.cfg.pools), 1)
 	for p := range g.cfg.projects {
@@ -124,9 +128,23 @@ func (g *generator) org() {
 			if g.cfg.pools > 1 && g.rng.IntN(2) == 0 {
 				proj.NodePools = []string{poolName(g.rng.IntN(g.cfg.pools)), poolName(0)}
 			}
+			proj.PriorityPolicy, proj.PriorityOffset = g.priorityPolicy()
 		}
 		g.s.Projects = append(g.s.Projects, proj)
 	}
+}
+
+// priorityPolicy draws an S25 policy: mostly fenced without offset, as most clusters are.
+func (g *generator) priorityPolicy() (PriorityPolicy, int32) {
+	pol := Fence
+	if g.rng.IntN(3) == 0 {
+		pol = Open
+	}
+	var offset int32
+	if g.rng.IntN(4) == 0 {
+		offset = int32(g.rng.IntN(301) - 150)
+	}
+	return pol, offset
 }
 
 var genPriorities = []string{"very-low", "low", "medium-low", "medium", "medium-high", "high", "very-high"}

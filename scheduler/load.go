@@ -137,6 +137,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 	for i, o := range deptOrder {
 		d := &s.Departments[o]
 		c.depts[i].group = c.newGroup(d.Name, d.Quotas, allPools, slab[i*nPools:(i+1)*nPools])
+		c.depts[i].open, c.depts[i].offset = d.PriorityPolicy == Open, int64(d.PriorityOffset)
 		deptIdx[d.Name] = int32(i)
 	}
 	none := int32(len(deptOrder))
@@ -162,6 +163,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 			}
 		}
 		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
+		ps.open, ps.offset = p.PriorityPolicy == Open, int64(p.PriorityOffset)
 		ps.policy = p.Policy
 		ps.policyClass = policyClasses.of(p.Policy)
 		ps.ranked = make([][]int32, nPools)

@@ -97,6 +97,14 @@ const (
 	Strict     Queueing = "strict"
 )
 
+// PriorityPolicy says whether a department's or project's priorities count outside it (S25).
+type PriorityPolicy string
+
+const (
+	Fence PriorityPolicy = "fence" // the default: priority counts only inside the unit
+	Open  PriorityPolicy = "open"  // the unit's highest pending priority counts among its siblings
+)
+
 // NoLimit is the Quota.Limit that means "no limit".
 const NoLimit int64 = -1
 
@@ -181,6 +189,9 @@ type Node struct {
 type Department struct {
 	Name   string
 	Quotas map[string]Quota // by node pool name; a missing pool has DefaultQuota
+	// PriorityPolicy (empty means Fence) and PriorityOffset give its queue priority (S25).
+	PriorityPolicy PriorityPolicy
+	PriorityOffset int32
 }
 
 // Project is the unit of quota and queueing.
@@ -192,6 +203,9 @@ type Project struct {
 	// NodePools lists the pools the project's workloads try, in order (S21); empty means
 	// every pool, by name.
 	NodePools []string
+	// PriorityPolicy (empty means Fence) and PriorityOffset give its queue priority (S25).
+	PriorityPolicy PriorityPolicy
+	PriorityOffset int32
 }
 
 // Priority is an entry of the priority dictionary.
