@@ -202,12 +202,16 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 			return true, false
 		}
 	}
+	c.reclaimSpared = 0
 	switch {
 	case !allowEvict:
 	case ws.waitEvictions:
 		f = failure{reason: WaitingForEvictions, pool: -1}
+	case c.delayed(ws, &f):
 	case c.reclaim(wi, unit), c.preempt(wi, unit):
 		return true, true
+	case c.reclaimSpared > 0:
+		f.delay, f.until = reclaimRuntime, c.reclaimSpared
 	}
 	if f.reason == "" {
 		f.reason = NoMatchingNodes // the project may use no node pool at all
@@ -320,6 +324,38 @@ func (c *cycle) commit(wi int32, mark int) {
 			c.evictedOrder = append(c.evictedOrder, o.id)
 		}
 	}
+}
+
+// delayed is S27's preemption delay: a workload that has waited less than its project's
+// preemptionDelaySeconds may not evict anything yet; the failure says until when.
+func (c *cycle) delayed(ws *wlState, f *failure) bool {
+	secs := c.projects[ws.project].policy.PreemptionDelaySeconds
+	if secs <= 0 {
+		return false
+	}
+	until := ws.w.QueuedAt.Add(time.Duration(secs) * time.Second)
+	if !c.snap.Now.Before(until) {
+		return false
+	}
+	f.delay, f.until = preemptionDelay, until.UnixNano()
+	return true
+}
+
+// reclaimRuntimeLeft reports whether a borrowed victim is still protected from reclaim by its
+// project's reclaimMinRuntimeSeconds (S27), noting when it stops being.
+func (c *cycle) reclaimRuntimeLeft(v *wlState) bool {
+	secs := c.projects[v.project].policy.ReclaimMinRuntimeSeconds
+	if secs <= 0 {
+		return false
+	}
+	until := v.w.StartedAt.Add(time.Duration(secs) * time.Second)
+	if !c.snap.Now.Before(until) {
+		return false
+	}
+	if u := until.UnixNano(); c.reclaimSpared == 0 || u < c.reclaimSpared {
+		c.reclaimSpared = u
+	}
+	return true
 }
 
 // minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime (S16).

@@ -377,3 +377,6 @@ func (b *snapB) deptPolicy(name string, pol PriorityPolicy, offset int32) *snapB
 	}
 	return b
 }
+
+func (p *projB) reclaimMinRuntime(s int64) *projB { p.p.Policy.ReclaimMinRuntimeSeconds = s; return p }
+func (p *projB) preemptionDelay(s int64) *projB   { p.p.Policy.PreemptionDelaySeconds = s; return p }

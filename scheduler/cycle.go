@@ -179,6 +179,9 @@ type cycle struct {
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)
 	runningOrder []rankItem
+	// reclaimSpared is the earliest time a victim that reclaim spared for its minimum
+	// runtime becomes eligible, during one reclaim attempt; 0 when none was spared (S27).
+	reclaimSpared int64
 	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
 	// that UIDs made of a common prefix and a name are told apart without comparing strings.
 	uidSkip int
@@ -194,7 +197,19 @@ type failure struct {
 	bound  int64 // the limit, deserved quota or free GPUs it met
 	// head is the strict queue's blocked head (BehindStrictHead)
 	head int32
+	// delay says that evictions were held back (S27) and until when (Unix nanoseconds)
+	delay delayKind
+	until int64
 }
+
+// delayKind is what held back evictions for a waiting workload (S27).
+type delayKind uint8
+
+const (
+	noDelay         delayKind = iota
+	preemptionDelay           // its project's preemptionDelaySeconds has not passed
+	reclaimRuntime            // borrowed work it could reclaim is younger than its reclaimMinRuntimeSeconds
+)
 
 var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
 

@@ -82,9 +82,11 @@ func (c *cycle) borrowedTail(k, pool int32) int32 {
 		if !v.preemptible {
 			return -1 // non-preemptible work ranks first: nothing earlier may go
 		}
-		if !v.terminating {
+		if !v.terminating && !c.reclaimRuntimeLeft(v) {
 			return ranked[i]
 		}
+		// terminating work is going anyway; young work stays (S27) but earlier borrowed
+		// work may still go
 		cum -= c.gpusIn(ranked[i], pool)
 	}
 	return -1

@@ -129,6 +129,12 @@ func (g *generator) org() {
 				proj.NodePools = []string{poolName(g.rng.IntN(g.cfg.pools)), poolName(0)}
 			}
 			proj.PriorityPolicy, proj.PriorityOffset = g.priorityPolicy()
+			if g.rng.IntN(4) == 0 {
+				proj.Policy.ReclaimMinRuntimeSeconds = int64(g.rng.IntN(4)) * 3600
+			}
+			if g.rng.IntN(4) == 0 {
+				proj.Policy.PreemptionDelaySeconds = int64(g.rng.IntN(4)) * 3600
+			}
 		}
 		g.s.Projects = append(g.s.Projects, proj)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -266,6 +267,9 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 			return fmt.Errorf("non-preemptible %s evicted", e.Name)
 		}
 		same := v.w.Project == by.w.Project
+		if pr := projects[by.w.Project]; pr != nil && s.Now.Sub(by.w.QueuedAt) < time.Duration(pr.Policy.PreemptionDelaySeconds)*time.Second {
+			return fmt.Errorf("S27: %s evicted %s before its project's preemption delay", by.w.Name, e.Name)
+		}
 		switch e.Rule {
 		case RulePreemption:
 			if !same || v.r.Priority.Value >= by.r.Priority.Value {
@@ -281,6 +285,9 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 				if pod.NodeName != "" {
 					pool = poolOfNode(pod.NodeName)
 				}
+			}
+			if secs := projects[v.w.Project].Policy.ReclaimMinRuntimeSeconds; s.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second {
+				return fmt.Errorf("S27: reclaimed %s before its project's reclaim minimum runtime", e.Name)
 			}
 			q := quotaOf([2]string{v.w.Project, pool})
 			if before[[2]string{v.w.Project, pool}].all <= q.Deserved {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // report is phase 5: reasons and queue positions of what waits (S23), what runs, and the
@@ -228,7 +229,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 			e.NominatedNodes[i] = c.nodes[n].node.Name
 		}
 	}
-	e.Message = c.message(ws, &e)
+	e.Message = c.message(ws, &e) + c.delayNote(&pend.fail)
 	return e
 }
 
@@ -286,4 +287,16 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 			", which cannot start yet; it starts after that one does."
 	}
 	return string(f.reason)
+}
+
+// delayNote adds to a waiting workload's sentence why nothing was evicted for it yet (S27).
+func (c *cycle) delayNote(f *failure) string {
+	at := time.Unix(0, f.until).UTC().Format(time.RFC3339)
+	switch f.delay {
+	case preemptionDelay:
+		return " Its project's preemption delay lets it preempt or reclaim from " + at + "."
+	case reclaimRuntime:
+		return " Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; reclaim is possible from " + at + "."
+	}
+	return ""
 }

@@ -1,6 +1,9 @@
 package scheduler
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Table tests of the rules added in the second round (S25-S27), named after them as in rules_test.go.
 
@@ -51,4 +54,72 @@ func TestS25_PriorityFencingAndOffsets(t *testing.T) {
 					wl("b1").in("b").prio("low").queued(1), wl("b2").in("b").prio("low").queued(2)),
 			bFirst},
 	})
+}
+
+// pendingNote checks a waiting workload's reason and that its sentence says what S27 held back.
+func pendingNote(t *testing.T, p Plan, name string, reason Reason, note string) {
+	t.Helper()
+	for _, pw := range p.Pending {
+		if pw.Name == name {
+			if pw.Reason != reason || !strings.Contains(pw.Message, note) {
+				t.Errorf("%s waits with %s: %q; want %s saying %q", name, pw.Reason, pw.Message, reason, note)
+			}
+			return
+		}
+	}
+	t.Errorf("%s does not wait", name)
+}
+
+func TestS27_ReclaimMinRuntime(t *testing.T) {
+	// borrower x runs old (since minute 10) and young (since minute 55) on GPUs owner is
+	// guaranteed; at minute 60 owner's w reclaims
+	base := func(x *projB) *snapB {
+		return snap().gpuNodes("n", 1, 2).project(project("owner", 2), x).wl(
+			wl("old").in("x").on(10, "n1"), wl("young").in("x").on(55, "n1"), wl("w").in("owner"))
+	}
+	runRuleCases(t, []ruleCase{
+		{"without the setting the lowest-ranked borrowed work goes", base(project("x", 0)),
+			Plan{Evictions: []Eviction{evict("young", "x", "w", RuleReclaim, 1)},
+				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
+		{"young borrowed work is spared, older borrowed work goes", base(project("x", 0).reclaimMinRuntime(600)),
+			Plan{Evictions: []Eviction{evict("old", "x", "w", RuleReclaim, 1)},
+				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
+		{"preemption's minimum runtime does not protect from reclaim", base(project("x", 0).minRuntime(3600)),
+			Plan{Evictions: []Eviction{evict("young", "x", "w", RuleReclaim, 1)},
+				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
+		{"all borrowed work too young: nothing is reclaimed", base(project("x", 0).reclaimMinRuntime(3600)),
+			Plan{Pending: []PendingWorkload{pend("w", "owner", InsufficientCapacity, 1)}}},
+	})
+	p := base(project("x", 0).reclaimMinRuntime(3600)).build().Plan()
+	// old started at 08:10 and is the first to become eligible
+	pendingNote(t, p, "w", InsufficientCapacity, "reclaim minimum runtime; reclaim is possible from 2025-11-01T09:10:00Z")
+}
+
+func TestS27_PreemptionDelay(t *testing.T) {
+	// w, queued at minute 50, could reclaim borrowed b1 and preempt its project's low p1
+	reclaimCase := func(owner *projB, now int) *snapB {
+		return snap().gpuNodes("n", 1, 1).project(owner, project("x", 0)).at(now).wl(
+			wl("b1").in("x").on(10, "n1"), wl("w").in("owner").queued(50))
+	}
+	preemptCase := func(p *projB, now int) *snapB {
+		return snap().gpuNodes("n", 1, 1).project(p).at(now).wl(
+			wl("p1").in("p").prio("very-low").on(10, "n1"), wl("w").in("p").prio("high").preemptible().queued(50))
+	}
+	runRuleCases(t, []ruleCase{
+		{"reclaim waits out the delay", reclaimCase(project("owner", 1).preemptionDelay(900), 60),
+			Plan{Pending: []PendingWorkload{pend("w", "owner", InsufficientCapacity, 1)}}},
+		{"reclaim once the delay has passed", reclaimCase(project("owner", 1).preemptionDelay(900), 65),
+			Plan{Evictions: []Eviction{evict("b1", "x", "w", RuleReclaim, 1)},
+				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
+		{"preemption waits out the delay", preemptCase(project("p", 1).preemptionDelay(900), 60),
+			Plan{Pending: []PendingWorkload{pend("w", "p", InsufficientCapacity, 1)}}},
+		{"preemption once the delay has passed", preemptCase(project("p", 1).preemptionDelay(900), 65),
+			Plan{Evictions: []Eviction{evict("p1", "p", "w", RulePreemption, 1)},
+				Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
+		{"no delay: preemption at once", preemptCase(project("p", 1), 51),
+			Plan{Evictions: []Eviction{evict("p1", "p", "w", RulePreemption, 1)},
+				Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
+	})
+	p := reclaimCase(project("owner", 1).preemptionDelay(900), 60).build().Plan()
+	pendingNote(t, p, "w", InsufficientCapacity, "preemption delay lets it preempt or reclaim from 2025-11-01T09:05:00Z")
 }

@@ -137,6 +137,12 @@ type Policy struct {
 	PreemptionMode           PreemptionMode  // empty means Terminate
 	MinRuntimeSeconds        int64
 	Queueing                 Queueing // empty means BestEffort
+	// ReclaimMinRuntimeSeconds spares the project's borrowed work from reclaim until it has
+	// run that long (S27), as MinRuntimeSeconds does from preemption.
+	ReclaimMinRuntimeSeconds int64
+	// PreemptionDelaySeconds is how long the project's pending work waits before it may
+	// cause preemption or reclaim (S27).
+	PreemptionDelaySeconds int64
 }
 
 // NodePool is a set of nodes selected by one label; the pool with an empty LabelKey takes every
