@@ -46,6 +46,7 @@ type Department struct {
 	// PriorityPolicy and PriorityOffset give its queue priority among departments (S25).
 	PriorityPolicy string `db:"priority_policy"`
 	PriorityOffset int    `db:"priority_offset"`
+	dictionaryRange
 	Quotas       []Quota   `db:"-"`
 	CreatedAt    time.Time `db:"created_at"`
 	CreatedBy    string    `db:"created_by"`
@@ -66,7 +67,7 @@ var DepartmentSpec = listquery.Spec{
 
 const departmentSelect = `
 	SELECT d.id, d.name, (SELECT count(*) FROM projects p WHERE p.department_id = d.id)::int AS project_count,
-	       d.priority_policy, d.priority_offset, d.created_at, d.created_by, d.updated_at, d.updated_by
+	       d.priority_policy, d.priority_offset, ` + dictionaryRangeSQL + `, d.created_at, d.created_by, d.updated_at, d.updated_by
 	FROM departments d`
 
 // Departments lists departments with their quotas.

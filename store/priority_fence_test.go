@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/store"
@@ -32,12 +33,21 @@ func TestPriorityFenceAndDelays(t *testing.T) {
 	if got := p.Policy; got.PriorityPolicy != "open" || got.PriorityOffset != 1000 || got.ReclaimMinRuntimeSeconds != 300 || got.PreemptionDelaySeconds != 60 {
 		t.Fatalf("project policy = %+v", got)
 	}
+	if w := p.PriorityWarning(); !strings.Contains(w, "at least 1025, above very-high (150)") {
+		t.Errorf("an open project with offset 1000 warns %q", w)
+	}
+	if w := d.PriorityWarning(); w != "" {
+		t.Errorf("a negative offset warns %q", w)
+	}
+	if d, err := st.UpdateDepartment(ctx, dept.ID, store.DepartmentUpdate{PriorityOffset: set(100)}, operator); err != nil || d.PriorityWarning() != "" {
+		t.Errorf("an open department with offset 100 (lowest 125) warns %q, %v", d.PriorityWarning(), err)
+	}
 	org, err := st.OrganizationSnapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range org.Departments {
-		if o.ID == dept.ID && (o.PriorityPolicy != "open" || o.PriorityOffset != -50) {
+		if o.ID == dept.ID && (o.PriorityPolicy != "open" || o.PriorityOffset != 100) {
 			t.Errorf("the scheduler's snapshot reads department %+v", o)
 		}
 	}
@@ -58,7 +68,13 @@ func TestPriorityFenceAndDelays(t *testing.T) {
 	}
 
 	d, err = st.UpdateDepartment(ctx, dept.ID, store.DepartmentUpdate{PriorityPolicy: store.Optional[string]{Set: true}}, operator)
-	if err != nil || d.PriorityPolicy != "fence" || d.PriorityOffset != -50 {
+	if w := d.PriorityWarning(); w != "" {
+		t.Errorf("a fenced department with offset 100 warns %q", w)
+	}
+	if d, err := st.UpdateDepartment(ctx, dept.ID, store.DepartmentUpdate{PriorityOffset: set(151)}, operator); err != nil || !strings.Contains(d.PriorityWarning(), "at least 151") {
+		t.Errorf("a fenced department with offset 151 warns %q, %v", d.PriorityWarning(), err)
+	}
+	if err != nil || d.PriorityPolicy != "fence" || d.PriorityOffset != 100 {
 		t.Fatalf("null policy: %q %d, %v", d.PriorityPolicy, d.PriorityOffset, err)
 	}
 }

@@ -63,6 +63,7 @@ type Project struct {
 	// NodePoolIDs is the order set for the project; empty means the default order.
 	NodePoolIDs []uuid.UUID `db:"node_pool_ids"`
 	Policy
+	dictionaryRange
 	Quotas []Quota `db:"-"`
 	// EffectiveNodePools is the order that applies: NodePoolIDs, or else the pools the project
 	// has quota in (most deserved GPUs first, then by name) followed by default.
@@ -95,7 +96,7 @@ const projectSelect = `
 	       p.node_pool_ids, p.default_priority_id, dp.name AS default_priority_name, p.allow_priority_change,
 	       minp.name AS min_priority, maxp.name AS max_priority, p.preemption_order, p.preemption_mode,
 	       p.min_runtime_seconds, p.queueing, p.priority_policy, p.priority_offset,
-	       p.reclaim_min_runtime_seconds, p.preemption_delay_seconds, p.created_at, p.created_by, p.updated_at, p.updated_by
+	       p.reclaim_min_runtime_seconds, p.preemption_delay_seconds, ` + dictionaryRangeSQL + `, p.created_at, p.created_by, p.updated_at, p.updated_by
 	FROM projects p
 	JOIN departments d ON d.id = p.department_id
 	LEFT JOIN workload_priorities dp ON dp.id = p.default_priority_id

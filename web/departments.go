@@ -34,15 +34,18 @@ func (h *departments) routes(r router) {
 }
 
 type departmentRequest struct {
-	Name      optional[string]         `json:"name"`
-	Resources optional[[]quotaRequest] `json:"resources"`
+	Name           optional[string]         `json:"name"`
+	Resources      optional[[]quotaRequest] `json:"resources"`
+	PriorityPolicy optional[string]         `json:"priorityPolicy"`
+	PriorityOffset optional[int]            `json:"priorityOffset" range:"-2147483648,2147483647"`
 }
 
-var departmentFields = []string{"name", "resources"}
+var departmentFields = []string{"name", "resources", "priorityPolicy", "priorityOffset"}
 
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 	res, err := optionalQuotas(r.Resources)
-	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
+	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res,
+		PriorityPolicy: storeOptionalValue(r.PriorityPolicy), PriorityOffset: storeOptionalValue(r.PriorityOffset)}, err
 }
 
 func (h *departments) listDepartments(c echo.Context) error {
