@@ -47,11 +47,11 @@ type Department struct {
 	PriorityPolicy string `db:"priority_policy"`
 	PriorityOffset int    `db:"priority_offset"`
 	dictionaryRange
-	Quotas       []Quota   `db:"-"`
-	CreatedAt    time.Time `db:"created_at"`
-	CreatedBy    string    `db:"created_by"`
-	UpdatedAt    time.Time `db:"updated_at"`
-	UpdatedBy    string    `db:"updated_by"`
+	Quotas    []Quota   `db:"-"`
+	CreatedAt time.Time `db:"created_at"`
+	CreatedBy string    `db:"created_by"`
+	UpdatedAt time.Time `db:"updated_at"`
+	UpdatedBy string    `db:"updated_by"`
 }
 
 // DepartmentSpec is the list spec of departments.

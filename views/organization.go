@@ -282,5 +282,29 @@ func policySummary(p Policy, prios []Priority) string {
 	if p.MinRuntimeSeconds > 0 {
 		parts = append(parts, "min "+itoa(p.MinRuntimeSeconds)+"s")
 	}
+	if p.PreemptionDelaySeconds > 0 {
+		parts = append(parts, "delay "+itoa(p.PreemptionDelaySeconds)+"s")
+	}
+	if p.ReclaimMinRuntimeSeconds > 0 {
+		parts = append(parts, "reclaim after "+itoa(p.ReclaimMinRuntimeSeconds)+"s")
+	}
+	if p.PriorityPolicy == "open" || p.PriorityOffset != 0 {
+		parts = append(parts, fenceSummary(p.PriorityPolicy, p.PriorityOffset))
+	}
 	return strings.Join(parts, " · ")
+}
+
+// fenceSummary is a unit's S25 setting in a few words.
+func fenceSummary(policy string, offset int) string {
+	s := "priority: fenced"
+	if policy == "open" {
+		s = "priority: open"
+	}
+	switch {
+	case offset > 0:
+		s += ", +" + itoa(offset)
+	case offset < 0:
+		s += ", " + itoa(offset)
+	}
+	return s
 }

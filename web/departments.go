@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 
@@ -157,6 +158,11 @@ func (h *departments) saveDepartment(c echo.Context, field string, u func(store.
 }
 
 func (h *departments) saveDepartmentRow(c echo.Context) error {
+	if form, err := c.FormParams(); err == nil && form.Has("priorityPolicy") {
+		return h.saveDepartment(c, "priority", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
+			return formPriorityFence(c)
+		})
+	}
 	return h.saveDepartment(c, "", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
 		return store.DepartmentUpdate{Name: formString(c.FormValue("name"))}, nil
 	})
@@ -206,4 +212,18 @@ func (h *departments) departmentsCSV(c echo.Context) error {
 		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
 	}
 	return writeCSV(c, "departments.csv", rows)
+}
+
+// formPriorityFence reads S25's two fields of a department's or project's form; an empty
+// field is its default (fence, 0).
+func formPriorityFence(c echo.Context) (store.DepartmentUpdate, error) {
+	var u store.DepartmentUpdate
+	policy := c.FormValue("priorityPolicy")
+	u.PriorityPolicy = store.Optional[string]{Set: true}
+	if policy != "" {
+		u.PriorityPolicy.Value = &policy
+	}
+	n, err := formInt("priorityOffset", "priority offset", c.FormValue("priorityOffset"), math.MinInt32, math.MaxInt32)
+	u.PriorityOffset = store.Optional[int]{Set: true, Value: n}
+	return u, err
 }
