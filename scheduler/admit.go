@@ -47,73 +47,17 @@ func (c *cycle) admit() {
 		}
 	}
 
-	c.deptHeap = indexedHeap{
-		pos: func(d int32) *int32 { return &c.depts[d].heapPos },
-		less: func(a, b int32) bool {
-			return lessGroup(&c.depts[a].group, &c.depts[b].group, c.deptQueuePriority, a, b)
-		},
-	}
-	projPos := func(j int32) *int32 { return &c.projects[j].heapPos }
-	projLess := func(a, b int32) bool {
-		return lessGroup(&c.projects[a].group, &c.projects[b].group, c.projectQueuePriority, a, b)
-	}
-	for d := range c.depts {
-		c.depts[d].projects = indexedHeap{pos: projPos, less: projLess}
-	}
-	for j := range c.projects {
-		if c.advance(int32(j)) {
-			c.depts[c.projects[j].dept].projects.push(int32(j))
-		}
-	}
-	for d := range c.depts {
-		if c.depts[d].projects.len() > 0 {
-			c.deptHeap.push(int32(d))
-		}
-	}
-
-	for c.deptHeap.len() > 0 {
-		d := c.deptHeap.top()
-		dept := &c.depts[d]
-		j := dept.projects.top()
-		p := &c.projects[j]
-		wi := p.queue[p.next]
-		p.next++
-		firstEviction := len(c.plan.Evictions)
-		c.attempt(wi, true)
-		if c.wls[wi].outcome == waiting && p.policy.Queueing == Strict {
-			c.blockBehind(j, wi)
-		}
-		if c.advance(j) {
-			dept.projects.fix(j)
-		} else {
-			dept.projects.remove(j)
-		}
-		if dept.projects.len() > 0 {
-			c.deptHeap.fix(d)
-		} else {
-			c.deptHeap.remove(d)
-		}
-		// victims' projects now use less, which moves them in the fair-share order
-		for _, e := range c.evictedOrder[firstEviction:] {
-			c.refresh(c.wls[e].project)
+	c.buildArenas()
+	// Pools take turns, one attempt each, so that each pool's order is its own (S11).
+	for live := c.liveArenas(); live > 0; live = c.liveArenas() {
+		for pool := range c.poolHeaps {
+			if h := &c.poolHeaps[pool]; h.len() > 0 {
+				c.admitNext(h)
+			}
 		}
 	}
 	if len(c.plan.Binds) == 0 {
 		c.plan.Binds = nil // as it was before room was made
-	}
-}
-
-func (c *cycle) refresh(j int32) {
-	if j < 0 {
-		return
-	}
-	p := &c.projects[j]
-	dept := &c.depts[p.dept]
-	if p.heapPos >= 0 {
-		dept.projects.fix(j)
-	}
-	if dept.heapPos >= 0 {
-		c.deptHeap.fix(p.dept)
 	}
 }
 

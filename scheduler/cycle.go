@@ -63,22 +63,18 @@ func (a fairKey) compare(b fairKey) int {
 
 // group is what projects and departments share: quotas per pool and the sums S11 orders by.
 type group struct {
-	name        string
-	shares      []share // by pool index
-	deservedSum int64
-	weightSum   int64
-	allocSum    int64
-	heapPos     int32
+	name    string
+	shares  []share // by pool index
+	heapPos int32
 	// open and offset are its S25 priority policy: a fenced unit's queue priority is its offset
 	open   bool
 	offset int64
 }
 
-func (g *group) key() fairKey { return makeFairKey(g.allocSum, g.deservedSum, g.weightSum) }
-
 type projectState struct {
 	group
 	dept   int32
+	arena  int32 // where it competes: its department's projects of its first pool
 	policy Policy
 	// policyClass numbers the distinct parts of policies that resolution reads (resolveKey)
 	policyClass int32
@@ -93,7 +89,6 @@ type projectState struct {
 type deptState struct {
 	group
 	unbounded bool // the stand-in department of projects that name none
-	projects  indexedHeap
 }
 
 // workload outcome during a cycle
@@ -163,8 +158,14 @@ type cycle struct {
 	pend     []pendState
 	pods     []podState
 	st       statement
-	deptHeap indexedHeap
-	plan     Plan
+	// arenas are where siblings compete (S11): the projects of one department whose first
+	// node pool is one pool; poolHeaps order each pool's arenas, arenaOf finds them.
+	arenas    []arena
+	poolHeaps []indexedHeap
+	arenaOf   []int32 // by dept*len(poolHeaps)+pool; -1 when none
+	// projectQP and arenaQP are the S25 queue priorities of a project and of an arena
+	projectQP, arenaQP func(int32) int64
+	plan               Plan
 	// projectIndex finds projects by name while loading; lastProject is the latest found.
 	projectIndex map[string]int32
 	lastProject  int32

@@ -18,16 +18,17 @@ func (c *cycle) projectQueuePriority(j int32) int64 {
 	return int64(c.wls[p.queue[p.next]].prio) + p.offset
 }
 
-// deptQueuePriority is a department's queue priority: for an open department, the highest
-// of its waiting projects' queue priorities plus its offset. Only open departments look at
-// their projects, so a cluster where everything is fenced pays nothing for the rule.
-func (c *cycle) deptQueuePriority(d int32) int64 {
-	dept := &c.depts[d]
+// arenaQueuePriority is a department's queue priority in an arena: for an open department,
+// the highest of its waiting projects' queue priorities plus its offset. Only open
+// departments look at their projects, so a cluster where everything is fenced pays nothing.
+func (c *cycle) arenaQueuePriority(a int32) int64 {
+	ar := &c.arenas[a]
+	dept := &c.depts[ar.dept]
 	if !dept.open {
 		return dept.offset
 	}
 	best, any := int64(0), false
-	for _, j := range dept.projects.items {
+	for _, j := range ar.projects.items {
 		if q := c.projectQueuePriority(j); !any || q > best {
 			best, any = q, true
 		}
@@ -35,18 +36,14 @@ func (c *cycle) deptQueuePriority(d int32) int64 {
 	return best + dept.offset
 }
 
-// lessGroup is S11 with S25: a unit below its deserved quota goes first, the most starved
+// compareGroups is S11 with S25: a unit below its deserved quota goes first, the most starved
 // first, whatever the priorities; among units past it, the higher queue priority first, then
-// the weighted over-quota order.
-func lessGroup(a, b *group, queuePriority func(int32) int64, ia, ib int32) bool {
-	ka, kb := a.key(), b.key()
+// the weighted over-quota order. 0 when they tie.
+func compareGroups(ka, kb fairKey, a, b *group, queuePriority func(int32) int64, ia, ib int32) int {
 	if ka.class != 0 && kb.class != 0 && (a.open || a.offset != 0 || b.open || b.offset != 0) {
 		if d := cmp.Compare(queuePriority(ib), queuePriority(ia)); d != 0 {
-			return d < 0
+			return d
 		}
 	}
-	if d := ka.compare(kb); d != 0 {
-		return d < 0
-	}
-	return ia < ib
+	return ka.compare(kb)
 }

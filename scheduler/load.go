@@ -110,15 +110,11 @@ func normalQuota(q Quota, ok bool) Quota {
 	return q
 }
 
-func (c *cycle) newGroup(name string, quotas map[string]Quota, pools []int32, slab []share) group {
+func (c *cycle) newGroup(name string, quotas map[string]Quota, slab []share) group {
 	g := group{name: name, shares: slab, heapPos: -1}
 	for i := range c.pools {
 		q, ok := quotas[c.pools[i].pool.Name]
 		g.shares[i].quota = normalQuota(q, ok)
-	}
-	for _, p := range pools {
-		g.deservedSum += g.shares[p].quota.Deserved
-		g.weightSum += g.shares[p].quota.OverQuotaWeight
 	}
 	return g
 }
@@ -136,7 +132,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 	deptIdx := make(map[string]int32, len(deptOrder))
 	for i, o := range deptOrder {
 		d := &s.Departments[o]
-		c.depts[i].group = c.newGroup(d.Name, d.Quotas, allPools, slab[i*nPools:(i+1)*nPools])
+		c.depts[i].group = c.newGroup(d.Name, d.Quotas, slab[i*nPools:(i+1)*nPools])
 		c.depts[i].open, c.depts[i].offset = d.PriorityPolicy == Open, int64(d.PriorityOffset)
 		deptIdx[d.Name] = int32(i)
 	}
@@ -162,7 +158,7 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 				}
 			}
 		}
-		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
+		ps.group = c.newGroup(p.Name, p.Quotas, slab[i*nPools:(i+1)*nPools])
 		ps.open, ps.offset = p.PriorityPolicy == Open, int64(p.PriorityOffset)
 		ps.policy = p.Policy
 		ps.policyClass = policyClasses.of(p.Policy)
@@ -173,13 +169,13 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 		}
 		ps.dept = d
 		if d == none {
-			// the stand-in department is as large as its projects, so it never binds them
+			// the stand-in department is as large as its projects in the pools they use, so
+			// it never binds them and is ordered in each pool by what is there (S11)
 			nd := &c.depts[none]
-			for pi := range ps.shares {
+			for _, pi := range ps.pools {
 				nd.shares[pi].quota.Deserved += ps.shares[pi].quota.Deserved
+				nd.shares[pi].quota.OverQuotaWeight += ps.shares[pi].quota.OverQuotaWeight
 			}
-			nd.deservedSum += ps.deservedSum
-			nd.weightSum += ps.weightSum
 		}
 	}
 	c.projectIndex, c.lastProject = make(map[string]int32, len(projOrder)), -1
@@ -320,7 +316,6 @@ func (c *cycle) account(wi, pool int32, gpus int64) {
 		if !ws.preemptible {
 			sh.allocNP += gpus
 		}
-		g.allocSum += gpus
 	}
 }
 

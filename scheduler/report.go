@@ -229,7 +229,10 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 			e.NominatedNodes[i] = c.nodes[n].node.Name
 		}
 	}
-	e.Message = c.message(ws, &e) + c.delayNote(&pend.fail)
+	e.Message = c.message(ws, &e)
+	if note := c.delayNote(&pend.fail); note != "" {
+		e.Message += note
+	}
 	return e
 }
 
@@ -291,6 +294,9 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 
 // delayNote adds to a waiting workload's sentence why nothing was evicted for it yet (S27).
 func (c *cycle) delayNote(f *failure) string {
+	if f.delay == noDelay {
+		return ""
+	}
 	at := time.Unix(0, f.until).UTC().Format(time.RFC3339)
 	switch f.delay {
 	case preemptionDelay:
