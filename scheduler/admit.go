@@ -75,6 +75,13 @@ func (c *cycle) blockBehind(j, head int32) {
 // unit, otherwise pod by pod. With allowEvict it may reclaim and preempt (S18).
 func (c *cycle) attempt(wi int32, allowEvict bool) {
 	ws := &c.wls[wi]
+	if c.isExtra(ws) {
+		if !c.extrasMayGo(wi) {
+			ws.outcome, *c.failOf(ws) = skipped, failure{reason: InsufficientCapacity, pool: -1}
+			return
+		}
+		allowEvict = false
+	}
 	pending := c.unitBuf[:0]
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
 		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
@@ -260,12 +267,19 @@ func (c *cycle) commit(wi int32, mark int) {
 			v.evictionRecorded = true
 			vp := &c.projects[v.project]
 			mode := vp.policy.PreemptionMode
-			if mode != Suspend || !CanSuspend(v.w.Kind) {
-				mode = Terminate
+			if mode != Suspend || !CanSuspend(v.w.Kind) || c.isExtra(v) {
+				mode = Terminate // replicas beyond a minimum go one by one (S26)
 			}
-			c.plan.Evictions = append(c.plan.Evictions, Eviction{Workload: v.w.UID, Namespace: v.w.Namespace,
-				Name: v.w.Name, Project: vp.name, Mode: mode, Preemptor: ws.w.UID, Rule: o.rule, GPUs: v.boundGPUs})
 			c.evictedOrder = append(c.evictedOrder, o.id)
+			if c.isExtra(v) && c.addToEviction(v, ws.w.UID, o.rule) {
+				continue
+			}
+			e := Eviction{Workload: v.w.UID, Namespace: v.w.Namespace,
+				Name: v.w.Name, Project: vp.name, Mode: mode, Preemptor: ws.w.UID, Rule: o.rule, GPUs: v.boundGPUs}
+			if c.isExtra(v) {
+				e.Pods = c.extraPods(v)
+			}
+			c.plan.Evictions = append(c.plan.Evictions, e)
 		}
 	}
 }

@@ -144,6 +144,7 @@ type podState struct {
 	reserved    bool // placed on capacity that evictions free: bound in a later cycle
 	terminating bool
 	constrained bool
+	extra       bool // a replica of a semi-preemptible workload beyond its minimum (S26)
 }
 
 // cycle is one run of Plan: the snapshot indexed by integers, and the state being simulated.
@@ -176,6 +177,8 @@ type cycle struct {
 	lastRes     int32
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
+	semiBuf                     [3][]int32
+	hasSemi                     bool // some workload is semi-preemptible (S26)
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)

@@ -152,7 +152,10 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 				}
 				return cmp.Compare(wa.start, wb.start)
 			}
-			return cmp.Compare(wa.w.UID, wb.w.UID)
+			if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
+				return d
+			}
+			return -c.compareUIDs(a, b) // replicas beyond a minimum: the last first, as reclaim takes them (S26)
 		})
 		i := 0
 		next := func() int32 {

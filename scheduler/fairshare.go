@@ -100,7 +100,7 @@ func (c *cycle) admitNext(h *indexedHeap) {
 	p.next++
 	firstEviction := len(c.plan.Evictions)
 	c.attempt(wi, true)
-	if c.wls[wi].outcome == waiting && p.policy.Queueing == Strict {
+	if c.wls[wi].outcome == waiting && p.policy.Queueing == Strict && !c.isExtra(&c.wls[wi]) {
 		c.blockBehind(j, wi)
 	}
 	if c.advance(j) {

@@ -213,6 +213,10 @@ func (g *generator) workload(i int, run bool) {
 	if pods > 1 && rng.IntN(3) > 0 {
 		w.Annotations[AnnotationMinMembers] = strconv.Itoa(pods)
 	}
+	if g.cfg.varied && rng.IntN(6) == 0 { // elastic: a minimum, and replicas beyond it (S26)
+		w.Labels[LabelPreemptibility] = string(SemiPreemptible)
+		w.Annotations[AnnotationMinMembers] = strconv.Itoa(1 + rng.IntN(pods))
+	}
 	req := Resources{MilliCPU: 1000 * (1 + rng.Int64N(4)), Memory: gi * (1 + rng.Int64N(8)), GPUs: rng.Int64N(g.cfg.maxGPUs + 1)}
 	if req.GPUs == 0 && rng.IntN(2) == 0 {
 		req.GPUs = 1
@@ -264,11 +268,22 @@ func (g *generator) place(w *Workload, proj *Project) {
 	np := w.Labels[LabelPreemptibility] == string(NonPreemptible)
 	poolIdx := g.rng.IntN(g.cfg.pools)
 	pool := poolName(poolIdx)
-	var gpus int64
+	var gpus, npGPUs int64
 	for _, p := range w.Pods {
 		gpus += p.Requests.GPUs
 	}
-	if !g.quotaRoom(proj, pool, poolIdx, gpus, np) {
+	if np {
+		npGPUs = gpus
+	}
+	if w.Labels[LabelPreemptibility] == string(SemiPreemptible) {
+		gang, _ := ResolveGangSize(w)
+		npGPUs = int64(min(gang, len(w.Pods))) * w.Pods[0].Requests.GPUs // its minimum
+	}
+	if !g.quotaRoom(proj, pool, poolIdx, npGPUs, true) {
+		return
+	}
+	if !g.quotaRoom(proj, pool, poolIdx, gpus-npGPUs, false) {
+		g.quotaRoom(proj, pool, poolIdx, -npGPUs, true)
 		return
 	}
 	start := g.rng.IntN(len(g.s.Nodes))
@@ -294,7 +309,8 @@ func (g *generator) place(w *Workload, proj *Project) {
 				r.Pods = 1
 				g.free[n] = g.free[n].Add(r)
 			}
-			g.quotaRoom(proj, pool, poolIdx, -gpus, np)
+			g.quotaRoom(proj, pool, poolIdx, -npGPUs, true)
+			g.quotaRoom(proj, pool, poolIdx, -(gpus - npGPUs), false)
 			return
 		}
 		g.free[found] = g.free[found].sub(req)

@@ -206,6 +206,10 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		// the gang size matters only while pods are pending (pendState), its warnings always
 		_, warnings := ResolveGangSize(w)
 		c.plan.Warnings = append(c.plan.Warnings, warnings...)
+		if c.resolutions[ws.res].semi && !ws.suspended {
+			c.loadSemi(ws, nodeIdx)
+			continue
+		}
 		ws.firstPod = int32(len(c.pods))
 		c.wls = append(c.wls, ws)
 		for k := range w.Pods {
@@ -237,7 +241,10 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; ws.pendingPods > 0 {
 			ws.pend = int32(len(c.pend))
-			gang, _ := ResolveGangSize(ws.w)
+			gang := 1 // replicas beyond a minimum go one by one (S26)
+			if !c.isExtra(ws) {
+				gang, _ = ResolveGangSize(ws.w)
+			}
 			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
 		}
 	}
@@ -429,7 +436,13 @@ func sign(less bool) int {
 	return 1
 }
 
-func (c *cycle) compareUIDs(a, b int32) int { return cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID) }
+func (c *cycle) compareUIDs(a, b int32) int {
+	if d := cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID); d != 0 || !c.hasSemi {
+		return d
+	}
+	// replicas of one semi-preemptible workload (S26): by their pods
+	return cmp.Compare(c.pods[c.wls[a].firstPod].pod.UID, c.pods[c.wls[b].firstPod].pod.UID)
+}
 
 // gpusIn is the GPUs a workload's bound pods hold in a pool.
 func (c *cycle) gpusIn(wi, pool int32) int64 {

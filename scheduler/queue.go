@@ -44,7 +44,9 @@ func (c *cycle) markWaitingForEvictions() {
 		if byUID == nil {
 			byUID = make(map[string]int32, len(c.wls))
 			for wi := range c.wls {
-				byUID[c.wls[wi].w.UID] = int32(wi)
+				if !c.isExtra(&c.wls[wi]) { // replicas beyond a minimum evict nobody (S26)
+					byUID[c.wls[wi].w.UID] = int32(wi)
+				}
 			}
 		}
 		wi, ok := byUID[v.w.PreemptedBy]
@@ -77,7 +79,10 @@ func (c *cycle) compareQueue(a, b int32) int {
 	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
 		return d
 	}
-	return cmp.Compare(wa.w.UID, wb.w.UID)
+	if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
+		return d
+	}
+	return cmp.Compare(a, b) // parts of one semi-preemptible workload: its minimum first (S26)
 }
 
 // order is phase 3.

@@ -19,7 +19,7 @@ func (c *cycle) report() {
 
 	n := 0
 	for wi := range c.wls {
-		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted {
+		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted && !c.isExtra(ws) {
 			n++
 		}
 	}
@@ -39,6 +39,14 @@ func (c *cycle) report() {
 		for _, wi := range p.queue {
 			if c.wls[wi].outcome == admitted {
 				continue
+			}
+			if c.isExtra(&c.wls[wi]) {
+				if g, ok := c.joinMinimum(wi); ok {
+					if len(p.pools) > 0 {
+						counts[j*nPools+int(p.pools[0])].requested += g
+					}
+					continue
+				}
 			}
 			pos++
 			e := c.pendingEntry(wi, pos)
@@ -160,14 +168,21 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	copy(next, first)
 
 	c.plan.Running = make([]RunningWorkload, len(listed))
+	var entryOf []int32 // with semi-preemptible workloads, each entry's part (S26)
+	if c.hasSemi {
+		entryOf = make([]int32, len(listed))
+	}
 	for _, wi := range listed {
 		ws := &c.wls[wi]
 		pool, gpus, _ := c.held(ws)
 		b := bucketOf(ws, pool)
+		if entryOf != nil {
+			entryOf[next[b]] = wi
+		}
 		r := &c.plan.Running[next[b]]
 		next[b]++
 		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-			Priority: c.priority(ws), Preemptibility: preemptibility(ws.preemptible), GPUs: gpus}
+			Priority: c.priority(ws), Preemptibility: c.preemptibilityOf(ws), GPUs: gpus}
 		if pool >= 0 {
 			r.NodePool = c.pools[pool].pool.Name
 		}
@@ -187,8 +202,13 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			r := &c.plan.Running[i]
 			cum += r.GPUs
 			r.Borrowed = cum > deserved
-			count(j, pool)
+			if entryOf == nil || !c.isExtra(&c.wls[entryOf[i]]) || !c.heldBefore(entryOf[i]) {
+				count(j, pool)
+			}
 		}
+	}
+	if entryOf != nil {
+		c.mergeParts(entryOf)
 	}
 }
 
@@ -202,7 +222,7 @@ func preemptibility(preemptible bool) Preemptibility {
 func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	ws := &c.wls[wi]
 	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws),
-		Preemptibility: preemptibility(ws.preemptible), QueuePosition: pos}
+		Preemptibility: c.preemptibilityOf(ws), QueuePosition: pos}
 	if ws.project >= 0 {
 		e.Project = c.projects[ws.project].name
 	}

@@ -218,7 +218,7 @@ func (c *Catalog) clamp(w *Workload, p Priority, policy Policy, warnings *[]Warn
 }
 
 func validPreemptibility(v string) bool {
-	return v == string(Preemptible) || v == string(NonPreemptible)
+	return v == string(Preemptible) || v == string(NonPreemptible) || v == string(SemiPreemptible)
 }
 
 func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
@@ -235,7 +235,7 @@ func (c *Catalog) resolvePreemptibility(w *Workload, t *WorkloadType, cat *Categ
 			return Preemptibility(s.v)
 		}
 		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+
-			LabelPreemptibility+" is neither preemptible nor non-preemptible; it is ignored.")
+			LabelPreemptibility+" is not preemptible, non-preemptible or semi-preemptible; it is ignored.")
 	}
 	if t != nil && validPreemptibility(string(t.Preemptibility)) {
 		return t.Preemptibility

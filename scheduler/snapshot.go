@@ -51,6 +51,9 @@ type Preemptibility string
 const (
 	Preemptible    Preemptibility = "preemptible"
 	NonPreemptible Preemptibility = "non-preemptible"
+	// SemiPreemptible (S26): the gang minimum is non-preemptible, replicas beyond it are
+	// preemptible, admitted and evicted one by one.
+	SemiPreemptible Preemptibility = "semi-preemptible"
 )
 
 // Phase is a workload's lifecycle phase (S24).
