@@ -36,7 +36,7 @@ func (c *cycle) advance(j int32) bool {
 
 // admit is phase 4.
 func (c *cycle) admit() {
-	c.plan.Binds = make([]Bind, 0, c.maxBinds())
+	c.binds = make([]placedPod, 0, c.maxBinds())
 	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
 	// what was freed for them is theirs (S19).
 	for j := range c.projects {
@@ -56,9 +56,7 @@ func (c *cycle) admit() {
 			}
 		}
 	}
-	if len(c.plan.Binds) == 0 {
-		c.plan.Binds = nil // as it was before room was made
-	}
+
 }
 
 // blockBehind is strict queueing (S12): nothing behind a blocked head is admitted.
@@ -256,9 +254,7 @@ func (c *cycle) commit(wi int32, mark int) {
 			if ws.suspended {
 				continue
 			}
-			pod := c.pods[o.id].pod
-			c.plan.Binds = append(c.plan.Binds, Bind{Workload: ws.w.UID,
-				Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[o.node].node.Name})
+			c.binds = append(c.binds, placedPod{wi: wi, pod: o.id, node: o.node})
 		case opEvict:
 			v := &c.wls[o.id]
 			if !v.evicted || v.evictionRecorded {
@@ -320,4 +316,23 @@ func (c *cycle) reclaimRuntimeLeft(v *wlState) bool {
 func (c *cycle) minRuntimeLeft(v *wlState) bool {
 	secs := c.projects[v.project].policy.MinRuntimeSeconds
 	return secs > 0 && c.snap.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second
+}
+
+// placedPod is a bind decided by an attempt; the report writes it out as a Bind (see bindsOut).
+type placedPod struct{ wi, pod, node int32 }
+
+// bindsOut writes the cycle's binds into the plan, in the order they were decided. Doing it
+// here rather than at each attempt keeps reading the snapshot's workloads and pods (a cache
+// miss each, at tens of thousands) out of the admission loop, and lets it run beside the
+// running report.
+func (c *cycle) bindsOut() {
+	if len(c.binds) == 0 {
+		return
+	}
+	c.plan.Binds = make([]Bind, len(c.binds))
+	for i, b := range c.binds {
+		pod := c.pods[b.pod].pod
+		c.plan.Binds[i] = Bind{Workload: c.wls[b.wi].w.UID,
+			Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[b.node].node.Name}
+	}
 }

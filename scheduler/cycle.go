@@ -167,6 +167,7 @@ type cycle struct {
 	// projectQP and arenaQP are the S25 queue priorities of a project and of an arena
 	projectQP, arenaQP func(int32) int64
 	plan               Plan
+	binds              []placedPod // decided binds, in order; see bindsOut
 	// projectIndex finds projects by name while loading; lastProject is the latest found.
 	projectIndex map[string]int32
 	lastProject  int32
@@ -178,7 +179,8 @@ type cycle struct {
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
 	semiBuf                     [3][]int32
-	hasSemi                     bool // some workload is semi-preemptible (S26)
+	borrowers                   [][]int32 // by pool: see borrowersIn
+	hasSemi                     bool      // some workload is semi-preemptible (S26)
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)

@@ -469,6 +469,7 @@ func (c *cycle) buildBuckets() {
 		words := (len(p.nodes) + 63) / 64
 		slab := make([]uint64, int(maxGPUs+1)*words)
 		p.buckets = make([][]uint64, maxGPUs+1)
+		p.bucketLen, p.firstWord = make([]int32, maxGPUs+1), make([]int32, maxGPUs+1)
 		for g := range p.buckets {
 			p.buckets[g] = slab[g*words : (g+1)*words]
 		}

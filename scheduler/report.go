@@ -17,6 +17,18 @@ func (c *cycle) report() {
 		pending, running int
 	}, len(c.projects)*nPools)
 
+	// What runs and what waits are reported side by side: at tens of thousands of workloads
+	// each takes milliseconds, mostly reading the snapshot's workloads, and neither reads what
+	// the other writes (reportRunning writes plan.Running and its own counts, the pending
+	// side plan.Pending and the failures of waiting workloads). The plan is the same either way.
+	running := make([]int, len(c.projects)*nPools)
+	runningDone := make(chan struct{})
+	go func() {
+		defer close(runningDone)
+		c.reportRunning(func(j, pool int32) { running[int(j)*nPools+int(pool)]++ })
+	}()
+
+	c.bindsOut()
 	n := 0
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted && !c.isExtra(ws) {
@@ -59,7 +71,10 @@ func (c *cycle) report() {
 		}
 	}
 
-	c.reportRunning(func(j, pool int32) { counts[int(j)*nPools+int(pool)].running++ })
+	<-runningDone
+	for i, n := range running {
+		counts[i].running = n
+	}
 
 	for j := range c.projects {
 		p := &c.projects[j]
@@ -148,7 +163,11 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	bucketOf := func(ws *wlState, pool int32) int32 { return (ws.project+1)*nPools + pool + 1 }
 	bounds := make([]int32, 2*(int(nPools)*(len(c.projects)+1)+1))
 	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:] // first[b]: where bucket b starts
-	listed := make([]int32, 0, len(c.runningOrder)+len(started))  // in the ranking
+	type heldBy struct {
+		wi, pool int32
+		gpus     int64
+	}
+	listed := make([]heldBy, 0, len(c.runningOrder)+len(started)) // in the ranking
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
 		var wi int32
@@ -157,8 +176,8 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 		} else {
 			wi, started = started[0].wi, started[1:]
 		}
-		if pool, _, ok := c.held(&c.wls[wi]); ok {
-			listed = append(listed, wi)
+		if pool, gpus, ok := c.held(&c.wls[wi]); ok {
+			listed = append(listed, heldBy{wi, pool, gpus})
 			first[bucketOf(&c.wls[wi], pool)+1]++
 		}
 	}
@@ -172,9 +191,9 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	if c.hasSemi {
 		entryOf = make([]int32, len(listed))
 	}
-	for _, wi := range listed {
+	for _, l := range listed {
+		wi, pool, gpus := l.wi, l.pool, l.gpus
 		ws := &c.wls[wi]
-		pool, gpus, _ := c.held(ws)
 		b := bucketOf(ws, pool)
 		if entryOf != nil {
 			entryOf[next[b]] = wi

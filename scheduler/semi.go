@@ -77,7 +77,9 @@ func (c *cycle) addPart(ws wlState, pods []int32, extra bool, nodeIdx map[string
 
 // isExtra reports whether a workload state holds replicas of a semi-preemptible workload
 // beyond its minimum.
-func (c *cycle) isExtra(ws *wlState) bool { return ws.pods > 0 && c.pods[ws.firstPod].extra }
+func (c *cycle) isExtra(ws *wlState) bool {
+	return c.hasSemi && ws.pods > 0 && c.pods[ws.firstPod].extra
+}
 
 // minimumOf is the part holding the minimum of the workload whose part wi is.
 func (c *cycle) minimumOf(wi int32) int32 {
