@@ -36,7 +36,7 @@ func (c *cycle) advance(j int32) bool {
 
 // admit is phase 4.
 func (c *cycle) admit() {
-	c.plan.Binds = make([]Bind, 0, c.maxBinds())
+	c.binds = make([]placedPod, 0, c.maxBinds())
 	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
 	// what was freed for them is theirs (S19).
 	for j := range c.projects {
@@ -47,77 +47,16 @@ func (c *cycle) admit() {
 		}
 	}
 
-	c.deptHeap = indexedHeap{
-		pos:  func(d int32) *int32 { return &c.depts[d].heapPos },
-		less: func(a, b int32) bool { return c.lessGroup(&c.depts[a].group, &c.depts[b].group, a, b) },
-	}
-	projPos := func(j int32) *int32 { return &c.projects[j].heapPos }
-	projLess := func(a, b int32) bool { return c.lessGroup(&c.projects[a].group, &c.projects[b].group, a, b) }
-	for d := range c.depts {
-		c.depts[d].projects = indexedHeap{pos: projPos, less: projLess}
-	}
-	for j := range c.projects {
-		if c.advance(int32(j)) {
-			c.depts[c.projects[j].dept].projects.push(int32(j))
-		}
-	}
-	for d := range c.depts {
-		if c.depts[d].projects.len() > 0 {
-			c.deptHeap.push(int32(d))
+	c.buildArenas()
+	// Pools take turns, one attempt each, so that each pool's order is its own (S11).
+	for live := c.liveArenas(); live > 0; live = c.liveArenas() {
+		for pool := range c.poolHeaps {
+			if h := &c.poolHeaps[pool]; h.len() > 0 {
+				c.admitNext(h)
+			}
 		}
 	}
 
-	for c.deptHeap.len() > 0 {
-		d := c.deptHeap.top()
-		dept := &c.depts[d]
-		j := dept.projects.top()
-		p := &c.projects[j]
-		wi := p.queue[p.next]
-		p.next++
-		firstEviction := len(c.plan.Evictions)
-		c.attempt(wi, true)
-		if c.wls[wi].outcome == waiting && p.policy.Queueing == Strict {
-			c.blockBehind(j, wi)
-		}
-		if c.advance(j) {
-			dept.projects.fix(j)
-		} else {
-			dept.projects.remove(j)
-		}
-		if dept.projects.len() > 0 {
-			c.deptHeap.fix(d)
-		} else {
-			c.deptHeap.remove(d)
-		}
-		// victims' projects now use less, which moves them in the fair-share order
-		for _, e := range c.evictedOrder[firstEviction:] {
-			c.refresh(c.wls[e].project)
-		}
-	}
-	if len(c.plan.Binds) == 0 {
-		c.plan.Binds = nil // as it was before room was made
-	}
-}
-
-func (c *cycle) lessGroup(a, b *group, ia, ib int32) bool {
-	if d := a.key().compare(b.key()); d != 0 {
-		return d < 0
-	}
-	return ia < ib
-}
-
-func (c *cycle) refresh(j int32) {
-	if j < 0 {
-		return
-	}
-	p := &c.projects[j]
-	dept := &c.depts[p.dept]
-	if p.heapPos >= 0 {
-		dept.projects.fix(j)
-	}
-	if dept.heapPos >= 0 {
-		c.deptHeap.fix(p.dept)
-	}
 }
 
 // blockBehind is strict queueing (S12): nothing behind a blocked head is admitted.
@@ -134,6 +73,13 @@ func (c *cycle) blockBehind(j, head int32) {
 // unit, otherwise pod by pod. With allowEvict it may reclaim and preempt (S18).
 func (c *cycle) attempt(wi int32, allowEvict bool) {
 	ws := &c.wls[wi]
+	if c.isExtra(ws) {
+		if !c.extrasMayGo(wi) {
+			ws.outcome, *c.failOf(ws) = skipped, failure{reason: InsufficientCapacity, pool: -1}
+			return
+		}
+		allowEvict = false
+	}
 	pending := c.unitBuf[:0]
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
 		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
@@ -205,12 +151,16 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 			return true, false
 		}
 	}
+	c.reclaimSpared = 0
 	switch {
 	case !allowEvict:
 	case ws.waitEvictions:
 		f = failure{reason: WaitingForEvictions, pool: -1}
+	case c.delayed(ws, &f):
 	case c.reclaim(wi, unit), c.preempt(wi, unit):
 		return true, true
+	case c.reclaimSpared > 0:
+		f.delay, f.until = reclaimRuntime, c.reclaimSpared
 	}
 	if f.reason == "" {
 		f.reason = NoMatchingNodes // the project may use no node pool at all
@@ -304,9 +254,7 @@ func (c *cycle) commit(wi int32, mark int) {
 			if ws.suspended {
 				continue
 			}
-			pod := c.pods[o.id].pod
-			c.plan.Binds = append(c.plan.Binds, Bind{Workload: ws.w.UID,
-				Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[o.node].node.Name})
+			c.binds = append(c.binds, placedPod{wi: wi, pod: o.id, node: o.node})
 		case opEvict:
 			v := &c.wls[o.id]
 			if !v.evicted || v.evictionRecorded {
@@ -315,18 +263,76 @@ func (c *cycle) commit(wi int32, mark int) {
 			v.evictionRecorded = true
 			vp := &c.projects[v.project]
 			mode := vp.policy.PreemptionMode
-			if mode != Suspend || !CanSuspend(v.w.Kind) {
-				mode = Terminate
+			if mode != Suspend || !CanSuspend(v.w.Kind) || c.isExtra(v) {
+				mode = Terminate // replicas beyond a minimum go one by one (S26)
 			}
-			c.plan.Evictions = append(c.plan.Evictions, Eviction{Workload: v.w.UID, Namespace: v.w.Namespace,
-				Name: v.w.Name, Project: vp.name, Mode: mode, Preemptor: ws.w.UID, Rule: o.rule, GPUs: v.boundGPUs})
 			c.evictedOrder = append(c.evictedOrder, o.id)
+			if c.isExtra(v) && c.addToEviction(v, ws.w.UID, o.rule) {
+				continue
+			}
+			e := Eviction{Workload: v.w.UID, Namespace: v.w.Namespace,
+				Name: v.w.Name, Project: vp.name, Mode: mode, Preemptor: ws.w.UID, Rule: o.rule, GPUs: v.boundGPUs}
+			if c.isExtra(v) {
+				e.Pods = c.extraPods(v)
+			}
+			c.plan.Evictions = append(c.plan.Evictions, e)
 		}
 	}
+}
+
+// delayed is S27's preemption delay: a workload that has waited less than its project's
+// preemptionDelaySeconds may not evict anything yet; the failure says until when.
+func (c *cycle) delayed(ws *wlState, f *failure) bool {
+	secs := c.projects[ws.project].policy.PreemptionDelaySeconds
+	if secs <= 0 {
+		return false
+	}
+	until := ws.w.QueuedAt.Add(time.Duration(secs) * time.Second)
+	if !c.snap.Now.Before(until) {
+		return false
+	}
+	f.delay, f.until = preemptionDelay, until.UnixNano()
+	return true
+}
+
+// reclaimRuntimeLeft reports whether a borrowed victim is still protected from reclaim by its
+// project's reclaimMinRuntimeSeconds (S27), noting when it stops being.
+func (c *cycle) reclaimRuntimeLeft(v *wlState) bool {
+	secs := c.projects[v.project].policy.ReclaimMinRuntimeSeconds
+	if secs <= 0 {
+		return false
+	}
+	until := v.w.StartedAt.Add(time.Duration(secs) * time.Second)
+	if !c.snap.Now.Before(until) {
+		return false
+	}
+	if u := until.UnixNano(); c.reclaimSpared == 0 || u < c.reclaimSpared {
+		c.reclaimSpared = u
+	}
+	return true
 }
 
 // minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime (S16).
 func (c *cycle) minRuntimeLeft(v *wlState) bool {
 	secs := c.projects[v.project].policy.MinRuntimeSeconds
 	return secs > 0 && c.snap.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second
+}
+
+// placedPod is a bind decided by an attempt; the report writes it out as a Bind (see bindsOut).
+type placedPod struct{ wi, pod, node int32 }
+
+// bindsOut writes the cycle's binds into the plan, in the order they were decided. Doing it
+// here rather than at each attempt keeps reading the snapshot's workloads and pods (a cache
+// miss each, at tens of thousands) out of the admission loop, and lets it run beside the
+// running report.
+func (c *cycle) bindsOut() {
+	if len(c.binds) == 0 {
+		return
+	}
+	c.plan.Binds = make([]Bind, len(c.binds))
+	for i, b := range c.binds {
+		pod := c.pods[b.pod].pod
+		c.plan.Binds[i] = Bind{Workload: c.wls[b.wi].w.UID,
+			Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[b.node].node.Name}
+	}
 }

@@ -368,3 +368,22 @@ func runRuleCases(t *testing.T, cases []ruleCase) {
 		})
 	}
 }
+
+// prioPolicy sets a project's S25 priority policy and offset.
+func (p *projB) prioPolicy(pol PriorityPolicy, offset int32) *projB {
+	p.p.PriorityPolicy, p.p.PriorityOffset = pol, offset
+	return p
+}
+
+// deptPolicy sets the S25 priority policy and offset of the department named.
+func (b *snapB) deptPolicy(name string, pol PriorityPolicy, offset int32) *snapB {
+	for i := range b.s.Departments {
+		if b.s.Departments[i].Name == name {
+			b.s.Departments[i].PriorityPolicy, b.s.Departments[i].PriorityOffset = pol, offset
+		}
+	}
+	return b
+}
+
+func (p *projB) reclaimMinRuntime(s int64) *projB { p.p.Policy.ReclaimMinRuntimeSeconds = s; return p }
+func (p *projB) preemptionDelay(s int64) *projB   { p.p.Policy.PreemptionDelaySeconds = s; return p }

@@ -63,19 +63,18 @@ func (a fairKey) compare(b fairKey) int {
 
 // group is what projects and departments share: quotas per pool and the sums S11 orders by.
 type group struct {
-	name        string
-	shares      []share // by pool index
-	deservedSum int64
-	weightSum   int64
-	allocSum    int64
-	heapPos     int32
+	name    string
+	shares  []share // by pool index
+	heapPos int32
+	// open and offset are its S25 priority policy: a fenced unit's queue priority is its offset
+	open   bool
+	offset int64
 }
-
-func (g *group) key() fairKey { return makeFairKey(g.allocSum, g.deservedSum, g.weightSum) }
 
 type projectState struct {
 	group
 	dept   int32
+	arena  int32 // where it competes: its department's projects of its first pool
 	policy Policy
 	// policyClass numbers the distinct parts of policies that resolution reads (resolveKey)
 	policyClass int32
@@ -90,7 +89,6 @@ type projectState struct {
 type deptState struct {
 	group
 	unbounded bool // the stand-in department of projects that name none
-	projects  indexedHeap
 }
 
 // workload outcome during a cycle
@@ -146,6 +144,7 @@ type podState struct {
 	reserved    bool // placed on capacity that evictions free: bound in a later cycle
 	terminating bool
 	constrained bool
+	extra       bool // a replica of a semi-preemptible workload beyond its minimum (S26)
 }
 
 // cycle is one run of Plan: the snapshot indexed by integers, and the state being simulated.
@@ -160,8 +159,15 @@ type cycle struct {
 	pend     []pendState
 	pods     []podState
 	st       statement
-	deptHeap indexedHeap
-	plan     Plan
+	// arenas are where siblings compete (S11): the projects of one department whose first
+	// node pool is one pool; poolHeaps order each pool's arenas, arenaOf finds them.
+	arenas    []arena
+	poolHeaps []indexedHeap
+	arenaOf   []int32 // by dept*len(poolHeaps)+pool; -1 when none
+	// projectQP and arenaQP are the S25 queue priorities of a project and of an arena
+	projectQP, arenaQP func(int32) int64
+	plan               Plan
+	binds              []placedPod // decided binds, in order; see bindsOut
 	// projectIndex finds projects by name while loading; lastProject is the latest found.
 	projectIndex map[string]int32
 	lastProject  int32
@@ -172,10 +178,16 @@ type cycle struct {
 	lastRes     int32
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
+	semiBuf                     [3][]int32
+	borrowers                   [][]int32 // by pool: see borrowersIn
+	hasSemi                     bool      // some workload is semi-preemptible (S26)
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)
 	runningOrder []rankItem
+	// reclaimSpared is the earliest time a victim that reclaim spared for its minimum
+	// runtime becomes eligible, during one reclaim attempt; 0 when none was spared (S27).
+	reclaimSpared int64
 	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
 	// that UIDs made of a common prefix and a name are told apart without comparing strings.
 	uidSkip int
@@ -191,7 +203,19 @@ type failure struct {
 	bound  int64 // the limit, deserved quota or free GPUs it met
 	// head is the strict queue's blocked head (BehindStrictHead)
 	head int32
+	// delay says that evictions were held back (S27) and until when (Unix nanoseconds)
+	delay delayKind
+	until int64
 }
+
+// delayKind is what held back evictions for a waiting workload (S27).
+type delayKind uint8
+
+const (
+	noDelay         delayKind = iota
+	preemptionDelay           // its project's preemptionDelaySeconds has not passed
+	reclaimRuntime            // borrowed work it could reclaim is younger than its reclaimMinRuntimeSeconds
+)
 
 var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
 

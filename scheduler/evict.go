@@ -53,14 +53,34 @@ func (c *cycle) mayReclaimFrom(k, j, pool int32, deptInQuota bool) bool {
 	return deptInQuota && dsh.running > dsh.quota.Deserved
 }
 
+// borrowersIn lists, in project order, the projects that borrowed in the pool at the
+// snapshot: the only ones reclaim may take from. Running GPUs only fall during a cycle
+// (evictions) or come back to what they were (rollbacks), so the list, made at first use, holds
+// every project that borrows at any later moment; mayReclaimFrom checks the moment.
+func (c *cycle) borrowersIn(pool int32) []int32 {
+	if c.borrowers == nil {
+		c.borrowers = make([][]int32, len(c.pools))
+	}
+	if c.borrowers[pool] == nil {
+		list := make([]int32, 0, 16)
+		for k := range c.projects {
+			if sh := &c.projects[k].shares[pool]; sh.running > sh.quota.Deserved {
+				list = append(list, int32(k))
+			}
+		}
+		c.borrowers[pool] = list
+	}
+	return c.borrowers[pool]
+}
+
 // reclaimCouldFit is a cheap necessary condition: free GPUs plus everything reclaimable projects run.
 func (c *cycle) reclaimCouldFit(j, pool int32, deptInQuota bool, gpus int64) bool {
 	avail := c.pools[pool].freeGPUs
-	for k := range c.projects {
+	for _, k := range c.borrowersIn(pool) {
 		if avail >= gpus {
 			return true
 		}
-		if c.mayReclaimFrom(int32(k), j, pool, deptInQuota) {
+		if c.mayReclaimFrom(k, j, pool, deptInQuota) {
 			avail += c.projects[k].shares[pool].running
 		}
 	}
@@ -82,9 +102,11 @@ func (c *cycle) borrowedTail(k, pool int32) int32 {
 		if !v.preemptible {
 			return -1 // non-preemptible work ranks first: nothing earlier may go
 		}
-		if !v.terminating {
+		if !v.terminating && !c.reclaimRuntimeLeft(v) {
 			return ranked[i]
 		}
+		// terminating work is going anyway; young work stays (S27) but earlier borrowed
+		// work may still go
 		cum -= c.gpusIn(ranked[i], pool)
 	}
 	return -1
@@ -93,8 +115,7 @@ func (c *cycle) borrowedTail(k, pool int32) int32 {
 func (c *cycle) nextReclaimVictim(j, pool int32, deptInQuota bool) int32 {
 	best, bestProject := int32(-1), int32(-1)
 	var bestKey fairKey
-	for k := range c.projects {
-		k := int32(k)
+	for _, k := range c.borrowersIn(pool) {
 		if !c.mayReclaimFrom(k, j, pool, deptInQuota) {
 			continue
 		}
@@ -150,7 +171,10 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 				}
 				return cmp.Compare(wa.start, wb.start)
 			}
-			return cmp.Compare(wa.w.UID, wb.w.UID)
+			if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
+				return d
+			}
+			return -c.compareUIDs(a, b) // replicas beyond a minimum: the last first, as reclaim takes them (S26)
 		})
 		i := 0
 		next := func() int32 {

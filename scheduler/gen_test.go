@@ -97,7 +97,11 @@ func (g *generator) org() {
 	total := int64(g.cfg.nodes) * g.cfg.gpusPerNode
 	perDept := max(total/int64(max(g.cfg.depts, 1))/int64(g.cfg.pools), 1)
 	for d := range g.cfg.depts {
-		g.s.Departments = append(g.s.Departments, Department{Name: "dept-" + strconv.Itoa(d), Quotas: quotas(perDept)})
+		dept := Department{Name: "dept-" + strconv.Itoa(d), Quotas: quotas(perDept)}
+		if g.cfg.varied {
+			dept.PriorityPolicy, dept.PriorityOffset = g.priorityPolicy()
+		}
+		g.s.Departments = append(g.s.Departments, dept)
 	}
 	perProject := max(total/int64(max(g.cfg.projects, 1))/int64(g.cfg.pools), 1)
 	for p := range g.cfg.projects {
@@ -124,9 +128,29 @@ func (g *generator) org() {
 			if g.cfg.pools > 1 && g.rng.IntN(2) == 0 {
 				proj.NodePools = []string{poolName(g.rng.IntN(g.cfg.pools)), poolName(0)}
 			}
+			proj.PriorityPolicy, proj.PriorityOffset = g.priorityPolicy()
+			if g.rng.IntN(4) == 0 {
+				proj.Policy.ReclaimMinRuntimeSeconds = int64(g.rng.IntN(4)) * 3600
+			}
+			if g.rng.IntN(4) == 0 {
+				proj.Policy.PreemptionDelaySeconds = int64(g.rng.IntN(4)) * 3600
+			}
 		}
 		g.s.Projects = append(g.s.Projects, proj)
 	}
+}
+
+// priorityPolicy draws an S25 policy: mostly fenced without offset, as most clusters are.
+func (g *generator) priorityPolicy() (PriorityPolicy, int32) {
+	pol := Fence
+	if g.rng.IntN(3) == 0 {
+		pol = Open
+	}
+	var offset int32
+	if g.rng.IntN(4) == 0 {
+		offset = int32(g.rng.IntN(301) - 150)
+	}
+	return pol, offset
 }
 
 var genPriorities = []string{"very-low", "low", "medium-low", "medium", "medium-high", "high", "very-high"}
@@ -189,6 +213,10 @@ func (g *generator) workload(i int, run bool) {
 	if pods > 1 && rng.IntN(3) > 0 {
 		w.Annotations[AnnotationMinMembers] = strconv.Itoa(pods)
 	}
+	if g.cfg.varied && rng.IntN(6) == 0 { // elastic: a minimum, and replicas beyond it (S26)
+		w.Labels[LabelPreemptibility] = string(SemiPreemptible)
+		w.Annotations[AnnotationMinMembers] = strconv.Itoa(1 + rng.IntN(pods))
+	}
 	req := Resources{MilliCPU: 1000 * (1 + rng.Int64N(4)), Memory: gi * (1 + rng.Int64N(8)), GPUs: rng.Int64N(g.cfg.maxGPUs + 1)}
 	if req.GPUs == 0 && rng.IntN(2) == 0 {
 		req.GPUs = 1
@@ -240,11 +268,22 @@ func (g *generator) place(w *Workload, proj *Project) {
 	np := w.Labels[LabelPreemptibility] == string(NonPreemptible)
 	poolIdx := g.rng.IntN(g.cfg.pools)
 	pool := poolName(poolIdx)
-	var gpus int64
+	var gpus, npGPUs int64
 	for _, p := range w.Pods {
 		gpus += p.Requests.GPUs
 	}
-	if !g.quotaRoom(proj, pool, poolIdx, gpus, np) {
+	if np {
+		npGPUs = gpus
+	}
+	if w.Labels[LabelPreemptibility] == string(SemiPreemptible) {
+		gang, _ := ResolveGangSize(w)
+		npGPUs = int64(min(gang, len(w.Pods))) * w.Pods[0].Requests.GPUs // its minimum
+	}
+	if !g.quotaRoom(proj, pool, poolIdx, npGPUs, true) {
+		return
+	}
+	if !g.quotaRoom(proj, pool, poolIdx, gpus-npGPUs, false) {
+		g.quotaRoom(proj, pool, poolIdx, -npGPUs, true)
 		return
 	}
 	start := g.rng.IntN(len(g.s.Nodes))
@@ -270,7 +309,8 @@ func (g *generator) place(w *Workload, proj *Project) {
 				r.Pods = 1
 				g.free[n] = g.free[n].Add(r)
 			}
-			g.quotaRoom(proj, pool, poolIdx, -gpus, np)
+			g.quotaRoom(proj, pool, poolIdx, -npGPUs, true)
+			g.quotaRoom(proj, pool, poolIdx, -(gpus - npGPUs), false)
 			return
 		}
 		g.free[found] = g.free[found].sub(req)

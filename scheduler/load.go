@@ -110,15 +110,11 @@ func normalQuota(q Quota, ok bool) Quota {
 	return q
 }
 
-func (c *cycle) newGroup(name string, quotas map[string]Quota, pools []int32, slab []share) group {
+func (c *cycle) newGroup(name string, quotas map[string]Quota, slab []share) group {
 	g := group{name: name, shares: slab, heapPos: -1}
 	for i := range c.pools {
 		q, ok := quotas[c.pools[i].pool.Name]
 		g.shares[i].quota = normalQuota(q, ok)
-	}
-	for _, p := range pools {
-		g.deservedSum += g.shares[p].quota.Deserved
-		g.weightSum += g.shares[p].quota.OverQuotaWeight
 	}
 	return g
 }
@@ -136,7 +132,8 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 	deptIdx := make(map[string]int32, len(deptOrder))
 	for i, o := range deptOrder {
 		d := &s.Departments[o]
-		c.depts[i].group = c.newGroup(d.Name, d.Quotas, allPools, slab[i*nPools:(i+1)*nPools])
+		c.depts[i].group = c.newGroup(d.Name, d.Quotas, slab[i*nPools:(i+1)*nPools])
+		c.depts[i].open, c.depts[i].offset = d.PriorityPolicy == Open, int64(d.PriorityOffset)
 		deptIdx[d.Name] = int32(i)
 	}
 	none := int32(len(deptOrder))
@@ -161,7 +158,8 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 				}
 			}
 		}
-		ps.group = c.newGroup(p.Name, p.Quotas, ps.pools, slab[i*nPools:(i+1)*nPools])
+		ps.group = c.newGroup(p.Name, p.Quotas, slab[i*nPools:(i+1)*nPools])
+		ps.open, ps.offset = p.PriorityPolicy == Open, int64(p.PriorityOffset)
 		ps.policy = p.Policy
 		ps.policyClass = policyClasses.of(p.Policy)
 		ps.ranked = make([][]int32, nPools)
@@ -171,13 +169,13 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 		}
 		ps.dept = d
 		if d == none {
-			// the stand-in department is as large as its projects, so it never binds them
+			// the stand-in department is as large as its projects in the pools they use, so
+			// it never binds them and is ordered in each pool by what is there (S11)
 			nd := &c.depts[none]
-			for pi := range ps.shares {
+			for _, pi := range ps.pools {
 				nd.shares[pi].quota.Deserved += ps.shares[pi].quota.Deserved
+				nd.shares[pi].quota.OverQuotaWeight += ps.shares[pi].quota.OverQuotaWeight
 			}
-			nd.deservedSum += ps.deservedSum
-			nd.weightSum += ps.weightSum
 		}
 	}
 	c.projectIndex, c.lastProject = make(map[string]int32, len(projOrder)), -1
@@ -208,6 +206,10 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		// the gang size matters only while pods are pending (pendState), its warnings always
 		_, warnings := ResolveGangSize(w)
 		c.plan.Warnings = append(c.plan.Warnings, warnings...)
+		if c.resolutions[ws.res].semi && !ws.suspended {
+			c.loadSemi(ws, nodeIdx)
+			continue
+		}
 		ws.firstPod = int32(len(c.pods))
 		c.wls = append(c.wls, ws)
 		for k := range w.Pods {
@@ -239,7 +241,10 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; ws.pendingPods > 0 {
 			ws.pend = int32(len(c.pend))
-			gang, _ := ResolveGangSize(ws.w)
+			gang := 1 // replicas beyond a minimum go one by one (S26)
+			if !c.isExtra(ws) {
+				gang, _ = ResolveGangSize(ws.w)
+			}
 			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
 		}
 	}
@@ -321,7 +326,6 @@ func (c *cycle) account(wi, pool int32, gpus int64) {
 		if !ws.preemptible {
 			sh.allocNP += gpus
 		}
-		g.allocSum += gpus
 	}
 }
 
@@ -435,7 +439,13 @@ func sign(less bool) int {
 	return 1
 }
 
-func (c *cycle) compareUIDs(a, b int32) int { return cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID) }
+func (c *cycle) compareUIDs(a, b int32) int {
+	if d := cmp.Compare(c.wls[a].w.UID, c.wls[b].w.UID); d != 0 || !c.hasSemi {
+		return d
+	}
+	// replicas of one semi-preemptible workload (S26): by their pods
+	return cmp.Compare(c.pods[c.wls[a].firstPod].pod.UID, c.pods[c.wls[b].firstPod].pod.UID)
+}
 
 // gpusIn is the GPUs a workload's bound pods hold in a pool.
 func (c *cycle) gpusIn(wi, pool int32) int64 {
@@ -462,6 +472,7 @@ func (c *cycle) buildBuckets() {
 		words := (len(p.nodes) + 63) / 64
 		slab := make([]uint64, int(maxGPUs+1)*words)
 		p.buckets = make([][]uint64, maxGPUs+1)
+		p.bucketLen, p.firstWord = make([]int32, maxGPUs+1), make([]int32, maxGPUs+1)
 		for g := range p.buckets {
 			p.buckets[g] = slab[g*words : (g+1)*words]
 		}

@@ -19,11 +19,15 @@ type nodeState struct {
 // that binpack and spread find the fullest or emptiest fitting node without sorting, and so
 // that undoing a placement restores exactly the same order (a rolled-back attempt leaves no trace).
 type poolState struct {
-	pool     *NodePool
-	spread   bool
-	nodes    []int32    // node indices, by name
-	buckets  [][]uint64 // buckets[g] has bit i set when nodes[i] is usable with g free GPUs
-	freeGPUs int64      // free GPUs on usable nodes (a bound: some may be behind taints)
+	pool    *NodePool
+	spread  bool
+	nodes   []int32    // node indices, by name
+	buckets [][]uint64 // buckets[g] has bit i set when nodes[i] is usable with g free GPUs
+	// bucketLen[g] counts the bits set in buckets[g], and no word of buckets[g] before
+	// firstWord[g] has one: at thousands of nodes, a search would otherwise read every word
+	// of every empty or nearly empty bucket for each pod it places.
+	bucketLen, firstWord []int32
+	freeGPUs             int64 // free GPUs on usable nodes (a bound: some may be behind taints)
 	// shapes are the distinct allocatable amounts of usable untainted nodes: a pod without
 	// constraints matches some node iff one of them covers it.
 	shapes []Resources
@@ -33,8 +37,16 @@ func (p *poolState) bucketOf(free int64) int {
 	return int(min(max(free, 0), int64(len(p.buckets)-1)))
 }
 
-func (p *poolState) setBit(g, pos int)   { p.buckets[g][pos>>6] |= 1 << (pos & 63) }
-func (p *poolState) clearBit(g, pos int) { p.buckets[g][pos>>6] &^= 1 << (pos & 63) }
+func (p *poolState) setBit(g, pos int) {
+	p.buckets[g][pos>>6] |= 1 << (pos & 63)
+	p.bucketLen[g]++
+	p.firstWord[g] = min(p.firstWord[g], int32(pos>>6))
+}
+
+func (p *poolState) clearBit(g, pos int) {
+	p.buckets[g][pos>>6] &^= 1 << (pos & 63)
+	p.bucketLen[g]--
+}
 
 // blocking reports whether a taint keeps pods that do not tolerate it away.
 func blocking(t Taint) bool { return t.Effect == "NoSchedule" || t.Effect == "NoExecute" }
@@ -179,7 +191,16 @@ func (c *cycle) chooseNode(pool int32, ps *podState) int32 {
 		first, last, step = last, first, -1
 	}
 	for g := first; ; g += step {
-		for wi, word := range p.buckets[g] {
+		words := p.buckets[g]
+		if p.bucketLen[g] == 0 {
+			words = nil
+		}
+		for wi := int(p.firstWord[g]); wi < len(words); wi++ {
+			word := words[wi]
+			if word == 0 && wi == int(p.firstWord[g]) {
+				p.firstWord[g]++ // still a lower bound: nothing before it is set
+				continue
+			}
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &= word - 1

@@ -1,5 +1,7 @@
 package scheduler
 
+import "strings"
+
 // Reason is why a workload is still pending (S23).
 type Reason string
 
@@ -39,6 +41,9 @@ type Eviction struct {
 	Preemptor string // UID of the workload the room is for
 	Rule      Rule
 	GPUs      int64 // GPUs freed
+	// Pods, when set, are the only pods to evict: replicas of a semi-preemptible workload
+	// beyond its minimum, which keeps running (S26). Empty means the whole workload.
+	Pods []PodRef
 }
 
 // Sentence is what one eviction says, wherever it is told (the victim's Kubernetes event and
@@ -47,6 +52,14 @@ type Eviction struct {
 // place (S20).
 func (e *Eviction) Sentence(preemptor string) string {
 	s := "Preempted by " + preemptor + " under " + string(e.Rule) + " (" + ruleText(e.Rule) + "); " + gpus(e.GPUs) + " freed"
+	if len(e.Pods) > 0 {
+		names := make([]string, len(e.Pods))
+		for i, p := range e.Pods {
+			names[i] = p.Name
+		}
+		return "Replicas beyond its minimum (" + strings.Join(names, ", ") + ") preempted by " + preemptor + " under " +
+			string(e.Rule) + " (" + ruleText(e.Rule) + "); " + gpus(e.GPUs) + " freed; its minimum keeps running"
+	}
 	if e.Mode == Suspend {
 		return s + "; suspended, it keeps its place in the queue"
 	}

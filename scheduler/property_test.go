@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -30,7 +31,7 @@ func smallConfig(seed uint64) genConfig {
 }
 
 func TestPropertyInvariants(t *testing.T) {
-	var evictions, binds, reclaims int
+	var evictions, binds, reclaims, replicas int
 	for seed := uint64(1); seed <= propertySnapshots; seed++ {
 		s := genSnapshot(seed, smallConfig(seed))
 		p := s.Plan()
@@ -48,13 +49,16 @@ func TestPropertyInvariants(t *testing.T) {
 			if e.Rule == RuleReclaim {
 				reclaims++
 			}
+			if len(e.Pods) > 0 {
+				replicas++
+			}
 		}
 	}
 	// the generator must exercise what the invariants are about
-	if evictions < 100 || reclaims < 20 || binds < 1000 {
-		t.Errorf("too few decisions to mean much: %d binds, %d evictions (%d reclaims)", binds, evictions, reclaims)
+	if evictions < 100 || reclaims < 20 || binds < 1000 || replicas < 20 {
+		t.Errorf("too few decisions to mean much: %d binds, %d evictions (%d reclaims, %d of replicas)", binds, evictions, reclaims, replicas)
 	}
-	t.Logf("%d snapshots: %d binds, %d evictions, %d of them reclaims", propertySnapshots, binds, evictions, reclaims)
+	t.Logf("%d snapshots: %d binds, %d evictions, %d of them reclaims, %d of replicas beyond a minimum", propertySnapshots, binds, evictions, reclaims, replicas)
 }
 
 // shuffled is the same snapshot with its lists in another order.
@@ -124,31 +128,45 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 
 	before := map[[2]string]use{} // by {project or "dept:"+name, pool}
 	after := map[[2]string]use{}
-	add := func(m map[[2]string]use, w *resolved, pool string, gpus int64) {
-		pr := projects[w.w.Project]
-		if pr == nil || pool == "" {
-			return
+	// a semi-preemptible workload's minimum (S26): its first bound pods, then pending ones
+	minimum := map[string]bool{}
+	for _, w := range wls {
+		if w.r.Preemptibility != SemiPreemptible {
+			continue
 		}
-		keys := [][2]string{{pr.Name, pool}}
-		if depts[pr.Department] != nil {
-			keys = append(keys, [2]string{"dept:" + pr.Department, pool})
-		}
-		for _, k := range keys {
-			u := m[k]
-			u.all += gpus
-			if w.r.Preemptibility == NonPreemptible {
-				u.np += gpus
+		gang, _ := ResolveGangSize(w.w)
+		n := 0
+		for _, bound := range []bool{true, false} {
+			for _, pod := range w.w.Pods {
+				if (pod.NodeName != "") == bound && !pod.Terminating && n < gang {
+					minimum[pod.UID] = true
+					n++
+				}
 			}
-			m[k] = u
 		}
 	}
+	addPod := func(m map[[2]string]use, w *resolved, pool string, gpus int64, pod string) {
+		np := w.r.Preemptibility == NonPreemptible ||
+			w.r.Preemptibility == SemiPreemptible && (pod == "" || minimum[pod] || w.w.Phase == PhaseSuspended)
+		addUse(m, projects, depts, w.w.Project, pool, gpus, np)
+	}
+	add := func(m map[[2]string]use, w *resolved, pool string, gpus int64) { addPod(m, w, pool, gpus, "") }
 	used := map[string]Resources{}
 	evicted := map[string]bool{}
+	evictedPods := map[string]bool{} // replicas beyond a minimum (S26)
 	for _, e := range p.Evictions {
 		if evicted[e.Workload] {
 			return fmt.Errorf("%s evicted twice", e.Workload)
 		}
-		evicted[e.Workload] = true
+		for _, pod := range e.Pods {
+			if evictedPods[pod.UID] {
+				return fmt.Errorf("pod %s evicted twice", pod.Name)
+			}
+			evictedPods[pod.UID] = true
+		}
+		if len(e.Pods) == 0 {
+			evicted[e.Workload] = true
+		}
 	}
 	boundPods := map[string]bool{}
 	for _, w := range wls {
@@ -164,9 +182,9 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 			r.Pods = 1
 			used[pod.NodeName] = used[pod.NodeName].Add(r)
 			if !pod.Terminating {
-				add(before, w, poolOfNode(pod.NodeName), r.GPUs)
-				if !evicted[w.w.UID] {
-					add(after, w, poolOfNode(pod.NodeName), r.GPUs)
+				addPod(before, w, poolOfNode(pod.NodeName), r.GPUs, pod.UID)
+				if !evicted[w.w.UID] && !evictedPods[pod.UID] {
+					addPod(after, w, poolOfNode(pod.NodeName), r.GPUs, pod.UID)
 				}
 			}
 		}
@@ -196,7 +214,7 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 		}
 		req.Pods = 1
 		used[b.Node] = used[b.Node].Add(req)
-		add(after, w, poolOfNode(b.Node), req.GPUs)
+		addPod(after, w, poolOfNode(b.Node), req.GPUs, b.Pod.UID)
 		bindsOf[b.Workload]++
 	}
 	for name, u := range used {
@@ -262,10 +280,19 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 		if v == nil || by == nil {
 			return fmt.Errorf("eviction names unknown workloads: %+v", e)
 		}
-		if v.r.Preemptibility != Preemptible {
-			return fmt.Errorf("non-preemptible %s evicted", e.Name)
+		if v.r.Preemptibility == SemiPreemptible && len(e.Pods) > 0 {
+			for _, pod := range e.Pods {
+				if minimum[pod.UID] {
+					return fmt.Errorf("S26: pod %s of the minimum of %s evicted", pod.Name, e.Name)
+				}
+			}
+		} else if v.r.Preemptibility != Preemptible || len(e.Pods) > 0 {
+			return fmt.Errorf("%s %s evicted (pods %v)", v.r.Preemptibility, e.Name, e.Pods)
 		}
 		same := v.w.Project == by.w.Project
+		if pr := projects[by.w.Project]; pr != nil && s.Now.Sub(by.w.QueuedAt) < time.Duration(pr.Policy.PreemptionDelaySeconds)*time.Second {
+			return fmt.Errorf("S27: %s evicted %s before its project's preemption delay", by.w.Name, e.Name)
+		}
 		switch e.Rule {
 		case RulePreemption:
 			if !same || v.r.Priority.Value >= by.r.Priority.Value {
@@ -281,6 +308,9 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 				if pod.NodeName != "" {
 					pool = poolOfNode(pod.NodeName)
 				}
+			}
+			if secs := projects[v.w.Project].Policy.ReclaimMinRuntimeSeconds; s.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second {
+				return fmt.Errorf("S27: reclaimed %s before its project's reclaim minimum runtime", e.Name)
 			}
 			q := quotaOf([2]string{v.w.Project, pool})
 			if before[[2]string{v.w.Project, pool}].all <= q.Deserved {
@@ -304,7 +334,8 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 				pending++
 			}
 		}
-		if gang > 1 && bound == 0 && (n != pending || n < gang) {
+		if semi := w.r.Preemptibility == SemiPreemptible; semi && bound == 0 && n < gang ||
+			!semi && gang > 1 && bound == 0 && (n != pending || n < gang) {
 			return fmt.Errorf("gang %s of %d placed %d of %d pending pods", w.w.Name, gang, n, pending)
 		}
 	}
@@ -315,6 +346,26 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// addUse adds GPUs to a project's use of a pool and to its department's.
+func addUse(m map[[2]string]use, projects map[string]*Project, depts map[string]*Department, project, pool string, gpus int64, np bool) {
+	pr := projects[project]
+	if pr == nil || pool == "" {
+		return
+	}
+	keys := [][2]string{{pr.Name, pool}}
+	if depts[pr.Department] != nil {
+		keys = append(keys, [2]string{"dept:" + pr.Department, pool})
+	}
+	for _, k := range keys {
+		u := m[k]
+		u.all += gpus
+		if np {
+			u.np += gpus
+		}
+		m[k] = u
+	}
 }
 
 func cutPrefix(s, prefix string) (string, bool) {

@@ -44,7 +44,9 @@ func (c *cycle) markWaitingForEvictions() {
 		if byUID == nil {
 			byUID = make(map[string]int32, len(c.wls))
 			for wi := range c.wls {
-				byUID[c.wls[wi].w.UID] = int32(wi)
+				if !c.isExtra(&c.wls[wi]) { // replicas beyond a minimum evict nobody (S26)
+					byUID[c.wls[wi].w.UID] = int32(wi)
+				}
 			}
 		}
 		wi, ok := byUID[v.w.PreemptedBy]
@@ -77,12 +79,39 @@ func (c *cycle) compareQueue(a, b int32) int {
 	if d := cmp.Compare(wa.w.Name, wb.w.Name); d != 0 {
 		return d
 	}
-	return cmp.Compare(wa.w.UID, wb.w.UID)
+	if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
+		return d
+	}
+	return cmp.Compare(a, b) // parts of one semi-preemptible workload: its minimum first (S26)
 }
 
-// order is phase 3.
+// order is phase 3. Each queue is sorted on a copy of the keys compareQueue looks at first, so
+// that comparing reads neighbouring memory rather than two workloads' states scattered over
+// megabytes; only ties on both go to compareQueue. The order is compareQueue's.
 func (c *cycle) order() {
+	type queueKey struct {
+		prio, wi int32
+		queued   int64
+	}
+	var keys []queueKey
 	for j := range c.projects {
-		slices.SortFunc(c.projects[j].queue, c.compareQueue)
+		q := c.projects[j].queue
+		keys = keys[:0]
+		for _, wi := range q {
+			ws := &c.wls[wi]
+			keys = append(keys, queueKey{prio: ws.prio, wi: wi, queued: c.pend[ws.pend].queued})
+		}
+		slices.SortFunc(keys, func(a, b queueKey) int {
+			if a.prio != b.prio {
+				return cmp.Compare(b.prio, a.prio)
+			}
+			if a.queued != b.queued {
+				return cmp.Compare(a.queued, b.queued)
+			}
+			return c.compareQueue(a.wi, b.wi)
+		})
+		for i := range keys {
+			q[i] = keys[i].wi
+		}
 	}
 }

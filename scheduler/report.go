@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbiterhq/arbiter/internal/english"
+	"time"
 )
 
 // report is phase 5: reasons and queue positions of what waits (S23), what runs, and the
@@ -18,9 +19,21 @@ func (c *cycle) report() {
 		pending, running int
 	}, len(c.projects)*nPools)
 
+	// What runs and what waits are reported side by side: at tens of thousands of workloads
+	// each takes milliseconds, mostly reading the snapshot's workloads, and neither reads what
+	// the other writes (reportRunning writes plan.Running and its own counts, the pending
+	// side plan.Pending and the failures of waiting workloads). The plan is the same either way.
+	running := make([]int, len(c.projects)*nPools)
+	runningDone := make(chan struct{})
+	go func() {
+		defer close(runningDone)
+		c.reportRunning(func(j, pool int32) { running[int(j)*nPools+int(pool)]++ })
+	}()
+
+	c.bindsOut()
 	n := 0
 	for wi := range c.wls {
-		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted {
+		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.outcome != admitted && !c.isExtra(ws) {
 			n++
 		}
 	}
@@ -41,6 +54,14 @@ func (c *cycle) report() {
 			if c.wls[wi].outcome == admitted {
 				continue
 			}
+			if c.isExtra(&c.wls[wi]) {
+				if g, ok := c.joinMinimum(wi); ok {
+					if len(p.pools) > 0 {
+						counts[j*nPools+int(p.pools[0])].requested += g
+					}
+					continue
+				}
+			}
 			pos++
 			e := c.pendingEntry(wi, pos)
 			c.plan.Pending = append(c.plan.Pending, e)
@@ -52,7 +73,10 @@ func (c *cycle) report() {
 		}
 	}
 
-	c.reportRunning(func(j, pool int32) { counts[int(j)*nPools+int(pool)].running++ })
+	<-runningDone
+	for i, n := range running {
+		counts[i].running = n
+	}
 
 	for j := range c.projects {
 		p := &c.projects[j]
@@ -141,7 +165,11 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	bucketOf := func(ws *wlState, pool int32) int32 { return (ws.project+1)*nPools + pool + 1 }
 	bounds := make([]int32, 2*(int(nPools)*(len(c.projects)+1)+1))
 	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:] // first[b]: where bucket b starts
-	listed := make([]int32, 0, len(c.runningOrder)+len(started))  // in the ranking
+	type heldBy struct {
+		wi, pool int32
+		gpus     int64
+	}
+	listed := make([]heldBy, 0, len(c.runningOrder)+len(started)) // in the ranking
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
 		var wi int32
@@ -150,8 +178,8 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 		} else {
 			wi, started = started[0].wi, started[1:]
 		}
-		if pool, _, ok := c.held(&c.wls[wi]); ok {
-			listed = append(listed, wi)
+		if pool, gpus, ok := c.held(&c.wls[wi]); ok {
+			listed = append(listed, heldBy{wi, pool, gpus})
 			first[bucketOf(&c.wls[wi], pool)+1]++
 		}
 	}
@@ -161,14 +189,21 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	copy(next, first)
 
 	c.plan.Running = make([]RunningWorkload, len(listed))
-	for _, wi := range listed {
+	var entryOf []int32 // with semi-preemptible workloads, each entry's part (S26)
+	if c.hasSemi {
+		entryOf = make([]int32, len(listed))
+	}
+	for _, l := range listed {
+		wi, pool, gpus := l.wi, l.pool, l.gpus
 		ws := &c.wls[wi]
-		pool, gpus, _ := c.held(ws)
 		b := bucketOf(ws, pool)
+		if entryOf != nil {
+			entryOf[next[b]] = wi
+		}
 		r := &c.plan.Running[next[b]]
 		next[b]++
 		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-			Priority: c.priority(ws), Preemptibility: preemptibility(ws.preemptible), GPUs: gpus}
+			Priority: c.priority(ws), Preemptibility: c.preemptibilityOf(ws), GPUs: gpus}
 		if pool >= 0 {
 			r.NodePool = c.pools[pool].pool.Name
 		}
@@ -188,8 +223,13 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			r := &c.plan.Running[i]
 			cum += r.GPUs
 			r.Borrowed = cum > deserved
-			count(j, pool)
+			if entryOf == nil || !c.isExtra(&c.wls[entryOf[i]]) || !c.heldBefore(entryOf[i]) {
+				count(j, pool)
+			}
 		}
+	}
+	if entryOf != nil {
+		c.mergeParts(entryOf)
 	}
 }
 
@@ -203,7 +243,7 @@ func preemptibility(preemptible bool) Preemptibility {
 func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	ws := &c.wls[wi]
 	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws),
-		Preemptibility: preemptibility(ws.preemptible), QueuePosition: pos}
+		Preemptibility: c.preemptibilityOf(ws), QueuePosition: pos}
 	if ws.project >= 0 {
 		e.Project = c.projects[ws.project].name
 	}
@@ -231,6 +271,9 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		}
 	}
 	e.Message = c.message(ws, &e)
+	if note := c.delayNote(&pend.fail); note != "" {
+		e.Message += note
+	}
 	return e
 }
 
@@ -283,4 +326,19 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 			", which cannot start yet; it starts after that one does."
 	}
 	return string(f.reason)
+}
+
+// delayNote adds to a waiting workload's sentence why nothing was evicted for it yet (S27).
+func (c *cycle) delayNote(f *failure) string {
+	if f.delay == noDelay {
+		return ""
+	}
+	at := time.Unix(0, f.until).UTC().Format(time.RFC3339)
+	switch f.delay {
+	case preemptionDelay:
+		return " Its project's preemption delay lets it preempt or reclaim from " + at + "."
+	case reclaimRuntime:
+		return " Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; reclaim is possible from " + at + "."
+	}
+	return ""
 }

@@ -221,7 +221,7 @@ func (c *Catalog) clamp(w *Workload, p Priority, policy Policy, warnings *[]Warn
 }
 
 func validPreemptibility(v string) bool {
-	return v == string(Preemptible) || v == string(NonPreemptible)
+	return v == string(Preemptible) || v == string(NonPreemptible) || v == string(SemiPreemptible)
 }
 
 func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
@@ -243,7 +243,7 @@ func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadT
 			return Preemptibility(s.v)
 		}
 		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+
-			LabelPreemptibility+" is neither preemptible nor non-preemptible; it is ignored.")
+			LabelPreemptibility+" is not preemptible, non-preemptible or semi-preemptible; it is ignored.")
 	}
 	if t != nil && validPreemptibility(string(t.Preemptibility)) {
 		return t.Preemptibility

@@ -73,6 +73,7 @@ type resolved struct {
 	next        int32 // the next resolution whose key has the same hash, or -1
 	prio        Priority
 	preemptible bool
+	semi        bool // semi-preemptible (S26): preemptible is false, for its minimum
 	warnings    []Warning
 }
 
@@ -175,7 +176,8 @@ func (c *cycle) resolve(ws *wlState) {
 		}
 		i = int32(len(c.resolutions))
 		c.resolutions = append(c.resolutions, resolved{key: k, next: next, prio: full.Priority,
-			preemptible: full.Preemptibility == Preemptible, warnings: full.Warnings})
+			preemptible: full.Preemptibility == Preemptible, semi: full.Preemptibility == SemiPreemptible,
+			warnings: full.Warnings})
 		if c.resolved == nil {
 			c.resolved = make(map[uint64]int32)
 		}

@@ -51,6 +51,9 @@ type Preemptibility string
 const (
 	Preemptible    Preemptibility = "preemptible"
 	NonPreemptible Preemptibility = "non-preemptible"
+	// SemiPreemptible (S26): the gang minimum is non-preemptible, replicas beyond it are
+	// preemptible, admitted and evicted one by one.
+	SemiPreemptible Preemptibility = "semi-preemptible"
 )
 
 // Phase is a workload's lifecycle phase (S24).
@@ -97,6 +100,14 @@ const (
 	Strict     Queueing = "strict"
 )
 
+// PriorityPolicy says whether a department's or project's priorities count outside it (S25).
+type PriorityPolicy string
+
+const (
+	Fence PriorityPolicy = "fence" // the default: priority counts only inside the unit
+	Open  PriorityPolicy = "open"  // the unit's highest pending priority counts among its siblings
+)
+
 // NoLimit is the Quota.Limit that means "no limit".
 const NoLimit int64 = -1
 
@@ -132,6 +143,12 @@ type Policy struct {
 	PreemptionMode           PreemptionMode  // empty means Terminate
 	MinRuntimeSeconds        int64
 	Queueing                 Queueing // empty means BestEffort
+	// ReclaimMinRuntimeSeconds spares the project's borrowed work from reclaim until it has
+	// run that long (S27), as MinRuntimeSeconds does from preemption.
+	ReclaimMinRuntimeSeconds int64
+	// PreemptionDelaySeconds is how long the project's pending work waits before it may
+	// cause preemption or reclaim (S27).
+	PreemptionDelaySeconds int64
 }
 
 // NodePool is a set of nodes selected by one label; the pool with an empty LabelKey takes every
@@ -184,6 +201,9 @@ type Node struct {
 type Department struct {
 	Name   string
 	Quotas map[string]Quota // by node pool name; a missing pool has DefaultQuota
+	// PriorityPolicy (empty means Fence) and PriorityOffset give its queue priority (S25).
+	PriorityPolicy PriorityPolicy
+	PriorityOffset int32
 }
 
 // Project is the unit of quota and queueing.
@@ -195,6 +215,9 @@ type Project struct {
 	// NodePools lists the pools the project's workloads try, in order (S21); empty means
 	// every pool, by name.
 	NodePools []string
+	// PriorityPolicy (empty means Fence) and PriorityOffset give its queue priority (S25).
+	PriorityPolicy PriorityPolicy
+	PriorityOffset int32
 }
 
 // Priority is an entry of the priority dictionary.

@@ -45,12 +45,14 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 		s.NodePools = append(s.NodePools, scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement)})
 	}
 	for _, d := range org.Departments {
-		s.Departments = append(s.Departments, scheduler.Department{Name: d.Name, Quotas: quotas(d.Quotas)})
+		s.Departments = append(s.Departments, scheduler.Department{Name: d.Name, Quotas: quotas(d.Quotas),
+			PriorityPolicy: scheduler.PriorityPolicy(d.PriorityPolicy), PriorityOffset: int32(d.PriorityOffset)})
 	}
 	s.NamespaceProject = map[string]string{}
 	for _, p := range org.Projects {
 		sp := scheduler.Project{
 			Name: p.Name, Department: p.DepartmentName, Quotas: quotas(p.Quotas),
+			PriorityPolicy: scheduler.PriorityPolicy(p.PriorityPolicy), PriorityOffset: int32(p.PriorityOffset),
 			Policy: scheduler.Policy{
 				DefaultPriority:            store.Deref(p.DefaultPriorityName),
 				ForbidPriorityChange:       !p.AllowPriorityChange,
@@ -61,6 +63,8 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 				PreemptionMode:             scheduler.PreemptionMode(p.PreemptionMode),
 				MinRuntimeSeconds:          int64(p.MinRuntimeSeconds),
 				Queueing:                   scheduler.Queueing(p.Queueing),
+				ReclaimMinRuntimeSeconds:   int64(p.ReclaimMinRuntimeSeconds),
+				PreemptionDelaySeconds:     int64(p.PreemptionDelaySeconds),
 			},
 		}
 		for _, np := range p.EffectiveNodePools {

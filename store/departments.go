@@ -44,11 +44,15 @@ type Department struct {
 	ID           uuid.UUID `db:"id"`
 	Name         string    `db:"name"`
 	ProjectCount int       `db:"project_count"`
-	Quotas       []Quota   `db:"-"`
-	CreatedAt    time.Time `db:"created_at"`
-	CreatedBy    string    `db:"created_by"`
-	UpdatedAt    time.Time `db:"updated_at"`
-	UpdatedBy    string    `db:"updated_by"`
+	// PriorityPolicy and PriorityOffset give its queue priority among departments (S25).
+	PriorityPolicy string `db:"priority_policy"`
+	PriorityOffset int    `db:"priority_offset"`
+	dictionaryRange
+	Quotas    []Quota   `db:"-"`
+	CreatedAt time.Time `db:"created_at"`
+	CreatedBy string    `db:"created_by"`
+	UpdatedAt time.Time `db:"updated_at"`
+	UpdatedBy string    `db:"updated_by"`
 }
 
 // DepartmentSpec is the list spec of departments.
@@ -64,7 +68,7 @@ var DepartmentSpec = listquery.Spec{
 
 const departmentSelect = `
 	SELECT d.id, d.name, (SELECT count(*) FROM projects p WHERE p.department_id = d.id)::int AS project_count,
-	       d.created_at, d.created_by, d.updated_at, d.updated_by
+	       d.priority_policy, d.priority_offset, ` + dictionaryRangeSQL + `, d.created_at, d.created_by, d.updated_at, d.updated_by
 	FROM departments d`
 
 // Departments lists departments with their quotas.
@@ -100,8 +104,10 @@ func department(ctx context.Context, db querier, id uuid.UUID) (Department, erro
 
 // DepartmentUpdate holds the editable fields of a department; Resources replaces its quotas.
 type DepartmentUpdate struct {
-	Name      Optional[string]
-	Resources Optional[[]QuotaInput]
+	Name           Optional[string]
+	Resources      Optional[[]QuotaInput]
+	PriorityPolicy Optional[string] // S25; null means the default, fence
+	PriorityOffset Optional[int]
 }
 
 // CreateDepartment adds a department.
@@ -170,7 +176,14 @@ func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch D
 			return before, err
 		}
 	}
-	if _, err := tx.Exec(ctx, `UPDATE departments SET name = $2, updated_at = now(), updated_by = $3 WHERE id = $1`, id, name, by.Subject); err != nil {
+	policy, offset := before.PriorityPolicy, before.PriorityOffset
+	setOr(&policy, u.PriorityPolicy, PriorityFence)
+	setOr(&offset, u.PriorityOffset, 0)
+	if err := checkPriorityPolicy(policy, offset); err != nil {
+		return before, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE departments SET name = $2, updated_at = now(), updated_by = $3,
+		  priority_policy = $4, priority_offset = $5 WHERE id = $1`, id, name, by.Subject, policy, offset); err != nil {
 		return before, err
 	}
 	if u.Resources.Set {
@@ -188,6 +201,8 @@ func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch D
 	audit.EntityName = after.Name
 	recordChange(audit.Changes, "name", before.Name, after.Name)
 	recordChange(audit.Changes, "resources", QuotaText(before.Quotas), QuotaText(after.Quotas))
+	recordChange(audit.Changes, "priorityPolicy", before.PriorityPolicy, after.PriorityPolicy)
+	recordChange(audit.Changes, "priorityOffset", before.PriorityOffset, after.PriorityOffset)
 	return after, nil
 }
 

@@ -20,6 +20,9 @@ const (
 	ModeSuspend     = "suspend"
 	QueueBestEffort = "best-effort"
 	QueueStrict     = "strict"
+	// PriorityFence and PriorityOpen are a department's or project's priorityPolicy (S25).
+	PriorityFence = "fence"
+	PriorityOpen  = "open"
 )
 
 // Policy is a project's scheduling policy (the OpenAPI schema Policy); nil priorities mean no default
@@ -37,6 +40,13 @@ type Policy struct {
 	PreemptionMode            string  `db:"preemption_mode"`
 	MinRuntimeSeconds         int     `db:"min_runtime_seconds"`
 	Queueing                  string  `db:"queueing"`
+	// PriorityPolicy and PriorityOffset give the project's queue priority among its
+	// department's projects (S25).
+	PriorityPolicy string `db:"priority_policy"`
+	PriorityOffset int    `db:"priority_offset"`
+	// ReclaimMinRuntimeSeconds and PreemptionDelaySeconds are S27's delays.
+	ReclaimMinRuntimeSeconds int `db:"reclaim_min_runtime_seconds"`
+	PreemptionDelaySeconds   int `db:"preemption_delay_seconds"`
 }
 
 // NodePoolRef names a node pool.
@@ -56,6 +66,7 @@ type Project struct {
 	// NodePoolIDs is the order set for the project; empty means the default order.
 	NodePoolIDs []uuid.UUID `db:"node_pool_ids"`
 	Policy
+	dictionaryRange
 	Quotas []Quota `db:"-"`
 	// EffectiveNodePools is the order that applies: NodePoolIDs, or else the pools the project
 	// has quota in (most deserved GPUs first, then by name) followed by default.
@@ -87,7 +98,8 @@ const projectSelect = `
 	SELECT p.id, p.name, p.department_id, d.name AS department_name, ` + namespacesSQL + ` AS namespaces,
 	       p.node_pool_ids, p.default_priority_id, dp.name AS default_priority_name, p.allow_priority_change, p.allow_preemptibility_change,
 	       minp.name AS min_priority, maxp.name AS max_priority, p.preemption_order, p.preemption_mode,
-	       p.min_runtime_seconds, p.queueing, p.created_at, p.created_by, p.updated_at, p.updated_by
+	       p.min_runtime_seconds, p.queueing, p.priority_policy, p.priority_offset,
+	       p.reclaim_min_runtime_seconds, p.preemption_delay_seconds, ` + dictionaryRangeSQL + `, p.created_at, p.created_by, p.updated_at, p.updated_by
 	FROM projects p
 	JOIN departments d ON d.id = p.department_id
 	LEFT JOIN workload_priorities dp ON dp.id = p.default_priority_id

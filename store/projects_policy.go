@@ -43,6 +43,10 @@ func applyPolicyUpdate(ctx context.Context, tx pgx.Tx, p Policy, u PolicyUpdate)
 	setOr(&p.PreemptionMode, u.PreemptionMode, ModeTerminate)
 	setOr(&p.MinRuntimeSeconds, u.MinRuntimeSeconds, 0)
 	setOr(&p.Queueing, u.Queueing, QueueBestEffort)
+	setOr(&p.PriorityPolicy, u.PriorityPolicy, PriorityFence)
+	setOr(&p.PriorityOffset, u.PriorityOffset, 0)
+	setOr(&p.ReclaimMinRuntimeSeconds, u.ReclaimMinRuntimeSeconds, 0)
+	setOr(&p.PreemptionDelaySeconds, u.PreemptionDelaySeconds, 0)
 	return p, checkPolicy(p, prios)
 }
 
@@ -82,9 +86,30 @@ func checkPolicy(p Policy, prios []Priority) error {
 		return InvalidField("minRuntimeSeconds", "minRuntimeSeconds is %d; it must be 0 or more", p.MinRuntimeSeconds)
 	case p.Queueing != QueueBestEffort && p.Queueing != QueueStrict:
 		return InvalidField("queueing", "queueing %q is not valid; use %q or %q", p.Queueing, QueueBestEffort, QueueStrict)
+	case p.ReclaimMinRuntimeSeconds < 0:
+		return InvalidField("reclaimMinRuntimeSeconds", "reclaimMinRuntimeSeconds is %d; it must be 0 or more", p.ReclaimMinRuntimeSeconds)
+	case p.PreemptionDelaySeconds < 0:
+		return InvalidField("preemptionDelaySeconds", "preemptionDelaySeconds is %d; it must be 0 or more", p.PreemptionDelaySeconds)
+	}
+	return checkPriorityPolicy(p.PriorityPolicy, p.PriorityOffset)
+}
+
+// checkPriorityPolicy checks S25's fields of a department or project.
+func checkPriorityPolicy(policy string, offset int) error {
+	switch {
+	case policy != PriorityFence && policy != PriorityOpen:
+		return InvalidField("priorityPolicy", "priorityPolicy %q is not valid; use %q (priority counts only inside it, the default) or %q (its highest pending priority counts among its siblings)", policy, PriorityFence, PriorityOpen)
+	case offset < minOffset || offset > maxOffset:
+		return InvalidField("priorityOffset", "priorityOffset is %d; it must be a whole number from %d to %d", offset, minOffset, maxOffset)
 	}
 	return nil
 }
+
+// The offset is an int32 in the decision core, as YuniKorn's priority.offset is.
+const (
+	minOffset = -2147483648
+	maxOffset = 2147483647
+)
 
 func dictionary(ctx context.Context, db querier) ([]Priority, error) {
 	rows, err := db.Query(ctx, `SELECT p.* FROM workload_priorities p ORDER BY p.value`)

@@ -20,6 +20,11 @@ type PolicyUpdate struct {
 	PreemptionMode            Optional[string]
 	MinRuntimeSeconds         Optional[int]
 	Queueing                  Optional[string]
+	PriorityPolicy            Optional[string]
+	PriorityOffset            Optional[int]
+	// S27's delays
+	ReclaimMinRuntimeSeconds Optional[int]
+	PreemptionDelaySeconds   Optional[int]
 }
 
 // ProjectUpdate holds the editable fields of a project. Namespaces, NodePools (nil Value:
@@ -173,11 +178,12 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 		  min_priority_id = (SELECT id FROM workload_priorities WHERE name = $7),
 		  max_priority_id = (SELECT id FROM workload_priorities WHERE name = $8),
 		  preemption_order = $9, preemption_mode = $10, min_runtime_seconds = $11, queueing = $12,
-		  updated_at = now(), updated_by = $13, allow_preemptibility_change = $14
+		  updated_at = now(), updated_by = $13, allow_preemptibility_change = $14, priority_policy = $15, priority_offset = $16,
+		  reclaim_min_runtime_seconds = $17, preemption_delay_seconds = $18
 		WHERE id = $1`,
 		id, name, deptID, poolIDs, pol.DefaultPriorityID, pol.AllowPriorityChange, pol.MinPriority, pol.MaxPriority,
 		pol.PreemptionOrder, pol.PreemptionMode, pol.MinRuntimeSeconds, pol.Queueing, by.Subject,
-		pol.AllowPreemptibilityChange); err != nil {
+		pol.AllowPreemptibilityChange, pol.PriorityPolicy, pol.PriorityOffset, pol.ReclaimMinRuntimeSeconds, pol.PreemptionDelaySeconds); err != nil {
 		return before, err
 	}
 	if u.Namespaces.Set {
@@ -215,6 +221,10 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 	recordChange(c, "preemptionMode", before.PreemptionMode, after.PreemptionMode)
 	recordChange(c, "minRuntimeSeconds", before.MinRuntimeSeconds, after.MinRuntimeSeconds)
 	recordChange(c, "queueing", before.Queueing, after.Queueing)
+	recordChange(c, "priorityPolicy", before.PriorityPolicy, after.PriorityPolicy)
+	recordChange(c, "priorityOffset", before.PriorityOffset, after.PriorityOffset)
+	recordChange(c, "reclaimMinRuntimeSeconds", before.ReclaimMinRuntimeSeconds, after.ReclaimMinRuntimeSeconds)
+	recordChange(c, "preemptionDelaySeconds", before.PreemptionDelaySeconds, after.PreemptionDelaySeconds)
 	return after, nil
 }
 

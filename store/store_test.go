@@ -281,3 +281,30 @@ func TestConfigListenerSurvivesQuietSpells(t *testing.T) {
 		t.Fatal("the change made on the other replica was never heard")
 	}
 }
+
+// S26: semi-preemptible is a third value for a category's default and a type's own setting.
+func TestSemiPreemptibleCategoriesAndTypes(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx := context.Background()
+	semi := store.SemiPreemptible
+	cat, err := st.UpdateCategory(ctx, store.SeedID("category", "Train"), store.CategoryUpdate{DefaultPreemptibility: &semi}, operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.DefaultPreemptibility != semi {
+		t.Fatalf("Train defaults to %s, want %s", cat.DefaultPreemptibility, semi)
+	}
+	wt, err := st.UpdateWorkloadType(ctx, store.SeedID("workload-type", "batch/Job"), store.WorkloadTypeUpdate{
+		Preemptibility: store.Optional[string]{Set: true, Value: ptr(semi)},
+	}, operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wt.EffectivePreemptibility != semi {
+		t.Fatalf("Job is %s, want %s", wt.EffectivePreemptibility, semi)
+	}
+	if err := store.CheckPreemptibility("semi"); err == nil {
+		t.Fatal("a value that is none of the three is accepted")
+	}
+}

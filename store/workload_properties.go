@@ -13,6 +13,8 @@ import (
 const (
 	Preemptible    = "preemptible"
 	NonPreemptible = "non-preemptible"
+	// SemiPreemptible: the gang minimum is non-preemptible, replicas beyond it preemptible (S26).
+	SemiPreemptible = "semi-preemptible"
 )
 
 // ClusterDefaultPriority and ClusterDefaultPreemptibility apply to a workload type without a
@@ -298,10 +300,10 @@ func priorityExists(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	return nil
 }
 
-// CheckPreemptibility rejects anything but the two preemptibility values.
+// CheckPreemptibility rejects anything but the three preemptibility values.
 func CheckPreemptibility(v string) error {
-	if v != Preemptible && v != NonPreemptible {
-		return InvalidField("preemptibility", "preemptibility %q is not valid; use %q or %q (or null for the default)", v, Preemptible, NonPreemptible)
+	if v != Preemptible && v != NonPreemptible && v != SemiPreemptible {
+		return InvalidField("preemptibility", "preemptibility %q is not valid; use %q, %q or %q (or null for the default)", v, Preemptible, NonPreemptible, SemiPreemptible)
 	}
 	return nil
 }

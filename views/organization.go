@@ -37,6 +37,12 @@ type Policy struct {
 	PreemptionMode            string  `json:"preemptionMode"`
 	MinRuntimeSeconds         int     `json:"minRuntimeSeconds"`
 	Queueing                  string  `json:"queueing"`
+	// S25: fence or open, and the signed offset of the project's queue priority
+	PriorityPolicy string `json:"priorityPolicy"`
+	PriorityOffset int    `json:"priorityOffset"`
+	// S27
+	ReclaimMinRuntimeSeconds int `json:"reclaimMinRuntimeSeconds"`
+	PreemptionDelaySeconds   int `json:"preemptionDelaySeconds"`
 }
 
 // NodePoolStatus is a pool's live capacity (computed by the scheduler; zero until it runs).
@@ -87,15 +93,20 @@ type NodePool struct {
 
 // Department groups projects; its quotas bound theirs.
 type Department struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Resources    []Quota   `json:"resources"`
-	ProjectCount int       `json:"projectCount"`
-	Status       OrgStatus `json:"status"`
-	CreatedAt    time.Time `json:"createdAt"`
-	CreatedBy    string    `json:"createdBy"`
-	UpdatedAt    time.Time `json:"updatedAt"`
-	UpdatedBy    string    `json:"updatedBy"`
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Resources    []Quota `json:"resources"`
+	ProjectCount int     `json:"projectCount"`
+	// S25: fence or open, the signed offset, and a warning when the offset lifts all of the
+	// department's work above the top of the dictionary
+	PriorityPolicy  string    `json:"priorityPolicy"`
+	PriorityOffset  int       `json:"priorityOffset"`
+	PriorityWarning string    `json:"priorityWarning,omitempty"`
+	Status          OrgStatus `json:"status"`
+	CreatedAt       time.Time `json:"createdAt"`
+	CreatedBy       string    `json:"createdBy"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+	UpdatedBy       string    `json:"updatedBy"`
 }
 
 // Project is the unit of quota and queueing. NodePools is the order set for it (null: the
@@ -110,6 +121,7 @@ type Project struct {
 	EffectiveNodePools []NodePoolRef `json:"effectiveNodePools"`
 	Resources          []Quota       `json:"resources"`
 	Policy             Policy        `json:"policy"`
+	PriorityWarning    string        `json:"priorityWarning,omitempty"` // S25, as on a department
 	Status             OrgStatus     `json:"status"`
 	CreatedAt          time.Time     `json:"createdAt"`
 	CreatedBy          string        `json:"createdBy"`
@@ -274,5 +286,29 @@ func policySummary(p Policy, prios []Priority) string {
 	if p.MinRuntimeSeconds > 0 {
 		parts = append(parts, "min "+itoa(p.MinRuntimeSeconds)+"s")
 	}
+	if p.PreemptionDelaySeconds > 0 {
+		parts = append(parts, "delay "+itoa(p.PreemptionDelaySeconds)+"s")
+	}
+	if p.ReclaimMinRuntimeSeconds > 0 {
+		parts = append(parts, "reclaim after "+itoa(p.ReclaimMinRuntimeSeconds)+"s")
+	}
+	if p.PriorityPolicy == "open" || p.PriorityOffset != 0 {
+		parts = append(parts, fenceSummary(p.PriorityPolicy, p.PriorityOffset))
+	}
 	return strings.Join(parts, " · ")
+}
+
+// fenceSummary is a unit's S25 setting in a few words.
+func fenceSummary(policy string, offset int) string {
+	s := "priority: fenced"
+	if policy == "open" {
+		s = "priority: open"
+	}
+	switch {
+	case offset > 0:
+		s += ", +" + itoa(offset)
+	case offset < 0:
+		s += ", " + itoa(offset)
+	}
+	return s
 }

@@ -9,18 +9,21 @@ import (
 // Workload is one workload as the scheduler last recorded it (the OpenAPI schema Workload, web/openapi.json). The id is the
 // top owner's UID; pendingSeconds is how long it has waited (0 once it runs).
 type Workload struct {
-	ID             string     `json:"id"`
-	Name           string     `json:"name"`
-	Namespace      string     `json:"namespace"`
-	Kind           string     `json:"kind"`
-	Type           string     `json:"type"`
-	Category       string     `json:"category"`
-	ProjectID      *string    `json:"projectId"`
-	ProjectName    string     `json:"projectName"`
-	DepartmentName string     `json:"departmentName"`
-	Priority       string     `json:"priority"`
-	PriorityValue  int        `json:"priorityValue"`
-	Preemptible    bool       `json:"preemptible"`
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Namespace      string  `json:"namespace"`
+	Kind           string  `json:"kind"`
+	Type           string  `json:"type"`
+	Category       string  `json:"category"`
+	ProjectID      *string `json:"projectId"`
+	ProjectName    string  `json:"projectName"`
+	DepartmentName string  `json:"departmentName"`
+	Priority       string  `json:"priority"`
+	PriorityValue  int     `json:"priorityValue"`
+	Preemptible    bool    `json:"preemptible"`
+	// Preemptibility is the value itself: preemptible, non-preemptible or semi-preemptible
+	// (S26), which Preemptible (kept for existing clients) reports as not preemptible.
+	Preemptibility string     `json:"preemptibility"`
 	Phase          string     `json:"phase"`
 	Reason         string     `json:"reason"`
 	Message        string     `json:"message"`

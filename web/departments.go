@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 
@@ -34,15 +35,18 @@ func (h *departments) routes(r router) {
 }
 
 type departmentRequest struct {
-	Name      optional[string]         `json:"name"`
-	Resources optional[[]quotaRequest] `json:"resources"`
+	Name           optional[string]         `json:"name"`
+	Resources      optional[[]quotaRequest] `json:"resources"`
+	PriorityPolicy optional[string]         `json:"priorityPolicy"`
+	PriorityOffset optional[int]            `json:"priorityOffset" range:"-2147483648,2147483647"`
 }
 
-var departmentFields = []string{"name", "resources"}
+var departmentFields = []string{"name", "resources", "priorityPolicy", "priorityOffset"}
 
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 	res, err := optionalQuotas(r.Resources)
-	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res}, err
+	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res,
+		PriorityPolicy: storeOptionalValue(r.PriorityPolicy), PriorityOffset: storeOptionalValue(r.PriorityOffset)}, err
 }
 
 func (h *departments) listDepartments(c echo.Context) error {
@@ -154,6 +158,11 @@ func (h *departments) saveDepartment(c echo.Context, field string, u func(store.
 }
 
 func (h *departments) saveDepartmentRow(c echo.Context) error {
+	if form, err := c.FormParams(); err == nil && form.Has("priorityPolicy") {
+		return h.saveDepartment(c, "priority", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
+			return formPriorityFence(c)
+		})
+	}
 	return h.saveDepartment(c, "", func(store.Department, []views.NodePoolRef) (store.DepartmentUpdate, error) {
 		return store.DepartmentUpdate{Name: formString(c.FormValue("name"))}, nil
 	})
@@ -203,4 +212,18 @@ func (h *departments) departmentsCSV(c echo.Context) error {
 		rows = append(rows, []string{v.ID, v.Name, strconv.Itoa(v.ProjectCount), store.QuotaText(d.Quotas), strconv.Itoa(v.Status.Allocated)})
 	}
 	return writeCSV(c, "departments.csv", rows)
+}
+
+// formPriorityFence reads S25's two fields of a department's or project's form; an empty
+// field is its default (fence, 0).
+func formPriorityFence(c echo.Context) (store.DepartmentUpdate, error) {
+	var u store.DepartmentUpdate
+	policy := c.FormValue("priorityPolicy")
+	u.PriorityPolicy = store.Optional[string]{Set: true}
+	if policy != "" {
+		u.PriorityPolicy.Value = &policy
+	}
+	n, err := formInt("priorityOffset", "priority offset", c.FormValue("priorityOffset"), math.MinInt32, math.MaxInt32)
+	u.PriorityOffset = store.Optional[int]{Set: true, Value: n}
+	return u, err
 }

@@ -49,6 +49,8 @@ func TestFormRefusalsAreShownWhereTheyBelong(t *testing.T) {
 		// Departments: inline edit.
 		{"department row name", "/departments/" + dept, url.Values{"name": {"Research"}}, true, `department name "Research" is not valid`, "name"},
 		{"department row quota", "/departments/" + dept + "/quotas/" + pool, url.Values{"deserved": {"2"}}, true, "its projects have 10", "deserved"},
+		{"department row priority offset", "/departments/" + dept, url.Values{"priorityPolicy": {"fence"}, "priorityOffset": {"lots"}}, true, "priority offset must be a whole number", "priorityOffset"},
+		{"department row priority policy", "/departments/" + dept, url.Values{"priorityPolicy": {"global"}}, true, `priorityPolicy "global" is not valid`, "priorityPolicy"},
 		{"department row delete", "/departments/" + dept + "/delete", url.Values{}, true, "move them to another department", ""},
 
 		// Projects: create.
@@ -65,6 +67,8 @@ func TestFormRefusalsAreShownWhereTheyBelong(t *testing.T) {
 		{"project row department", "/projects/" + proj, url.Values{"name": {"alpha"}, "departmentId": {"nine"}, "namespaces": {"team-alpha"}}, true, `departmentId "nine" is not a valid id`, "departmentId"},
 		{"project row quota", "/projects/" + proj + "/quotas/" + pool, url.Values{"deserved": {"2"}, "limit": {"1"}}, true, "limit 1 GPUs in pool a100 is below the deserved 2", "deserved"},
 		{"project row policy runtime", "/projects/" + proj + "/policy", url.Values{"minRuntimeSeconds": {"-5"}}, true, "minimum runtime (seconds) must be a whole number", "minRuntimeSeconds"},
+		{"project row policy delay", "/projects/" + proj + "/policy", url.Values{"preemptionDelaySeconds": {"-1"}}, true, "preemption delay (seconds) must be a whole number", "preemptionDelaySeconds"},
+		{"project row policy offset", "/projects/" + proj + "/policy", url.Values{"priorityOffset": {"99999999999"}}, true, "priority offset must be a whole number", "priorityOffset"},
 		{"project row policy bound", "/projects/" + proj + "/policy", url.Values{"minPriority": {"nonesuch"}}, true, `minPriority "nonesuch" is not in the priority dictionary`, "minRuntimeSeconds"},
 
 		// Workload types: inline edit (the row is one form with one error region).

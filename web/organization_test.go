@@ -28,7 +28,8 @@ func orgAPI(t *testing.T) (srv *httptest.Server, st *store.Store, pool, dept, pr
 }
 
 // defaultPolicy is a project's policy when none is set (docs/organization.md "Policy (projects)").
-var defaultPolicy = views.Policy{AllowPriorityChange: true, AllowPreemptibilityChange: true, PreemptionOrder: "oldest", PreemptionMode: "terminate", Queueing: "best-effort"}
+var defaultPolicy = views.Policy{AllowPriorityChange: true, AllowPreemptibilityChange: true, PreemptionOrder: "oldest", PreemptionMode: "terminate", Queueing: "best-effort",
+	PriorityPolicy: "fence"}
 
 func TestOrganizationRoutes(t *testing.T) {
 	t.Parallel()
@@ -53,7 +54,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	}
 
 	// Departments: a quota's limit and weight default to -1 (none) and 2.
-	research := views.Department{ID: dept, Name: "research", ProjectCount: 1,
+	research := views.Department{ID: dept, Name: "research", ProjectCount: 1, PriorityPolicy: "fence",
 		Resources: []views.Quota{{NodePool: a100Ref, GPU: views.QuotaGPU{Deserved: 16, Limit: -1, OverQuotaWeight: 2}}},
 		Status:    views.OrgStatus{NodePools: []views.PoolUsage{{NodePool: a100Ref}}}}
 	if diff := cmp.Diff(research, getAs[views.Department](t, srv, "/api/v1/org-unit/departments/"+dept), stamps); diff != "" {
@@ -78,7 +79,7 @@ func TestOrganizationRoutes(t *testing.T) {
 		"nodePools":["`+defRef.ID+`","`+pool+`"],"namespaces":["team-alpha","alpha-batch"]}`, 200)
 	changed := alpha
 	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, AllowPreemptibilityChange: true, MinPriority: ptr("low"), MaxPriority: ptr("very-high"),
-		PreemptionOrder: "oldest", PreemptionMode: "terminate", MinRuntimeSeconds: 300, Queueing: "strict"}
+		PreemptionOrder: "oldest", PreemptionMode: "terminate", MinRuntimeSeconds: 300, Queueing: "strict", PriorityPolicy: "fence"}
 	changed.NodePools, changed.EffectiveNodePools = []string{defRef.ID, pool}, []views.NodePoolRef{defRef, a100Ref}
 	changed.Namespaces = []string{"alpha-batch", "team-alpha"}
 	if diff := cmp.Diff(changed, got, stamps); diff != "" {
@@ -194,6 +195,11 @@ func TestOrganizationValidation(t *testing.T) {
 		{"bad preemption mode", "PUT", projects + "/" + proj, `{"policy":{"preemptionMode":"pause"}}`, 400, `"pause"`},
 		{"bad queueing", "PUT", projects + "/" + proj, `{"policy":{"queueing":"fifo"}}`, 400, `"fifo"`},
 		{"negative minimum runtime", "PUT", projects + "/" + proj, `{"policy":{"minRuntimeSeconds":-5}}`, 400, "policy.minRuntimeSeconds must be a whole number from 0 to 2147483647, not -5"},
+		{"bad priority policy", "PUT", projects + "/" + proj, `{"policy":{"priorityPolicy":"global"}}`, 400, `priorityPolicy "global" is not valid`},
+		{"priority offset beyond int32", "PUT", projects + "/" + proj, `{"policy":{"priorityOffset":2147483648}}`, 400, "policy.priorityOffset must be a whole number from -2147483648 to 2147483647"},
+		{"negative preemption delay", "PUT", projects + "/" + proj, `{"policy":{"preemptionDelaySeconds":-1}}`, 400, "policy.preemptionDelaySeconds must be a whole number from 0"},
+		{"negative reclaim minimum runtime", "PUT", projects + "/" + proj, `{"policy":{"reclaimMinRuntimeSeconds":-1}}`, 400, "policy.reclaimMinRuntimeSeconds must be a whole number from 0"},
+		{"bad department priority policy", "PUT", departments + "/" + dept, `{"priorityPolicy":"default"}`, 400, `priorityPolicy "default" is not valid`},
 		{"unknown policy field", "PUT", projects + "/" + proj, `{"policy":{"priority":"high"}}`, 400, `"priority"`},
 		{"unknown node pool in the order", "PUT", projects + "/" + proj, `{"nodePools":["` + missing + `"]}`, 400, missing},
 		{"node pool twice in the order", "PUT", projects + "/" + proj, `{"nodePools":["` + def + `","` + def + `"]}`, 400, "more than once"},

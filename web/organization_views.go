@@ -42,6 +42,7 @@ func (o organization) orgStatus(kind, name string, quotas []store.Quota) views.O
 func (o organization) departmentView(d store.Department) views.Department {
 	return views.Department{
 		ID: d.ID.String(), Name: d.Name, Resources: mapSlice(d.Quotas, quotaView), ProjectCount: d.ProjectCount,
+		PriorityPolicy: d.PriorityPolicy, PriorityOffset: d.PriorityOffset, PriorityWarning: d.PriorityWarning(),
 		Status:    o.orgStatus("department", d.Name, d.Quotas),
 		CreatedAt: d.CreatedAt.UTC(), CreatedBy: d.CreatedBy, UpdatedAt: d.UpdatedAt.UTC(), UpdatedBy: d.UpdatedBy,
 	}
@@ -59,9 +60,12 @@ func (o organization) projectView(p store.Project) views.Project {
 			AllowPreemptibilityChange: p.AllowPreemptibilityChange,
 			MinPriority:               p.MinPriority, MaxPriority: p.MaxPriority, PreemptionOrder: p.PreemptionOrder,
 			PreemptionMode: p.PreemptionMode, MinRuntimeSeconds: p.MinRuntimeSeconds, Queueing: p.Queueing,
+			PriorityPolicy: p.PriorityPolicy, PriorityOffset: p.PriorityOffset,
+			ReclaimMinRuntimeSeconds: p.ReclaimMinRuntimeSeconds, PreemptionDelaySeconds: p.PreemptionDelaySeconds,
 		},
-		Status:    o.orgStatus("project", p.Name, p.Quotas),
-		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
+		PriorityWarning: p.PriorityWarning(),
+		Status:          o.orgStatus("project", p.Name, p.Quotas),
+		CreatedAt:       p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
 	}
 	if len(p.NodePoolIDs) > 0 {
 		v.NodePools = mapSlice(p.NodePoolIDs, uuid.UUID.String)

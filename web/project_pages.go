@@ -196,12 +196,29 @@ func (h *projects) saveProjectPolicy(c echo.Context) error {
 			AllowPreemptibilityChange: optional[bool]{Set: true, Value: c.FormValue("allowPreemptibilityChange") == "true"},
 			MinRuntimeSeconds:         optional[int]{Set: true, Null: true},
 		}
-		if n, err := formInt("minRuntimeSeconds", "minimum runtime (seconds)", c.FormValue("minRuntimeSeconds"), 0, maxIntColumn); err != nil {
+		for _, f := range []struct {
+			name, what string
+			dst        *optional[int]
+		}{
+			{"minRuntimeSeconds", "minimum runtime (seconds)", &p.MinRuntimeSeconds},
+			{"preemptionDelaySeconds", "preemption delay (seconds)", &p.PreemptionDelaySeconds},
+			{"reclaimMinRuntimeSeconds", "reclaim minimum runtime (seconds)", &p.ReclaimMinRuntimeSeconds},
+		} {
+			n, err := formInt(f.name, f.what, c.FormValue(f.name), 0, maxIntColumn)
+			if err != nil {
+				return store.ProjectUpdate{}, err
+			}
+			*f.dst = optional[int]{Set: true, Null: n == nil}
+			if n != nil {
+				f.dst.Value = *n
+			}
+		}
+		fence, err := formPriorityFence(c)
+		if err != nil {
 			return store.ProjectUpdate{}, err
-		} else if n != nil {
-			p.MinRuntimeSeconds = optional[int]{Set: true, Value: *n}
 		}
 		pu, err := p.update()
+		pu.PriorityPolicy, pu.PriorityOffset = fence.PriorityPolicy, fence.PriorityOffset
 		return store.ProjectUpdate{Policy: pu}, err
 	})
 }

@@ -48,6 +48,11 @@ type policyRequest struct {
 	PreemptionMode            optional[string] `json:"preemptionMode"`
 	MinRuntimeSeconds         optional[int]    `json:"minRuntimeSeconds" range:"0,2147483647"`
 	Queueing                  optional[string] `json:"queueing"`
+	PriorityPolicy            optional[string] `json:"priorityPolicy"`
+	PriorityOffset            optional[int]    `json:"priorityOffset" range:"-2147483648,2147483647"`
+	// S27
+	ReclaimMinRuntimeSeconds optional[int] `json:"reclaimMinRuntimeSeconds" range:"0,2147483647"`
+	PreemptionDelaySeconds   optional[int] `json:"preemptionDelaySeconds" range:"0,2147483647"`
 }
 
 type projectRequest struct {
@@ -93,7 +98,9 @@ func (r projectRequest) update() (store.ProjectUpdate, error) {
 			null := optional[string]{Set: true, Null: true}
 			p = policyRequest{DefaultPriorityID: null, AllowPriorityChange: optional[bool]{Set: true, Null: true},
 				AllowPreemptibilityChange: optional[bool]{Set: true, Null: true}, MinPriority: null,
-				MaxPriority: null, PreemptionOrder: null, PreemptionMode: null, MinRuntimeSeconds: optional[int]{Set: true, Null: true}, Queueing: null}
+				MaxPriority: null, PreemptionOrder: null, PreemptionMode: null, MinRuntimeSeconds: optional[int]{Set: true, Null: true}, Queueing: null,
+				PriorityPolicy: null, PriorityOffset: optional[int]{Set: true, Null: true},
+				ReclaimMinRuntimeSeconds: optional[int]{Set: true, Null: true}, PreemptionDelaySeconds: optional[int]{Set: true, Null: true}}
 		}
 		if u.Policy, err = p.update(); err != nil {
 			return u, err
@@ -110,6 +117,9 @@ func (p policyRequest) update() (store.PolicyUpdate, error) {
 		MinPriority:               storeOptionalValue(p.MinPriority), MaxPriority: storeOptionalValue(p.MaxPriority),
 		PreemptionOrder: storeOptionalValue(p.PreemptionOrder), PreemptionMode: storeOptionalValue(p.PreemptionMode),
 		MinRuntimeSeconds: storeOptionalValue(p.MinRuntimeSeconds), Queueing: storeOptionalValue(p.Queueing),
+		PriorityPolicy: storeOptionalValue(p.PriorityPolicy), PriorityOffset: storeOptionalValue(p.PriorityOffset),
+		ReclaimMinRuntimeSeconds: storeOptionalValue(p.ReclaimMinRuntimeSeconds),
+		PreemptionDelaySeconds:   storeOptionalValue(p.PreemptionDelaySeconds),
 	}, err
 }
 

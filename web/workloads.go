@@ -289,13 +289,13 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		case req.Preemptibility.Null:
 			set[labelPreemptibility] = nil
 			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
-		case v == store.Preemptible || v == store.NonPreemptible:
+		case v == store.Preemptible || v == store.NonPreemptible || v == store.SemiPreemptible:
 			set[labelPreemptibility] = &v
 			to = v
 			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
-			view.Preemptible = v == store.Preemptible
+			view.Preemptible, view.Preemptibility = v == store.Preemptible, v
 		default:
-			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible)
+			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible, store.SemiPreemptible)
 		}
 		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
 	}
@@ -422,7 +422,7 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 		ID: r.UID, Name: r.Name, Namespace: r.Namespace, Kind: r.Kind, Type: r.TypeName, Category: r.CategoryName,
 		ProjectID: idString(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
 		Priority: r.PriorityName, PriorityValue: r.PriorityValue, Preemptible: r.Preemptibility == store.Preemptible,
-		Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
+		Preemptibility: r.Preemptibility, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
 		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
 	}

@@ -159,6 +159,10 @@ func (f *workloadFixture) view(uid string) views.Workload {
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase, w.Type, w.Category = f.serveC, "serve-c", "very-high", 150, "Completed", "InferenceService", "Deploy"
 		w.CreatedAt, w.StartedAt, w.FinishedAt = f.at(2), ptr(f.at(2)), ptr(f.at(30))
 	}
+	w.Preemptibility = "non-preemptible"
+	if w.Preemptible {
+		w.Preemptibility = "preemptible"
+	}
 	return w
 }
 

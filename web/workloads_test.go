@@ -35,7 +35,7 @@ func TestWorkloadList(t *testing.T) {
 	raw := decodeList[json.RawMessage](t, get(t, srv, "/api/v1/workloads").body, "workloads").Items[1]
 	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
 	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
-		"priority", "priorityValue", "preemptible", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
+		"priority", "priorityValue", "preemptible", "preemptibility", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
 		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions"}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, fields); diff != "" {

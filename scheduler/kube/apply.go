@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,7 +54,15 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		if m == nil {
 			continue
 		}
-		s.cache.MarkEvicting(ev.Workload, ev.Preemptor)
+		only := map[types.UID]bool{} // replicas beyond a minimum, evicted alone (S26)
+		for _, p := range ev.Pods {
+			only[types.UID(p.UID)] = true
+		}
+		if len(only) > 0 {
+			s.cache.MarkEvictingPods(ev.Workload, ev.Preemptor, slices.Collect(maps.Keys(only)))
+		} else {
+			s.cache.MarkEvicting(ev.Workload, ev.Preemptor)
+		}
 		preemptor, pm := view.Workload(ev.Preemptor)
 		by := ev.Preemptor
 		if preemptor != nil {
@@ -63,7 +73,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		if pm != nil {
 			s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
 		}
-		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare {
+		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare && len(only) == 0 {
 			g.Go(func() error {
 				if !s.acting() {
 					return nil
@@ -79,7 +89,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		}
 		var evicted sync.Once // the workload counts once, when the first of its pods goes
 		for _, p := range m.Pods {
-			if p.NodeName == "" || p.Terminating {
+			if p.NodeName == "" || p.Terminating || len(only) > 0 && !only[p.UID] {
 				continue
 			}
 			g.Go(func() error {

@@ -50,6 +50,9 @@ type Cache struct {
 	// evicting maps a victim workload to the workload its eviction makes room for (S19), until
 	// the victim has no pods left holding resources.
 	evicting map[string]string
+	// evictingPods are replicas beyond a semi-preemptible workload's minimum evicted alone
+	// (S26): the workload keeps running, so each pod is followed until it is gone.
+	evictingPods map[types.UID]podEviction
 	// nominated are preemptors whose victims are gone, and workloads just resumed: tried first
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
@@ -88,6 +91,7 @@ func NewCache(schedulerName string) *Cache {
 		owners:        map[types.UID]*owner{},
 		assumed:       map[types.UID]assumedBind{},
 		evicting:      map[string]string{},
+		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
 		boundAt:       map[string]time.Time{},
 		members:       map[types.UID]map[types.UID]*podEntry{},

@@ -51,6 +51,18 @@ func (c *Cache) MarkEvicting(victim, preemptor string) {
 	c.mu.Unlock()
 }
 
+type podEviction struct{ workload, preemptor string }
+
+// MarkEvictingPods records that some of victim's pods, replicas beyond its minimum, are
+// being evicted for preemptor (S26).
+func (c *Cache) MarkEvictingPods(victim, preemptor string, pods []types.UID) {
+	c.mu.Lock()
+	for _, p := range pods {
+		c.evictingPods[p] = podEviction{workload: victim, preemptor: preemptor}
+	}
+	c.mu.Unlock()
+}
+
 // nominationTTL bounds how long a nomination waits for its workload's pods to appear.
 const nominationTTL = 30 * time.Second
 
@@ -100,6 +112,13 @@ func (c *Cache) Settle(now time.Time) {
 		}
 		delete(c.evicting, victim)
 		c.nominated[preemptor] = now
+	}
+	for pod, ev := range c.evictingPods {
+		if _, present := c.pods[pod]; present {
+			continue
+		}
+		delete(c.evictingPods, pod)
+		c.nominated[ev.preemptor] = now
 	}
 	for uid, since := range c.nominated {
 		_, present := c.built[types.UID(uid)]

@@ -141,6 +141,14 @@ func (c *Cache) Snapshot(now time.Time) *View {
 			w.PreemptedBy = preemptor
 		}
 	}
+	for pod, ev := range c.evictingPods {
+		if _, present := c.pods[pod]; !present {
+			continue
+		}
+		if w, _ := v.Workload(ev.workload); w != nil && w.Phase == scheduler.PhaseRunning {
+			w.PreemptedBy = ev.preemptor
+		}
+	}
 	for uid := range c.nominated {
 		if w, _ := v.Workload(uid); w != nil && w.Phase != scheduler.PhaseRunning {
 			w.Nominated = true

@@ -127,9 +127,16 @@ func (s State) Observe(c Cycle) Change {
 		look[plan.Pending[i].Workload] = true
 	}
 	evicted := make(map[string]*scheduler.Eviction, len(plan.Evictions))
+	// replicas beyond a semi-preemptible workload's minimum, evicted while it keeps running (S26)
+	shed := map[string][]*scheduler.Eviction{}
 	for i := range plan.Evictions {
-		evicted[plan.Evictions[i].Workload] = &plan.Evictions[i]
-		look[plan.Evictions[i].Workload] = true
+		e := &plan.Evictions[i]
+		look[e.Workload] = true
+		if len(e.Pods) > 0 {
+			shed[e.Workload] = append(shed[e.Workload], e)
+			continue
+		}
+		evicted[e.Workload] = e
 	}
 	resumed := make(map[string]bool, len(plan.Resumes))
 	for _, rs := range plan.Resumes {
@@ -196,6 +203,18 @@ func (s State) Observe(c Cycle) Change {
 				last.Borrowed = s.borrowedBefore(plan, ev)
 			}
 		case running[w.UID] != nil:
+			for _, ev := range shed[w.UID] {
+				kind := "Preempted"
+				if ev.Rule == scheduler.RuleReclaim {
+					kind = "Reclaimed"
+				}
+				preemptor := ev.Preemptor
+				if p := workload(ev.Preemptor); p != nil {
+					preemptor = p.Namespace + "/" + p.Name
+				}
+				event(kind, string(ev.Rule), ev.Sentence(preemptor))
+				ch.Events[len(ch.Events)-1].Preemptor = ev.Preemptor
+			}
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = rw.Priority.Name, int(rw.Priority.Value), string(rw.Preemptibility)
