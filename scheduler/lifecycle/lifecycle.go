@@ -56,6 +56,7 @@ type Recorded struct {
 	Evicted                        bool
 	Phase                          scheduler.Phase
 	Reason, Message, Priority      string
+	PriorityValue                  int
 	Position, Allocated, Requested int
 	NodePool, Preemptibility       string
 }
@@ -227,6 +228,11 @@ func (s State) Observe(c Cycle) Change {
 				rec.Phase = scheduler.PhasePending // a gang partly bound still waits
 			}
 		}
+		if rec.PriorityName == "" && known {
+			// In no list of the plan this cycle (a semi-preemptible workload's replicas
+			// terminating, say): its priority and preemptibility are as last recorded.
+			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = prev.Priority, prev.PriorityValue, prev.Preemptibility
+		}
 		bound := len(nodesOf[w.UID]) > 0
 		evictedNow := evicted[w.UID] != nil || (prev.Evicted && !bound && !resumed[w.UID])
 		if evictedNow && evicted[w.UID] == nil && w.Phase != scheduler.PhaseSuspended {
@@ -260,10 +266,7 @@ func (s State) Observe(c Cycle) Change {
 		}
 		next := Recorded{Evicted: evictedNow, Phase: rec.Phase, Reason: rec.Reason, Message: rec.Message, Priority: rec.PriorityName,
 			Position: rec.QueuePosition, Allocated: rec.AllocatedGPUs, Requested: rec.RequestedGPUs, NodePool: rec.NodePool,
-			Preemptibility: rec.Preemptibility}
-		if rec.PriorityName == "" && known {
-			next.Priority = prev.Priority
-		}
+			Preemptibility: rec.Preemptibility, PriorityValue: rec.PriorityValue}
 		if !known || next != prev || bound {
 			s[w.UID] = next
 			ch.Records = append(ch.Records, rec)

@@ -166,7 +166,7 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 func recorded(r Record, evicted bool) Recorded {
 	return Recorded{Evicted: evicted, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Priority: r.PriorityName,
 		Position: r.QueuePosition, Allocated: r.AllocatedGPUs, Requested: r.RequestedGPUs, NodePool: r.NodePool,
-		Preemptibility: r.Preemptibility}
+		Preemptibility: r.Preemptibility, PriorityValue: r.PriorityValue}
 }
 
 func TestS24_Phases(t *testing.T) {
@@ -291,7 +291,11 @@ func TestS20_Evictions(t *testing.T) {
 	urgent := job("urgent", pending, "", "")
 	waitingUrgent := rec("urgent", pending, 2, waiting(scheduler.WaitingForEvictions, 1))
 	victimRuns := rec("victim", running, 2, runsOn(started, "a100", 2, "n1"))
-	evictedRec := rec("victim", preempted, 2, func(r *Record) { r.AllocatedGPUs, r.Nodes, r.StartedAt = 2, []string{"n1"}, &started })
+	// An eviction (or a suspension) names no priority or preemptibility: the last recorded stay.
+	keepsLow := func(r *Record) {
+		r.PriorityName, r.PriorityValue, r.Preemptibility = low.Name, int(low.Value), string(scheduler.Preemptible)
+	}
+	evictedRec := rec("victim", preempted, 2, keepsLow, func(r *Record) { r.AllocatedGPUs, r.Nodes, r.StartedAt = 2, []string{"n1"}, &started })
 	evictedState := recorded(evictedRec, true)
 	evicted := func(mode scheduler.PreemptionMode, rule scheduler.Rule) scheduler.Plan {
 		return scheduler.Plan{
@@ -303,8 +307,7 @@ func TestS20_Evictions(t *testing.T) {
 	// The preemptor waits as before: only the victim is recorded.
 	before := State{"uid-victim": recorded(victimRuns, false), "uid-urgent": recorded(waitingUrgent, false)}
 	urgentState := recorded(waitingUrgent, false)
-	evictedKeepsPriority := evictedState // an eviction names no priority: the last one stays
-	evictedKeepsPriority.Priority = "low"
+	evictedKeepsPriority := evictedState
 
 	runLifecycleCases(t, []lifecycleCase{
 		{
@@ -349,8 +352,8 @@ func TestS20_Evictions(t *testing.T) {
 			name:      "suspended by the eviction, it is Suspended while it waits",
 			before:    State{"uid-victim": evictedState},
 			workloads: []scheduler.Workload{job("victim", suspended)},
-			want:      Change{Records: []Record{rec("victim", suspended, 0)}},
-			after:     State{"uid-victim": recorded(rec("victim", suspended, 0), true)},
+			want:      Change{Records: []Record{rec("victim", suspended, 0, keepsLow)}},
+			after:     State{"uid-victim": recorded(rec("victim", suspended, 0, keepsLow), true)},
 		},
 		{
 			name:      "admitted again: Running, no longer evicted",
