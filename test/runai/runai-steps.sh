@@ -52,10 +52,8 @@ get_token() {
     --data-urlencode 'grant_type=client_credentials' \
     --data-urlencode "client_id=$CLIENT_ID" \
     --data-urlencode "client_secret=$CLIENT_SECRET")
-  TOKEN=$(json 'd["access_token"]' <<<"$answer")
   local type expires
-  type=$(json 'd["token_type"]' <<<"$answer")
-  expires=$(json 'd["expires_in"]' <<<"$answer")
+  { read -r TOKEN; read -r type; read -r expires; } < <(json '"\n".join(str(d[k]) for k in ("access_token", "token_type", "expires_in"))' <<<"$answer")
   [[ $type == Bearer && -n $TOKEN ]] || fail "the token answer is not a Bearer token: $answer"
   log "got a $type token that expires in $expires s"
 }
