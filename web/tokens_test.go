@@ -3,8 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -270,5 +272,26 @@ func TestTokenRequestRefusals(t *testing.T) {
 	}
 	if r := doAs(t, srv, "", "POST", "/api/v1/token", "application/json", `{"grantType":"client_credentials","clientId":"`+uuid.NewString()+`","clientSecret":"`+whole+`"}`); r.status != 400 {
 		t.Errorf("another key's whole token as clientSecret = %d %s, want 400", r.status, r.body)
+	}
+}
+
+// TestAccessPageShowsClientCredentials: a key made on the Access page shows its client id and
+// secret once, and they get a token.
+func TestAccessPageShowsClientCredentials(t *testing.T) {
+	t.Parallel()
+	srv, _ := newAPI(t)
+	r := do(t, srv, "POST", "/access/keys", "application/x-www-form-urlencoded", url.Values{"name": {"runai"}, "role": {"viewer"}, "days": {"30"}}.Encode())
+	id := regexp.MustCompile(`id="new-key-client-id">([^<]+)<`).FindSubmatch(r.body)
+	secret := regexp.MustCompile(`id="new-key-client-secret">([^<]+)<`).FindSubmatch(r.body)
+	if r.status != 201 || id == nil || secret == nil {
+		t.Fatalf("create key form = %d without the client id and secret: %.2000s", r.status, r.body)
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {html.UnescapeString(string(id[1]))},
+		"client_secret": {html.UnescapeString(string(secret[1]))}}
+	if tok := doAs(t, srv, "", "POST", "/api/v2/token", "application/x-www-form-urlencoded", form.Encode()); tok.status != 200 {
+		t.Fatalf("the shown client credentials get %d %s", tok.status, tok.body)
+	}
+	if list := do(t, srv, "GET", "/access", "", ""); strings.Contains(string(list.body), "new-key-client-secret") {
+		t.Error("the Access page shows a client secret again")
 	}
 }
