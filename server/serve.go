@@ -264,6 +264,10 @@ func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log
 	if lc.FormKey, err = st.ServerKey(ctx, "login-form"); err != nil {
 		return lc, "", fmt.Errorf("the login form's signing key: %w", err)
 	}
+	// Access tokens (/api/v2/token) too: one replica issues, any accepts.
+	if lc.TokenKey, err = st.ServerKey(ctx, "access-token"); err != nil {
+		return lc, "", fmt.Errorf("the access tokens' signing key: %w", err)
+	}
 	if c.OIDCIssuer != "" {
 		redirect := c.OIDCRedirectURL
 		if redirect == "" {

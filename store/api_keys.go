@@ -108,3 +108,20 @@ func (s *Store) CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte
 	}
 	return k, nil
 }
+
+// ActiveAPIKey returns the key with id if it is neither revoked nor expired (ErrBadKey
+// otherwise): an access token issued for the key lives no longer than the key.
+func (s *Store) ActiveAPIKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
+	rows, err := s.pool.Query(ctx, `SELECT * FROM api_keys WHERE id = $1`, id)
+	k, err := scanOne[APIKey](rows, err, "API key")
+	if errors.Is(err, ErrNotFound) {
+		return APIKey{}, ErrBadKey
+	}
+	if err != nil {
+		return APIKey{}, err
+	}
+	if k.RevokedAt != nil || !time.Now().Before(k.ExpiresAt) {
+		return APIKey{}, ErrBadKey
+	}
+	return k, nil
+}

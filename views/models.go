@@ -208,6 +208,10 @@ type APIKey struct {
 	CreatedBy  string     `json:"createdBy"`
 	Status     string     `json:"status"` // active, expired, revoked
 	Token      string     `json:"token,omitempty"`
+	// ClientID and ClientSecret are the key as Run:ai's token endpoints take it
+	// (client_credentials: the key's id and the secret part of Token); in the creating answer only.
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
 }
 
 // AccessPage is the admin page for access rules and API keys.

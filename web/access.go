@@ -227,6 +227,8 @@ func (h *access) createAPIKey(c echo.Context, req apiKeyRequest) (views.APIKey, 
 	}
 	v := apiKeyView(k)
 	v.Token = token
+	_, v.ClientSecret, _ = auth.ParseAPIKey(token)
+	v.ClientID = k.ID.String()
 	return v, nil
 }
 

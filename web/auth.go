@@ -35,6 +35,7 @@ type AuthStore interface {
 	DeleteAccessRule(ctx context.Context, id uuid.UUID, by store.Actor) error
 
 	CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte) (store.APIKey, error)
+	ActiveAPIKey(ctx context.Context, id uuid.UUID) (store.APIKey, error)
 	APIKeys(ctx context.Context) ([]store.APIKey, error)
 	CreateAPIKey(ctx context.Context, n store.NewAPIKey, by store.Actor) (store.APIKey, error)
 	RevokeAPIKey(ctx context.Context, id uuid.UUID, by store.Actor) error
@@ -56,6 +57,9 @@ type LoginConfig struct {
 	// FormKey signs the login form's CSRF token; every replica must have the same one
 	// (store.ServerKey). Empty: a random key for this process only.
 	FormKey []byte
+	// TokenKey signs the access tokens of /api/v1/token and /api/v2/token (auth.AccessTokens);
+	// shared by every replica like FormKey. Empty: a random key for this process only.
+	TokenKey []byte
 }
 
 // BootstrapAdmin is the local account created when no issuer is configured; it is always a
@@ -147,7 +151,7 @@ func (h *signIn) commitSession(c echo.Context) {
 func (h *signIn) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if !isMutating(r.Method) || c.Get(bearerKey) == true {
+		if !isMutating(r.Method) || c.Get(bearerKey) == true || isTokenEndpoint(r.URL.Path) {
 			return next(c)
 		}
 		if r.Method == http.MethodPost && r.URL.Path == pathTo(c, routenames.LoginSubmit) {
@@ -215,7 +219,8 @@ func isProbe(c echo.Context) bool {
 func isPublic(c echo.Context) bool {
 	p := c.Request().URL.Path
 	switch p {
-	case "/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback":
+	case "/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback",
+		tokenPathV1, tokenPathV2:
 		return true
 	}
 	return strings.HasPrefix(p, "/static/")
@@ -227,7 +232,7 @@ func (h *signIn) identify(c echo.Context) (auth.Identity, error) {
 	if header := c.Request().Header.Get(echo.HeaderAuthorization); header != "" {
 		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok || strings.TrimSpace(token) == "" {
-			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key or OIDC token>\"")
+			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key, access token or OIDC token>\"")
 		}
 		c.Set(bearerKey, true)
 		return h.bearerIdentity(ctx, strings.TrimSpace(token))
@@ -255,19 +260,17 @@ func (h *signIn) bearerIdentity(ctx context.Context, token string) (auth.Identit
 		return auth.Anonymous, unauthorized("this server has no credential store")
 	}
 	if keyID, secret, ok := auth.ParseAPIKey(token); ok {
-		hash := auth.HashAPIKeySecret(secret)
-		if k, ok := h.keys.get(keyID, hash, time.Now()); ok {
-			return apiKeyIdentity(k), nil
-		}
-		k, err := h.users.CheckAPIKey(ctx, keyID, hash)
+		k, err := h.checkAPIKey(ctx, keyID, secret)
 		if errors.Is(err, store.ErrBadKey) {
 			return auth.Anonymous, unauthorized("the API key is unknown, revoked or expired; ask an admin for a new one")
 		}
 		if err != nil {
 			return auth.Anonymous, err
 		}
-		h.keys.put(k, hash, time.Now())
 		return apiKeyIdentity(k), nil
+	}
+	if auth.IsAccessToken(token) {
+		return h.accessTokenIdentity(ctx, token)
 	}
 	if h.config.OIDC == nil {
 		return auth.Anonymous, unauthorized("the bearer token is not an Arbiter API key (and no OIDC issuer is configured)")

@@ -44,6 +44,18 @@ func (c *keyCache) get(id uuid.UUID, secretHash []byte, now time.Time) (store.AP
 	return e.key, true
 }
 
+// active returns the key if it was validated within the TTL and has not expired since,
+// whatever secret was checked: an access token's signature stands in for the secret.
+func (c *keyCache) active(id uuid.UUID, now time.Time) (store.APIKey, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if !ok || !now.Before(e.until) {
+		return store.APIKey{}, false
+	}
+	return e.key, true
+}
+
 // put remembers a key the store has just validated, until the TTL or its expiry.
 func (c *keyCache) put(k store.APIKey, secretHash []byte, now time.Time) {
 	until := now.Add(keyCacheTTL)

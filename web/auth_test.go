@@ -33,6 +33,9 @@ func TestEveryMutatingRouteNeedsCredentialsAndRole(t *testing.T) {
 		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Method == "GET" || r.Method == "HEAD" || r.Method == "OPTIONS" || r.Method == "echo_route_not_found" {
 			continue
 		}
+		if r.Path == "/api/v1/token" { // takes its credentials in the body (tokens_test.go)
+			continue
+		}
 		n++
 		path := param.ReplaceAllString(r.Path, uuid.NewString())
 		for _, tc := range []struct {

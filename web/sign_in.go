@@ -30,6 +30,7 @@ type signIn struct {
 	keys      keyCache // API keys validated in the last few seconds
 	passwords *passwordChecker
 	forms     formSigner // signs the login form's CSRF token
+	tokens    auth.AccessTokens
 	audit     AuditStore
 	log       *slog.Logger
 	layout
@@ -37,7 +38,7 @@ type signIn struct {
 
 func newSignIn(d Deps, log *slog.Logger) *signIn {
 	h := &signIn{users: d.Users, config: d.Login, sm: newSessionManager(d.Login), passwords: newPasswordChecker(),
-		forms: newFormSigner(d.Login.FormKey), audit: d.Audit, log: log}
+		forms: newFormSigner(d.Login.FormKey), tokens: auth.NewAccessTokens(d.Login.TokenKey), audit: d.Audit, log: log}
 	h.layout = layout{csrfToken: h.csrfToken, cluster: d.Cluster}
 	return h
 }
@@ -48,6 +49,8 @@ func (h *signIn) routes(r router) {
 	r.page(http.MethodPost, "/logout", routenames.Logout, h.logout)
 	r.page(http.MethodGet, "/auth/oidc/login", routenames.OIDCLogin, h.oidcStart)
 	r.page(http.MethodGet, "/auth/oidc/callback", routenames.OIDCCallback, h.oidcCallback)
+	r.pages.POST(tokenPathV1, h.tokenV1) // Run:ai's token endpoints (tokens.go)
+	r.pages.POST(tokenPathV2, h.tokenV2)
 }
 
 // loginThrottle is how long an account or address waits after its nth failed login in an
@@ -113,30 +116,64 @@ func hasUnsafeChar(s string) bool {
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// localLogin checks the local account's password. The attempt is counted per account and per
-// address before the password is checked (ReserveLoginAttempt decides atomically), so parallel
-// attempts cannot slip past the throttle; after three failures each further attempt waits
-// longer (loginThrottle). The check itself runs in one of a few slots (passwordChecker).
+// localLogin signs a local account in with its password (checkLocalPassword: throttled and
+// bounded).
 func (h *signIn) localLogin(c echo.Context) error {
 	markAudited(c)
 	if h.config.OIDC != nil {
 		return h.renderLogin(c, http.StatusBadRequest, "", "Local sign-in is off: this console signs people in with its identity provider.")
 	}
-	ctx := c.Request().Context()
 	r := c.Request()
 	name := strings.TrimSpace(r.PostFormValue("username"))
-	password := r.PostFormValue("password")
-	keys := []string{"account:" + strings.ToLower(name), "address:" + c.RealIP()}
-	wait, err := h.users.ReserveLoginAttempt(ctx, keys, loginThrottle)
+	res, err := h.checkLocalPassword(c, name, r.PostFormValue("password"))
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		secs := int(math.Ceil(wait.Seconds()))
+	switch {
+	case res.wait > 0:
+		secs := int(math.Ceil(res.wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 		h.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
 		return h.renderLogin(c, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed sign-ins for this account or address. Wait %d seconds and try again.", secs))
+	case res.busy:
+		secs := int(passwordSlotWait / time.Second)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		h.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
+		return h.renderLogin(c, http.StatusServiceUnavailable, name,
+			fmt.Sprintf("The server is busy checking other sign-ins. Wait %d seconds and try again.", secs))
+	case !res.ok:
+		h.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
+		return h.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
+	}
+	h.forgetLoginForm(c)
+	return h.startSession(c, res.user, safeNext(r.PostFormValue("next")))
+}
+
+// passwordCheck is what checkLocalPassword found: throttled (wait > 0) or busy, and nothing
+// was checked; or the password was checked and is right (ok) or not.
+type passwordCheck struct {
+	user store.User
+	ok   bool
+	wait time.Duration
+	busy bool
+}
+
+// checkLocalPassword checks a local account's password for the login form and the token
+// endpoint's password grant alike. The attempt is counted per account and per address before
+// the password is checked (ReserveLoginAttempt decides atomically), so parallel attempts
+// cannot slip past the throttle; after three failures each further attempt waits longer
+// (loginThrottle). The check itself runs in one of a few slots (passwordChecker). An unknown
+// account costs the same work as a real one.
+func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (passwordCheck, error) {
+	ctx := c.Request().Context()
+	keys := []string{"account:" + strings.ToLower(name), "address:" + c.RealIP()}
+	wait, err := h.users.ReserveLoginAttempt(ctx, keys, loginThrottle)
+	if err != nil {
+		return passwordCheck{}, err
+	}
+	if wait > 0 {
+		return passwordCheck{wait: wait}, nil
 	}
 	checked := false
 	defer func() {
@@ -153,29 +190,23 @@ func (h *signIn) localLogin(c echo.Context) error {
 	case errors.Is(err, store.ErrNotFound):
 		hash = dummyHash // the same work as for a real account
 	default:
-		return err
+		return passwordCheck{}, err
 	}
 	ok, err := h.passwords.check(ctx, hash, password)
 	switch {
 	case errors.Is(err, errBusy):
-		secs := int(passwordSlotWait / time.Second)
-		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		h.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
-		return h.renderLogin(c, http.StatusServiceUnavailable, name,
-			fmt.Sprintf("The server is busy checking other sign-ins. Wait %d seconds and try again.", secs))
+		return passwordCheck{busy: true}, nil
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return passwordCheck{}, ctx.Err()
 	}
 	checked = true
 	if !ok || u.PasswordHash == "" {
-		h.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
-		return h.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
+		return passwordCheck{}, nil
 	}
 	if err := h.users.ClearLoginFailures(ctx, keys); err != nil {
-		return err
+		return passwordCheck{}, err
 	}
-	h.forgetLoginForm(c)
-	return h.startSession(c, u, safeNext(r.PostFormValue("next")))
+	return passwordCheck{user: u, ok: true}, nil
 }
 
 var dummyHash, _ = auth.HashPassword("not a password anyone uses")
