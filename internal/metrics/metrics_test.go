@@ -8,9 +8,9 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/arbiterhq/arbiter/internal/metrics"
+	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
@@ -153,8 +153,7 @@ func scrape(t *testing.T, r *metrics.Registry) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	var p expfmt.TextParser
-	families, err := p.TextToMetricFamilies(rec.Body)
+	families, err := exposition.Parse(rec.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,27 +161,5 @@ func scrape(t *testing.T, r *metrics.Registry) map[string]*dto.MetricFamily {
 }
 
 func value(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
-	var sum float64
-	for _, s := range families[name].GetMetric() {
-		match := true
-		for k, v := range want {
-			found := false
-			for _, l := range s.GetLabel() {
-				found = found || (l.GetName() == k && l.GetValue() == v)
-			}
-			match = match && found
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case s.Counter != nil:
-			sum += s.GetCounter().GetValue()
-		case s.Gauge != nil:
-			sum += s.GetGauge().GetValue()
-		case s.Histogram != nil:
-			sum += float64(s.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
+	return exposition.Families(families).Value(name, want)
 }

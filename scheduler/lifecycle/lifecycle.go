@@ -184,11 +184,9 @@ func (s State) Observe(c Cycle) Change {
 		event := func(kind, reason, message string) {
 			ch.Events = append(ch.Events, Event{Workload: w.UID, At: now, Kind: kind, Reason: reason, Message: message})
 		}
-		prev, known := s[w.UID]
-		switch {
-		case evicted[w.UID] != nil:
-			ev := evicted[w.UID]
-			rec.Phase = scheduler.PhasePreempted
+		// evictionEvent tells an eviction: Preempted or Reclaimed, naming the preemptor, and for
+		// a reclaim what the project borrowed just before.
+		evictionEvent := func(ev *scheduler.Eviction) {
 			kind := "Preempted"
 			if ev.Rule == scheduler.RuleReclaim {
 				kind = "Reclaimed"
@@ -203,18 +201,15 @@ func (s State) Observe(c Cycle) Change {
 			if ev.Rule == scheduler.RuleReclaim {
 				last.Borrowed = s.borrowedBefore(plan, ev)
 			}
+		}
+		prev, known := s[w.UID]
+		switch {
+		case evicted[w.UID] != nil:
+			rec.Phase = scheduler.PhasePreempted
+			evictionEvent(evicted[w.UID])
 		case running[w.UID] != nil:
-			for _, ev := range shed[w.UID] {
-				kind := "Preempted"
-				if ev.Rule == scheduler.RuleReclaim {
-					kind = "Reclaimed"
-				}
-				preemptor := ev.Preemptor
-				if p := workload(ev.Preemptor); p != nil {
-					preemptor = p.Namespace + "/" + p.Name
-				}
-				event(kind, string(ev.Rule), ev.Sentence(preemptor))
-				ch.Events[len(ch.Events)-1].Preemptor = ev.Preemptor
+			for _, ev := range shed[w.UID] { // a semi-preemptible workload's replicas (S26)
+				evictionEvent(ev)
 			}
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
 	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/servetest"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
@@ -245,25 +245,7 @@ func project(ctx context.Context, t *testing.T, dbURL string, pool devcluster.Po
 // serve runs server.Serve with cfg until the test ends and returns its URL.
 func serve(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- server.Serve(ctx, cfg, log, io.Discard, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("arbiter serve ended with %v", err)
-		}
-	})
-	select {
-	case url := <-ready:
-		return url
-	case err := <-done:
-		t.Fatalf("arbiter serve stopped before serving: %v", err)
-	case <-time.After(3 * time.Minute):
-		t.Fatal("arbiter serve did not start within 3 minutes")
-	}
-	return ""
+	return servetest.Serve(t, cfg, slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 type testLog struct{ t *testing.T }

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -129,8 +129,7 @@ func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s/metrics = %d", base, res.StatusCode)
 	}
-	var p expfmt.TextParser
-	families, err := p.TextToMetricFamilies(res.Body)
+	families, err := exposition.Parse(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,31 +139,7 @@ func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
 // value sums the series of a metric whose labels include want: counters' and gauges' values,
 // histograms' sample counts. A metric not exposed is 0.
 func value(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
-	var sum float64
-	for _, s := range families[name].GetMetric() {
-		have := map[string]string{}
-		for _, l := range s.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			if have[k] != v {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case s.Counter != nil:
-			sum += s.GetCounter().GetValue()
-		case s.Gauge != nil:
-			sum += s.GetGauge().GetValue()
-		case s.Histogram != nil:
-			sum += float64(s.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
+	return exposition.Families(families).Value(name, want)
 }
 
 func expect(t *testing.T, families map[string]*dto.MetricFamily, name string, labels map[string]string, want float64) {

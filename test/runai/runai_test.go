@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/servetest"
 	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
@@ -32,25 +33,7 @@ func serve(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cfg.Addr, cfg.DataDir, cfg.Kubeconfig, cfg.AdminPassword = "127.0.0.1:0", t.TempDir(), server.NoCluster, adminPassword
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- server.Serve(ctx, cfg, log, io.Discard, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("arbiter serve ended with %v", err)
-		}
-	})
-	select {
-	case u := <-ready:
-		return u
-	case err := <-done:
-		t.Fatalf("arbiter serve stopped before serving: %v", err)
-	case <-time.After(3 * time.Minute):
-		t.Fatal("arbiter serve did not start within 3 minutes")
-	}
-	return ""
+	return servetest.Serve(t, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // call sends a request and decodes a 2xx JSON answer into out.
