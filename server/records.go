@@ -166,6 +166,6 @@ func storeRecord(r lifecycle.Record) store.WorkloadRecord {
 		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptibility: r.Preemptibility,
 		Phase: string(r.Phase), Reason: r.Reason, Message: r.Message, QueuePosition: r.QueuePosition,
 		Gang: r.Gang, RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
-		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt,
+		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt, Submitter: r.Submitter,
 	}
 }

@@ -40,6 +40,9 @@ type WorkloadRecord struct {
 	FinishedAt     *time.Time `db:"finished_at"`
 	CreatedAt      time.Time  `db:"created_at"`
 	UpdatedAt      time.Time  `db:"updated_at"`
+	// Submitter is the subject of who submitted the workload through Arbiter (its top owner's
+	// arbiter.dev/submitted-by annotation); empty for workloads created otherwise.
+	Submitter string `db:"submitter"`
 }
 
 // WorkloadEvent is one entry of a workload's history.
@@ -76,6 +79,7 @@ var WorkloadSpec = listquery.Spec{
 		"requestedGpus":  {Kind: listquery.Int, Column: "w.requested_gpus", Sortable: true},
 		"allocatedGpus":  {Kind: listquery.Int, Column: "w.allocated_gpus", Sortable: true},
 		"pendingSeconds": {Kind: listquery.Int, Column: pendingSecondsSQL, Sortable: true},
+		"submitter":      {Kind: listquery.String, Column: "w.submitter", Sortable: true},
 	},
 	DefaultSort:  "createdAt",
 	TieBreak:     "w.uid",
@@ -143,8 +147,8 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
 				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
 				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
-				    started_at, finished_at)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)
+				    started_at, finished_at, submitter)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
 				ON CONFLICT (uid) DO UPDATE SET
 				    namespace = excluded.namespace, name = excluded.name, kind = excluded.kind,
 				    api_group = excluded.api_group, type_name = excluded.type_name, category_name = excluded.category_name,
@@ -156,11 +160,13 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				    requested_gpus = excluded.requested_gpus, allocated_gpus = excluded.allocated_gpus,
 				    node_pool = excluded.node_pool, nodes = excluded.nodes, queued_at = excluded.queued_at,
 				    started_at = coalesce(excluded.started_at, workloads.started_at),
-				    finished_at = excluded.finished_at, updated_at = now()`,
+				    finished_at = excluded.finished_at, updated_at = now(),
+				    -- the first submitter recorded stays: an annotation edited later does not move ownership
+				    submitter = CASE WHEN workloads.submitter = '' THEN excluded.submitter ELSE workloads.submitter END`,
 				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
 				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
 				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-				r.StartedAt, r.FinishedAt)
+				r.StartedAt, r.FinishedAt, r.Submitter)
 		}
 		for _, e := range events {
 			at := e.At

@@ -206,9 +206,9 @@ type workloadPatchRequest struct {
 // and an audit row. The answer is the record with the requested values; the scheduler's next
 // cycle records what it resolved from the labels.
 //
-// Researchers may change only their own workloads, but v1 records do not say who submitted a
-// workload, so only roles that may edit any workload of the project (research manager,
-// department admin, admin) can change one here; researchers get a 403 that says so.
+// Roles that may edit any workload of the project (research manager, department admin, admin)
+// change any; a researcher only those they submitted through Arbiter (the record's submitter,
+// docs/security.md "Ownership").
 func (h *workloads) patchWorkload(c echo.Context) error {
 	target(c, "update", "workload", c.Param("id"))
 	if err := mayChangeWorkloads(c); err != nil {
@@ -240,12 +240,26 @@ func mayChangeWorkloads(c echo.Context) error {
 	return nil
 }
 
+// submitterOf is how a workload records who submitted it: a person's subject (their user name,
+// or "issuer subject" for OIDC), anything else (an API key) prefixed with its kind so that a key
+// never passes for a person of the same name.
+func submitterOf(id auth.Identity) string {
+	if id.SubjectType == "user" {
+		return id.Subject
+	}
+	return id.SubjectType + ":" + id.Subject
+}
+
 // mayChangeWorkload says why the caller may not change this workload (nil: they may): the
 // role at the workload's project, or that it has finished.
 func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope) error {
-	if !can(c, auth.EditAnyWorkload, scope) {
+	own := r.Submitter != "" && r.Submitter == submitterOf(identity(c))
+	if !can(c, auth.EditAnyWorkload, scope) && !(own && can(c, auth.EditOwnWorkload, scope)) {
 		if can(c, auth.EditOwnWorkload, scope) {
-			return forbidden("researchers may change only their own workloads, and Arbiter does not know who submitted %s; ask a research manager of project %s", r.Name, r.ProjectName)
+			if r.Submitter == "" {
+				return forbidden("researchers may change only their own workloads, and %s was not submitted through Arbiter, so it has no submitter; ask a research manager of project %s", r.Name, r.ProjectName)
+			}
+			return forbidden("researchers may change only their own workloads, and %s was submitted by %s; ask them or a research manager of project %s", r.Name, r.Submitter, r.ProjectName)
 		}
 		if err := authorize(c, auth.EditAnyWorkload, scope, "change this workload's priority or preemptibility"); err != nil {
 			return err
@@ -425,6 +439,7 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 		Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
 		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
+		Submitter: r.Submitter,
 	}
 	if r.QueuePosition > 0 {
 		pos := r.QueuePosition

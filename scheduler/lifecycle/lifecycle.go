@@ -33,6 +33,7 @@ type Record struct {
 	Nodes                                []string
 	QueuedAt                             time.Time
 	StartedAt                            *time.Time
+	Submitter                            string // the top owner's scheduler.AnnotationSubmitter
 }
 
 // Event is one entry of a workload's history.
@@ -157,7 +158,7 @@ func (s State) Observe(c Cycle) Change {
 		rec := Record{
 			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,
 			CategoryName: typeCategory[w.Type], ProjectName: w.Project, DepartmentName: department[w.Project],
-			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods),
+			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods), Submitter: w.Annotations[scheduler.AnnotationSubmitter],
 		}
 		for _, p := range w.Pods {
 			rec.RequestedGPUs += int(p.Requests.GPUs)
