@@ -320,3 +320,62 @@ func (s *Store) AddWorkloadEvent(ctx context.Context, ev WorkloadEvent, by Actor
 		return nil
 	})
 }
+
+// RecordSubmission records a workload just created through the submission API, so that it is
+// listed at once: its record, Pending (unless the scheduler has recorded it already), and the
+// audit row, in one transaction. The scheduler's records replace it whole from then on.
+func (s *Store) RecordSubmission(ctx context.Context, r WorkloadRecord, by Actor, changes map[string]any) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		if r.Nodes == nil {
+			r.Nodes = []string{}
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
+			    project_name, department_name, priority_name, priority_value, preemptibility, phase, gang,
+			    requested_gpus, nodes, queued_at, submitter)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)
+			ON CONFLICT (uid) DO NOTHING`,
+			r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
+			r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Gang,
+			r.RequestedGPUs, r.Nodes, r.QueuedAt, r.Submitter); err != nil {
+			return err
+		}
+		entry := by.entry("create", "workload", r.UID, r.Name)
+		entry.HTTPStatus = 202
+		for k, v := range changes {
+			entry.Changes[k] = v
+		}
+		return insertAudit(ctx, tx, entry)
+	})
+}
+
+// RecordWorkloadAction records a person's stop or run of a workload (Run:ai's STOP and RUN): the
+// event in its history, the record's phase and the audit row (action), in one transaction with
+// apply, the change in the cluster; if apply fails nothing is written.
+func (s *Store) RecordWorkloadAction(ctx context.Context, ev WorkloadEvent, phase string, by Actor, action string, apply func(ctx context.Context) error) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		var name string
+		err := tx.QueryRow(ctx, `UPDATE workloads SET phase = $2, reason = '', message = '', queue_position = 0, updated_at = now()
+		                         WHERE uid = $1 RETURNING name`, ev.WorkloadUID, phase).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return NotFound("workload %s was not found", ev.WorkloadUID)
+		}
+		if err != nil {
+			return err
+		}
+		actor := ev.Actor
+		if actor == "" {
+			actor = by.Subject
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5)`,
+			ev.WorkloadUID, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
+			return err
+		}
+		entry := by.entry(action, "workload", ev.WorkloadUID, name)
+		entry.HTTPStatus = 202
+		if err := insertAudit(ctx, tx, entry); err != nil {
+			return err
+		}
+		return apply(ctx)
+	})
+}

@@ -375,3 +375,9 @@ func splitWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// Ref names a submitted workload's top owner in the cluster.
+type Ref struct {
+	UID, Namespace, Name string
+	Object               string // "Job" or "Deployment"
+}
