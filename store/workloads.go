@@ -379,3 +379,16 @@ func (s *Store) RecordWorkloadAction(ctx context.Context, ev WorkloadEvent, phas
 		return apply(ctx)
 	})
 }
+
+// StopWorkloads records workloads whose owner stopped them (a Job suspended by a person, not by
+// Arbiter) as Suspended: their pods are gone, so nothing is allocated or queued. The event
+// is written by whoever stopped them through Arbiter (RecordWorkloadAction).
+func (s *Store) StopWorkloads(ctx context.Context, uids []string) error {
+	if len(uids) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE workloads SET phase = 'Suspended', reason = '', message = '', queue_position = 0,
+	                            allocated_gpus = 0, nodes = '{}', updated_at = now()
+	                            WHERE uid = ANY($1) AND finished_at IS NULL`, uids)
+	return classify(err)
+}
