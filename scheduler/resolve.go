@@ -9,6 +9,10 @@ const (
 	LabelPriority        = "priorityClassName"
 	LabelPreemptibility  = "kai.scheduler/preemptibility"
 	AnnotationMinMembers = "arbiter.dev/min-members"
+	// AnnotationSubmitter names who submitted a workload through Arbiter's submission API (the
+	// caller's subject); an annotation, as subjects ("iss sub", e-mail addresses) are not label
+	// values. Records keep it as their submitter; researchers may change their own workloads.
+	AnnotationSubmitter = "arbiter.dev/submitted-by"
 )
 
 // ClusterDefaultPriority is the priority of a workload nothing else gives one (S7 step 7).

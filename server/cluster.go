@@ -126,6 +126,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 			return nil, err
 		}
 		rec.outcome = sched.OwnerOutcome
+		rec.ownerStopped = sched.OwnerStopped
 		if run.lead != nil {
 			rec.acting = run.lead.Acting
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,9 @@ type recorder struct {
 	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
+	// ownerStopped says whether a top owner was suspended by its owner (not by Arbiter); nil:
+	// never.
+	ownerStopped func(uid string) bool
 	// acting, if set, is asked before each write. While it says no the batch waits: a
 	// renewal late by a moment (a busy machine) must not lose the records of what this
 	// leader did; if the term ends instead, the recorder ends with it and its successor
@@ -35,13 +39,14 @@ type recorder struct {
 	pending  map[string]store.WorkloadRecord
 	events   []store.WorkloadEvent
 	finished map[string]string // uid → final phase
+	stopped  map[string]bool   // stopped by their owner since the last write
 	wake     chan struct{}
 }
 
 func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recorder, error) {
 	r := &recorder{
 		st: st, log: log, lifecycle: lifecycle.State{}, pending: map[string]store.WorkloadRecord{},
-		finished: map[string]string{}, wake: make(chan struct{}, 1),
+		finished: map[string]string{}, stopped: map[string]bool{}, wake: make(chan struct{}, 1),
 	}
 	// Workloads recorded as unfinished before this start: if the cluster no longer shows
 	// them after the first cycle, they ended while Arbiter was not running.
@@ -76,7 +81,7 @@ func (r *recorder) run(ctx context.Context) {
 func (r *recorder) flush(ctx context.Context) {
 	if r.acting != nil && !r.acting() {
 		r.mu.Lock()
-		waiting := len(r.pending)+len(r.events)+len(r.finished) > 0
+		waiting := len(r.pending)+len(r.events)+len(r.finished)+len(r.stopped) > 0
 		r.mu.Unlock()
 		if waiting {
 			r.signal() // try again after run's pause
@@ -88,10 +93,10 @@ func (r *recorder) flush(ctx context.Context) {
 	for _, rec := range r.pending {
 		records = append(records, rec)
 	}
-	events, finished := r.events, r.finished
-	r.pending, r.events, r.finished = map[string]store.WorkloadRecord{}, nil, map[string]string{}
+	events, finished, stopped := r.events, r.finished, r.stopped
+	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]string{}, map[string]bool{}
 	r.mu.Unlock()
-	if len(records)+len(events)+len(finished) == 0 {
+	if len(records)+len(events)+len(finished)+len(stopped) == 0 {
 		return
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
@@ -99,6 +104,11 @@ func (r *recorder) flush(ctx context.Context) {
 		err = r.st.FinishWorkloads(ctx, finished, time.Now())
 		if err != nil {
 			records, events = nil, nil
+		}
+	}
+	if err == nil && len(stopped) > 0 {
+		if err = r.st.StopWorkloads(ctx, slices.Collect(maps.Keys(stopped))); err != nil {
+			records, events, finished = nil, nil, nil
 		}
 	}
 	if err != nil {
@@ -112,6 +122,9 @@ func (r *recorder) flush(ctx context.Context) {
 		r.events = append(events, r.events...)
 		for uid, phase := range finished {
 			r.finished[uid] = phase
+		}
+		for uid := range stopped {
+			r.stopped[uid] = true
 		}
 		r.mu.Unlock()
 		r.signal()
@@ -132,7 +145,8 @@ func (r *recorder) observe(res *kube.Result) {
 		At: res.At, Snapshot: &res.Snapshot, Plan: res.Plan, Rebuilt: slices.Collect(res.Rebuilt()),
 		Owner: func(uid string) lifecycle.Owner {
 			finished, failed, known := r.outcome(uid)
-			return lifecycle.Owner{Known: known, Finished: finished, Failed: failed}
+			return lifecycle.Owner{Known: known, Finished: finished, Failed: failed,
+				Stopped: known && !finished && r.ownerStopped != nil && r.ownerStopped(uid)}
 		},
 	})
 	if ch.Empty() {
@@ -155,6 +169,9 @@ func (r *recorder) observe(res *kube.Result) {
 		delete(r.pending, uid)
 		r.finished[uid] = string(phase)
 	}
+	for _, uid := range ch.Stopped {
+		r.stopped[uid] = true
+	}
 	r.mu.Unlock()
 	r.signal()
 }
@@ -166,6 +183,6 @@ func storeRecord(r lifecycle.Record) store.WorkloadRecord {
 		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptibility: r.Preemptibility,
 		Phase: string(r.Phase), Reason: r.Reason, Message: r.Message, QueuePosition: r.QueuePosition,
 		Gang: r.Gang, RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
-		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt,
+		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt, Submitter: r.Submitter,
 	}
 }

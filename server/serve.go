@@ -133,6 +133,8 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,
 		Cluster:      clusterStatus(run),
+		Submitter:    workloadSubmitter(sched),
+		Submissions:  st,
 	})
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)
@@ -241,6 +243,14 @@ func priorityClassStatus(s *kube.Scheduler) web.PriorityClassStatus {
 // workloadLabeler labels workloads through the scheduler, or is nil (not a typed nil) without
 // a cluster, so the API answers 503.
 func workloadLabeler(s *kube.Scheduler) web.WorkloadLabeler {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+// workloadSubmitter is the scheduler as the submission API's cluster edge (nil: no cluster).
+func workloadSubmitter(s *kube.Scheduler) web.WorkloadSubmitter {
 	if s == nil {
 		return nil
 	}

@@ -40,6 +40,9 @@ type WorkloadRecord struct {
 	FinishedAt     *time.Time `db:"finished_at"`
 	CreatedAt      time.Time  `db:"created_at"`
 	UpdatedAt      time.Time  `db:"updated_at"`
+	// Submitter is the subject of who submitted the workload through Arbiter (its top owner's
+	// arbiter.dev/submitted-by annotation); empty for workloads created otherwise.
+	Submitter string `db:"submitter"`
 }
 
 // WorkloadEvent is one entry of a workload's history.
@@ -76,6 +79,7 @@ var WorkloadSpec = listquery.Spec{
 		"requestedGpus":  {Kind: listquery.Int, Column: "w.requested_gpus", Sortable: true},
 		"allocatedGpus":  {Kind: listquery.Int, Column: "w.allocated_gpus", Sortable: true},
 		"pendingSeconds": {Kind: listquery.Int, Column: pendingSecondsSQL, Sortable: true},
+		"submitter":      {Kind: listquery.String, Column: "w.submitter", Sortable: true},
 	},
 	DefaultSort:  "createdAt",
 	TieBreak:     "w.uid",
@@ -143,8 +147,8 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
 				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
 				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
-				    started_at, finished_at)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)
+				    started_at, finished_at, submitter)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
 				ON CONFLICT (uid) DO UPDATE SET
 				    namespace = excluded.namespace, name = excluded.name, kind = excluded.kind,
 				    api_group = excluded.api_group, type_name = excluded.type_name, category_name = excluded.category_name,
@@ -156,11 +160,13 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				    requested_gpus = excluded.requested_gpus, allocated_gpus = excluded.allocated_gpus,
 				    node_pool = excluded.node_pool, nodes = excluded.nodes, queued_at = excluded.queued_at,
 				    started_at = coalesce(excluded.started_at, workloads.started_at),
-				    finished_at = excluded.finished_at, updated_at = now()`,
+				    finished_at = excluded.finished_at, updated_at = now(),
+				    -- the first submitter recorded stays: an annotation edited later does not move ownership
+				    submitter = CASE WHEN workloads.submitter = '' THEN excluded.submitter ELSE workloads.submitter END`,
 				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
 				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
 				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-				r.StartedAt, r.FinishedAt)
+				r.StartedAt, r.FinishedAt, r.Submitter)
 		}
 		for _, e := range events {
 			at := e.At
@@ -313,4 +319,76 @@ func (s *Store) AddWorkloadEvent(ctx context.Context, ev WorkloadEvent, by Actor
 		}
 		return nil
 	})
+}
+
+// RecordSubmission records a workload just created through the submission API, so that it is
+// listed at once: its record, Pending (unless the scheduler has recorded it already), and the
+// audit row, in one transaction. The scheduler's records replace it whole from then on.
+func (s *Store) RecordSubmission(ctx context.Context, r WorkloadRecord, by Actor, changes map[string]any) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		if r.Nodes == nil {
+			r.Nodes = []string{}
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
+			    project_name, department_name, priority_name, priority_value, preemptibility, phase, gang,
+			    requested_gpus, nodes, queued_at, submitter)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)
+			ON CONFLICT (uid) DO NOTHING`,
+			r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
+			r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Gang,
+			r.RequestedGPUs, r.Nodes, r.QueuedAt, r.Submitter); err != nil {
+			return err
+		}
+		entry := by.entry("create", "workload", r.UID, r.Name)
+		entry.HTTPStatus = 202
+		for k, v := range changes {
+			entry.Changes[k] = v
+		}
+		return insertAudit(ctx, tx, entry)
+	})
+}
+
+// RecordWorkloadAction records a person's stop or run of a workload (Run:ai's STOP and RUN): the
+// event in its history, the record's phase and the audit row (action), in one transaction with
+// apply, the change in the cluster; if apply fails nothing is written.
+func (s *Store) RecordWorkloadAction(ctx context.Context, ev WorkloadEvent, phase string, by Actor, action string, apply func(ctx context.Context) error) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		var name string
+		err := tx.QueryRow(ctx, `UPDATE workloads SET phase = $2, reason = '', message = '', queue_position = 0, updated_at = now()
+		                         WHERE uid = $1 RETURNING name`, ev.WorkloadUID, phase).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return NotFound("workload %s was not found", ev.WorkloadUID)
+		}
+		if err != nil {
+			return err
+		}
+		actor := ev.Actor
+		if actor == "" {
+			actor = by.Subject
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5)`,
+			ev.WorkloadUID, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
+			return err
+		}
+		entry := by.entry(action, "workload", ev.WorkloadUID, name)
+		entry.HTTPStatus = 202
+		if err := insertAudit(ctx, tx, entry); err != nil {
+			return err
+		}
+		return apply(ctx)
+	})
+}
+
+// StopWorkloads records workloads whose owner stopped them (a Job suspended by a person, not by
+// Arbiter) as Suspended: their pods are gone, so nothing is allocated or queued. The event
+// is written by whoever stopped them through Arbiter (RecordWorkloadAction).
+func (s *Store) StopWorkloads(ctx context.Context, uids []string) error {
+	if len(uids) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE workloads SET phase = 'Suspended', reason = '', message = '', queue_position = 0,
+	                            allocated_gpus = 0, nodes = '{}', updated_at = now()
+	                            WHERE uid = ANY($1) AND finished_at IS NULL`, uids)
+	return classify(err)
 }

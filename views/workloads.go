@@ -38,6 +38,8 @@ type Workload struct {
 	FinishedAt     *time.Time `json:"finishedAt"`
 	PendingSeconds int64      `json:"pendingSeconds"`
 	Preemptions    int        `json:"preemptions"`
+	// Submitter is the subject of who submitted it through Arbiter; "" when created otherwise.
+	Submitter string `json:"submitter"`
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,

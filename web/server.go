@@ -47,6 +47,11 @@ type Deps struct {
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 	Cluster   ClusterStatus   // which replica leads, whether the API server answers; nil: no cluster
 
+	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
+	// answer 503). Submissions records them (the store).
+	Submitter   WorkloadSubmitter
+	Submissions SubmissionStore
+
 	// Metrics, if set, answers GET /metrics (Prometheus) without sign-in; nil when they are
 	// served on a listener of their own (--metrics-addr).
 	Metrics http.Handler
@@ -141,6 +146,7 @@ func New(d Deps) *Server {
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
 		newEventHistory(d, s.layout),
 		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
+		newSubmissions(d, log),
 	} {
 		h.routes(r)
 	}

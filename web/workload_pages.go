@@ -110,7 +110,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views
 		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
 			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
-			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}}),
+			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}, {"Submitter", "submitter"}}),
 	}
 	for i := range m.Columns { // the page's own path, also when answering the bulk form's POST
 		m.Columns[i].Href = pathTo(c, routenames.Workloads) + m.Columns[i].Href[strings.Index(m.Columns[i].Href, "?"):]
@@ -401,7 +401,7 @@ func (h *workloads) workloadsCSV(c echo.Context) error {
 	q.Limit = listquery.MaxLimit
 	now := time.Now()
 	rows := [][]string{{"id", "name", "namespace", "type", "project", "department", "priority", "preemptible", "phase", "reason",
-		"queuePosition", "requestedGpus", "allocatedGpus", "nodePool", "createdAt", "finishedAt"}}
+		"queuePosition", "requestedGpus", "allocatedGpus", "nodePool", "createdAt", "finishedAt", "submitter"}}
 	for {
 		list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, f.Finished, scope)
 		if err != nil {
@@ -418,7 +418,7 @@ func (h *workloads) workloadsCSV(c echo.Context) error {
 			}
 			rows = append(rows, []string{w.ID, w.Name, w.Namespace, w.Type, w.ProjectName, w.DepartmentName, w.Priority,
 				strconv.FormatBool(w.Preemptible), w.Phase, w.Reason, pos, strconv.Itoa(w.RequestedGPUs), strconv.Itoa(w.AllocatedGPUs),
-				w.NodePool, w.CreatedAt.Format(time.RFC3339), fin})
+				w.NodePool, w.CreatedAt.Format(time.RFC3339), fin, w.Submitter})
 		}
 		if next == nil {
 			break

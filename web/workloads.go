@@ -206,9 +206,9 @@ type workloadPatchRequest struct {
 // and an audit row. The answer is the record with the requested values; the scheduler's next
 // cycle records what it resolved from the labels.
 //
-// Researchers may change only their own workloads, but v1 records do not say who submitted a
-// workload, so only roles that may edit any workload of the project (research manager,
-// department admin, admin) can change one here; researchers get a 403 that says so.
+// Roles that may edit any workload of the project (research manager, department admin, admin)
+// change any; a researcher only those they submitted through Arbiter (the record's submitter,
+// docs/security.md "Ownership").
 func (h *workloads) patchWorkload(c echo.Context) error {
 	target(c, "update", "workload", c.Param("id"))
 	if err := mayChangeWorkloads(c); err != nil {
@@ -240,16 +240,39 @@ func mayChangeWorkloads(c echo.Context) error {
 	return nil
 }
 
-// mayChangeWorkload says why the caller may not change this workload (nil: they may): the
-// role at the workload's project, or that it has finished.
+// submitterOf is how a workload records who submitted it: a person's subject (their user name,
+// or "issuer subject" for OIDC), anything else (an API key) prefixed with its kind so that a key
+// never passes for a person of the same name.
+func submitterOf(id auth.Identity) string {
+	if id.SubjectType == "user" {
+		return id.Subject
+	}
+	return id.SubjectType + ":" + id.Subject
+}
+
+// mayActOnWorkload says why the caller may not act on this workload (nil: they may): roles
+// that edit any workload of its project may; a researcher only on the workloads they submitted
+// (docs/security.md "Ownership"). verb says what ("change", "delete", "stop"), what the action
+// for the generic refusal.
+func mayActOnWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, verb, what string) error {
+	own := r.Submitter != "" && r.Submitter == submitterOf(identity(c))
+	if can(c, auth.EditAnyWorkload, scope) || (own && can(c, auth.EditOwnWorkload, scope)) {
+		return nil
+	}
+	if can(c, auth.EditOwnWorkload, scope) {
+		if r.Submitter == "" {
+			return forbidden("researchers may %s only their own workloads, and %s was not submitted through Arbiter, so it has no submitter; ask a research manager of project %s", verb, r.Name, r.ProjectName)
+		}
+		return forbidden("researchers may %s only their own workloads, and %s was submitted by %s; ask them or a research manager of project %s", verb, r.Name, r.Submitter, r.ProjectName)
+	}
+	return authorize(c, auth.EditAnyWorkload, scope, what)
+}
+
+// mayChangeWorkload says why the caller may not change this workload's priority or
+// preemptibility (nil: they may): the role at the workload's project, or that it has finished.
 func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope) error {
-	if !can(c, auth.EditAnyWorkload, scope) {
-		if can(c, auth.EditOwnWorkload, scope) {
-			return forbidden("researchers may change only their own workloads, and Arbiter does not know who submitted %s; ask a research manager of project %s", r.Name, r.ProjectName)
-		}
-		if err := authorize(c, auth.EditAnyWorkload, scope, "change this workload's priority or preemptibility"); err != nil {
-			return err
-		}
+	if err := mayActOnWorkload(c, r, scope, "change", "change this workload's priority or preemptibility"); err != nil {
+		return err
 	}
 	if r.FinishedAt != nil {
 		return store.Conflict("workload %s finished at %s; its priority and preemptibility can no longer change", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
@@ -271,7 +294,7 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 	changes := map[string]store.Change{}
 	var what []string
 	if req.Priority.Set {
-		prio, err := h.checkWorkloadPriority(c.Request().Context(), req.Priority, project)
+		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project)
 		if err != nil {
 			return view, err
 		}
@@ -338,7 +361,9 @@ var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, messa
 // checkWorkloadPriority resolves a requested priority name against the dictionary and the
 // project's policy (S7): the project must allow changing priority, and the value must be within
 // its minPriority..maxPriority.
-func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[string], project *store.Project) (store.Priority, error) {
+// field is the request's name for it ("priority" in a PATCH, "spec.priorityClass" in a
+// submission).
+func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project) (store.Priority, error) {
 	dict, err := h.priorities.Priorities(ctx, listquery.Query{})
 	if err != nil {
 		return store.Priority{}, err
@@ -346,7 +371,7 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 	slices.SortFunc(dict, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
 	names := mapSlice(dict, func(p store.Priority) string { return p.Name })
 	if req.Null || req.Value == "" {
-		return store.Priority{}, badField("priority", "priority must name a priority; use one of: %s", strings.Join(names, ", "))
+		return store.Priority{}, badField(field, "%s must name a priority; use one of: %s", field, strings.Join(names, ", "))
 	}
 	byName := func(name string) (store.Priority, bool) {
 		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
@@ -357,7 +382,7 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, req optional[stri
 	}
 	prio, ok := byName(req.Value)
 	if !ok {
-		return prio, badField("priority", "priority %q is not in the priority dictionary; use one of: %s", req.Value, strings.Join(names, ", "))
+		return prio, badField(field, "%s %q is not in the priority dictionary; use one of: %s", field, req.Value, strings.Join(names, ", "))
 	}
 	if project == nil {
 		return prio, nil
@@ -425,6 +450,7 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 		Preemptibility: r.Preemptibility, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
 		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
+		Submitter: r.Submitter,
 	}
 	if r.QueuePosition > 0 {
 		pos := r.QueuePosition

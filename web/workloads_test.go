@@ -36,7 +36,7 @@ func TestWorkloadList(t *testing.T) {
 	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
 	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
 		"priority", "priorityValue", "preemptible", "preemptibility", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
-		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions"}
+		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter"}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("fields of a workload (-want +got):\n%s", diff)
@@ -312,7 +312,7 @@ func TestWorkloadPatch(t *testing.T) {
 		t.Errorf("finished workload = %d %s", r.status, r.body)
 	}
 
-	// Roles: viewers and researchers (ownership is not recorded in v1) get 403; a research
+	// Roles: viewers, and researchers on a workload they did not submit, get 403; a research
 	// manager changes any workload of the project, and does not see others'.
 	for _, tc := range []struct {
 		role, scopeType, scopeID, want string

@@ -118,6 +118,14 @@ func (c *Cache) notify() {
 	}
 }
 
+// OwnerStopped reports whether a top owner the cache holds is suspended and not by Arbiter.
+func (c *Cache) OwnerStopped(uid string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	o, ok := c.owners[types.UID(uid)]
+	return ok && o.Suspended && !o.Finished && o.Annotations[AnnotationSuspendedBy] == ""
+}
+
 // OwnerOutcome reports whether a top owner the cache still holds has finished, and whether it
 // failed (a Job's Complete or Failed condition); known is false for owners it does not hold.
 func (c *Cache) OwnerOutcome(uid string) (finished, failed, known bool) {

@@ -33,6 +33,7 @@ type Record struct {
 	Nodes                                []string
 	QueuedAt                             time.Time
 	StartedAt                            *time.Time
+	Submitter                            string // the top owner's scheduler.AnnotationSubmitter
 }
 
 // Event is one entry of a workload's history.
@@ -70,6 +71,9 @@ type Owner struct {
 	Known    bool // the cluster still has the owner
 	Finished bool // it completed or failed (a Job's Complete or Failed condition)
 	Failed   bool
+	// Stopped: its owner suspended it (a Job's spec.suspend set by a person, Run:ai's STOP),
+	// not Arbiter; it waits, Suspended, until run again.
+	Stopped bool
 }
 
 // Cycle is one scheduling cycle, as the lifecycle reads it.
@@ -90,10 +94,15 @@ type Change struct {
 	Records  []Record // by UID
 	Events   []Event
 	Finished map[string]scheduler.Phase // workloads that ended: Completed, Failed or Preempted
+	// Stopped are workloads whose owner stopped them since the last record: their pods are
+	// gone, and they are Suspended until run again (their records keep everything else).
+	Stopped []string
 }
 
 // Empty reports whether there is nothing to record.
-func (c *Change) Empty() bool { return len(c.Records)+len(c.Events)+len(c.Finished) == 0 }
+func (c *Change) Empty() bool {
+	return len(c.Records)+len(c.Events)+len(c.Finished)+len(c.Stopped) == 0
+}
 
 // Observe decides what to record after cycle c and updates s to match. It looks only at the
 // workloads that can have changed: those rebuilt for the cycle (new ones among them) and
@@ -165,7 +174,7 @@ func (s State) Observe(c Cycle) Change {
 		rec := Record{
 			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,
 			CategoryName: typeCategory[w.Type], ProjectName: w.Project, DepartmentName: department[w.Project],
-			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods),
+			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods), Submitter: w.Annotations[scheduler.AnnotationSubmitter],
 		}
 		for _, p := range w.Pods {
 			rec.RequestedGPUs += int(p.Requests.GPUs)
@@ -267,17 +276,19 @@ func (s State) Observe(c Cycle) Change {
 			ch.Records = append(ch.Records, rec)
 		}
 	}
-	ch.Finished = s.finish(len(snap.Workloads), workload, c.Owner)
+	ch.Finished, ch.Stopped = s.finish(len(snap.Workloads), workload, c.Owner)
 	return ch
 }
 
 // finish ends the workloads that have left the cluster's active set. Every workload of the
 // snapshot is in s by now: only when s holds more than the snapshot has any left.
-func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload, owner func(string) Owner) map[string]scheduler.Phase {
+// A workload whose owner stopped it is not finished: it is recorded Suspended, once.
+func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload, owner func(string) Owner) (map[string]scheduler.Phase, []string) {
 	if len(s) == inSnapshot {
-		return nil
+		return nil, nil
 	}
 	finished := map[string]scheduler.Phase{}
+	var stopped []string
 	for uid, prev := range s {
 		if len(s) == inSnapshot {
 			break // the rest are all in the snapshot
@@ -291,6 +302,11 @@ func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload,
 		// Preempted (S20); a Job that failed ends as Failed; everything else completed.
 		o := owner(uid)
 		if o.Known && !o.Finished {
+			if o.Stopped && prev.Phase != scheduler.PhaseSuspended {
+				prev.Phase, prev.Allocated, prev.Position, prev.Reason, prev.Message, prev.Evicted = scheduler.PhaseSuspended, 0, 0, "", "", false
+				s[uid] = prev
+				stopped = append(stopped, uid)
+			}
 			continue
 		}
 		phase := scheduler.PhaseCompleted
@@ -303,7 +319,8 @@ func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload,
 		finished[uid] = phase
 		delete(s, uid)
 	}
-	return finished
+	slices.Sort(stopped)
+	return finished, stopped
 }
 
 func admitted(r *Record) string {

@@ -176,6 +176,8 @@ func TestS24_Phases(t *testing.T) {
 	runningRec.RequestedGPUs = 1
 	runsState := recorded(admittedRec, false)
 	runsState.Allocated = 1
+	stoppedState := runsState
+	stoppedState.Phase, stoppedState.Allocated, stoppedState.Position = scheduler.PhaseSuspended, 0, 0
 
 	runLifecycleCases(t, []lifecycleCase{
 		{
@@ -184,6 +186,18 @@ func TestS24_Phases(t *testing.T) {
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want:      Change{Records: []Record{waitingRec}, Events: []Event{queuedEvent("train", "low")}},
 			after:     State{"uid-train": recorded(waitingRec, false)},
+		},
+		{
+			name: "a workload submitted through Arbiter records its submitter from the annotation",
+			workloads: []scheduler.Workload{func() scheduler.Workload {
+				w := job("train", pending, "")
+				w.Annotations = map[string]string{scheduler.AnnotationSubmitter: "alice"}
+				return w
+			}()},
+			plan: scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
+			want: Change{Records: []Record{func() Record { r := waitingRec; r.Submitter = "alice"; return r }()},
+				Events: []Event{queuedEvent("train", "low")}},
+			after: State{"uid-train": recorded(waitingRec, false)},
 		},
 		{
 			name:      "nothing changed: nothing to record",
@@ -282,6 +296,28 @@ func TestS24_Phases(t *testing.T) {
 			owners: map[string]Owner{"train": {Known: true}},
 			want:   Change{},
 			after:  State{"uid-train": runsState},
+		},
+		{
+			name:   "no pods because its owner stopped it (Run:ai's STOP): Suspended, once, not ended",
+			before: State{"uid-train": runsState},
+			owners: map[string]Owner{"train": {Known: true, Stopped: true}},
+			want:   Change{Stopped: []string{"uid-train"}},
+			after:  State{"uid-train": stoppedState},
+		},
+		{
+			name:   "still stopped: nothing more to record",
+			before: State{"uid-train": stoppedState},
+			owners: map[string]Owner{"train": {Known: true, Stopped: true}},
+			want:   Change{},
+			after:  State{"uid-train": stoppedState},
+		},
+		{
+			name:      "run again after a stop: Pending, then admitted anew",
+			before:    State{"uid-train": stoppedState},
+			workloads: []scheduler.Workload{job("train", pending, "")},
+			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
+			want:      Change{Records: []Record{waitingRec}},
+			after:     State{"uid-train": recorded(waitingRec, false)},
 		},
 	})
 }

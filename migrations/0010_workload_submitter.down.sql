@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS workloads_submitter;
+ALTER TABLE workloads DROP COLUMN submitter;

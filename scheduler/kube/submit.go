@@ -1,0 +1,133 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/internal/nativeworkload"
+)
+
+// This file creates, deletes, stops and runs again the workloads people submit through
+// Arbiter's submission API (web's submissions, docs/api.md "Submitting workloads"); what is
+// created is built by the pure nativeworkload.Workload.Objects.
+
+// SubmitError is the cluster refusing a submission for a reason its sender can act on.
+type SubmitError struct {
+	Exists  bool // an object of that name is already in the namespace
+	Message string
+}
+
+func (e *SubmitError) Error() string { return e.Message }
+
+// AlreadyExists lets callers recognise a name taken without importing this package.
+func (e *SubmitError) AlreadyExists() bool { return e.Exists }
+
+// Invalid says the API server refused the objects as they are (admission, a quota).
+func (e *SubmitError) Invalid() bool { return !e.Exists }
+
+// SubmitWorkload creates a submitted workload's objects in its namespace: the top owner (a Job
+// or a Deployment) with this scheduler's name on its pods, then its Service, owned by the top
+// owner so that deleting the workload deletes it. If the Service cannot be made the top owner
+// is deleted again, so a retry starts clean. It returns the top owner as created.
+func (s *Scheduler) SubmitWorkload(ctx context.Context, w nativeworkload.Workload) (nativeworkload.Ref, time.Time, error) {
+	w.SchedulerName = s.opts.SchedulerName
+	o := w.Objects()
+	var (
+		meta metav1.ObjectMeta
+		ref  metav1.OwnerReference
+		err  error
+	)
+	switch {
+	case o.Job != nil:
+		job, cerr := s.client.BatchV1().Jobs(w.Namespace).Create(ctx, o.Job, metav1.CreateOptions{})
+		if cerr == nil {
+			meta = job.ObjectMeta
+			ref = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
+		}
+		err = cerr
+	case o.Deployment != nil:
+		d, cerr := s.client.AppsV1().Deployments(w.Namespace).Create(ctx, o.Deployment, metav1.CreateOptions{})
+		if cerr == nil {
+			meta = d.ObjectMeta
+			ref = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
+		}
+		err = cerr
+	default:
+		return nativeworkload.Ref{}, time.Time{}, fmt.Errorf("kube: workload %s builds no top owner", w.Name)
+	}
+	if err != nil {
+		return nativeworkload.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
+	}
+	r := nativeworkload.Ref{UID: string(meta.UID), Namespace: meta.Namespace, Name: meta.Name, Object: ref.Kind}
+	if o.Service != nil {
+		o.Service.OwnerReferences = []metav1.OwnerReference{ref}
+		if _, err := s.client.CoreV1().Services(w.Namespace).Create(ctx, o.Service, metav1.CreateOptions{}); err != nil {
+			_ = s.DeleteWorkload(context.WithoutCancel(ctx), r)
+			return nativeworkload.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
+		}
+	}
+	return r, meta.CreationTimestamp.Time, nil
+}
+
+func submitError(err error, namespace, name string) error {
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return &SubmitError{Exists: true, Message: fmt.Sprintf("an object named %s already exists in namespace %s", name, namespace)}
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
+		// An admission refusal or the namespace's ResourceQuota: the API server's sentence says
+		// what to change. Any other Forbidden is Arbiter's own missing permission, an
+		// operator's problem that the caller cannot act on.
+		return &SubmitError{Message: "the cluster refused the workload: " + err.Error()}
+	}
+	return err
+}
+
+// DeleteWorkload deletes a workload's top owner (its pods and Service go with it, by their
+// owner references); the UID precondition spares an object re-created under the same name.
+// A workload already gone is a *WorkloadNotFoundError.
+func (s *Scheduler) DeleteWorkload(ctx context.Context, r nativeworkload.Ref) error {
+	uid := types.UID(r.UID)
+	background := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background}
+	var err error
+	switch r.Object {
+	case "Job":
+		err = s.client.BatchV1().Jobs(r.Namespace).Delete(ctx, r.Name, opts)
+	case "Deployment":
+		err = s.client.AppsV1().Deployments(r.Namespace).Delete(ctx, r.Name, opts)
+	default:
+		return fmt.Errorf("kube: Arbiter deletes only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
+	}
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return &WorkloadNotFoundError{UID: r.UID}
+	}
+	return err
+}
+
+// SuspendJob stops (suspend) or runs again a submitted Job by spec.suspend, Run:ai's STOP and
+// RUN. Stopping also drops Arbiter's own suspended-by mark, so that a Job its owner stopped is
+// not resumed by the scheduler (S20 resumes only what it suspended itself).
+func (s *Scheduler) SuspendJob(ctx context.Context, r nativeworkload.Ref, suspend bool) error {
+	if r.Object != "Job" {
+		return fmt.Errorf("kube: only Jobs are stopped and run again, not %s %s/%s", r.Object, r.Namespace, r.Name)
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": r.UID, "annotations": map[string]any{AnnotationSuspendedBy: nil}},
+		"spec":     map[string]any{"suspend": suspend},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.client.BatchV1().Jobs(r.Namespace).Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return &WorkloadNotFoundError{UID: r.UID}
+	}
+	return err
+}

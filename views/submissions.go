@@ -1,0 +1,13 @@
+package views
+
+// SubmittedWorkload is a workload as the submission routes answer it (POST, GET, DELETE
+// /api/v1/workloads/{workspaces|trainings|distributed|inferences}...): the Workload API's
+// fields, plus Run:ai's names for the same things so that Run:ai scripts find them.
+type SubmittedWorkload struct {
+	Workload
+	WorkloadID    string `json:"workloadId"`    // the top owner's UID, as id
+	RequestedName string `json:"requestedName"` // the name asked for (without a generated suffix)
+	CreatedBy     string `json:"createdBy"`     // the submitter
+	DesiredPhase  string `json:"desiredPhase"`  // Running, Stopped or Deleted
+	ActualPhase   string `json:"actualPhase"`   // the record's phase
+}
