@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Benchmarks of docs/testing.md "Benchmarks": one full cycle at the reference size, a reclaim cycle, and how
@@ -127,4 +129,31 @@ func fillSnapshot(running, pending int) *Snapshot {
 		sb.wl(w)
 	}
 	return sb.build()
+}
+
+// A dry run (issue 16) at the size of the fill benchmark: 500 nodes x 8 GPUs, 4,000 workloads,
+// and one more 1-GPU workload foreseen: among 3,500 running and 500 pending, or in a full
+// cluster where it must preempt. It reports the 99th percentile of one dry run's time; the
+// target is 50 ms.
+func BenchmarkForesee(b *testing.B) {
+	for _, c := range []struct {
+		name             string
+		running, pending int
+	}{{"queue", 3500, 500}, {"preempt", 4000, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := fillSnapshot(c.running, c.pending)
+			w := wl("dry-run").in("proj").kind("Job", "batch").typ("Job").queued(1000).prio("very-high").preemptible().build()
+			b.ReportAllocs()
+			var times []time.Duration
+			var p Prediction
+			for b.Loop() {
+				began := time.Now()
+				p = s.Foresee(w)
+				times = append(times, time.Since(began))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(len(p.Victims)), "victims")
+		})
+	}
 }
