@@ -41,3 +41,12 @@ type runStatus struct{ run *schedulerRun }
 
 func (s runStatus) UnreachableSince() time.Time   { return s.run.health.UnreachableSince() }
 func (s runStatus) Leader() (leader, self string) { return s.run.lead.Leader() }
+
+// foresight gives the web layer the scheduler's dry run, or nil (not a typed nil) without a
+// cluster.
+func foresight(s *kube.Scheduler) web.WorkloadForesight {
+	if s == nil {
+		return nil
+	}
+	return s
+}

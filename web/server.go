@@ -46,6 +46,9 @@ type Deps struct {
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 	Cluster   ClusterStatus   // which replica leads, whether the API server answers; nil: no cluster
+	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
+	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
+	Foresee WorkloadForesight
 
 	// Metrics, if set, answers GET /metrics (Prometheus) without sign-in; nil when they are
 	// served on a listener of their own (--metrics-addr).
