@@ -157,3 +157,51 @@ func BenchmarkForesee(b *testing.B) {
 		})
 	}
 }
+
+// estimateSnapshot is a full cluster of nodes x 8 GPUs in 20 projects: running 2-GPU
+// workloads fill it, each ending at its deadline within the next 10 hours, and pending 1- or
+// 2-GPU workloads wait, each expected to run an hour.
+func estimateSnapshot(nodes, pending int) *Snapshot {
+	sb := snap().gpuNodes("node-", nodes, 8)
+	for p := range 20 {
+		sb.project(project("proj-"+strconv.Itoa(p), int64(nodes*8/20)))
+	}
+	running := nodes * 4
+	for i := range running + pending {
+		name := "job-" + strconv.Itoa(i)
+		w := wl(name).in("proj-" + strconv.Itoa(i%20)).kind("Job", "batch").typ("Job").queued(i / 40).gpus(int64(1 + i%2))
+		if i < running {
+			w.gpus(2).on(i%60, "node-"+strconv.Itoa(1+i/4)).deadline(60 + (i*7)%600)
+		} else {
+			w.runtime("1h")
+		}
+		sb.wl(w)
+	}
+	return sb.build()
+}
+
+// The start estimate of every waiting workload (issue 16 item 4), bounded to 64 end events:
+// at 500 nodes / 4,000 workloads and at 1,000 nodes / 15,000 workloads.
+func BenchmarkEstimateStarts(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		nodes, pending int
+	}{{"500n-4k", 500, 2000}, {"1000n-15k", 1000, 11000}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := estimateSnapshot(c.nodes, c.pending)
+			b.ReportAllocs()
+			var est map[string]Estimate
+			for b.Loop() {
+				est = s.EstimateStarts(EstimateInput{})
+			}
+			known := 0
+			for _, e := range est {
+				if !e.At.IsZero() {
+					known++
+				}
+			}
+			b.ReportMetric(float64(len(est)), "waiting")
+			b.ReportMetric(float64(known), "estimated")
+		})
+	}
+}

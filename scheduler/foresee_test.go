@@ -31,11 +31,15 @@ func runForeseeCases(t *testing.T, cases []foreseeCase) {
 			if got.Outcome == Wait && got.Message == "" {
 				t.Errorf("a waiting prediction must say why; got no message")
 			}
-			if d := cmp.Diff(before, *s, cmpopts.EquateEmpty()); d != "" {
+			if d := cmpSnapshots(before, s); d != "" {
 				t.Errorf("Foresee modified the snapshot (-before +after):\n%s", d)
 			}
 		})
 	}
+}
+
+func cmpSnapshots(before Snapshot, after *Snapshot) string {
+	return cmp.Diff(before, *after, cmpopts.EquateEmpty())
 }
 
 // deepCopySnapshot copies the workloads and their pods, which is what Foresee could modify.
