@@ -169,7 +169,7 @@ func estimateSnapshot(nodes, pending int) *Snapshot {
 	running := nodes * 4
 	for i := range running + pending {
 		name := "job-" + strconv.Itoa(i)
-		w := wl(name).in("proj-" + strconv.Itoa(i%20)).kind("Job", "batch").typ("Job").queued(i / 40).gpus(int64(1 + i%2))
+		w := wl(name).in("proj-"+strconv.Itoa(i%20)).kind("Job", "batch").typ("Job").queued(i / 40).gpus(int64(1 + i%2))
 		if i < running {
 			w.gpus(2).on(i%60, "node-"+strconv.Itoa(1+i/4)).deadline(60 + (i*7)%600)
 		} else {
