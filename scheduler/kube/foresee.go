@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -39,13 +40,13 @@ func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object) (scheduler.P
 	if settings == nil {
 		return scheduler.Prediction{}, ErrNotReady
 	}
-	o, err := proposedOwner(obj)
+	now := time.Now()
+	o, err := proposedOwner(obj, now)
 	if err != nil {
 		return scheduler.Prediction{}, err
 	}
 	// A replica that does not lead runs no cycle, so the cache may not have its settings yet.
 	s.cache.SetSettings(settings)
-	now := time.Now()
 	view := s.cache.Snapshot(now)
 	w := s.cache.proposedWorkload(o, now)
 	if other, _ := view.Workload(w.UID); other != nil {
@@ -54,12 +55,16 @@ func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object) (scheduler.P
 	return view.Snapshot.Foresee(w), nil
 }
 
-// proposedOwner reads the owner a submission would create: its identity, labels, gang (S5)
-// and the pods its template makes.
-func proposedOwner(obj runtime.Object) (*owner, error) {
+// proposedOwner reads the owner a submission would create now: its identity, labels, gang
+// (S5), deadline and the pods its template makes.
+func proposedOwner(obj runtime.Object, now time.Time) (*owner, error) {
 	var o *owner
 	switch x := obj.(type) {
 	case *batchv1.Job:
+		if x.CreationTimestamp.IsZero() { // its deadline counts from its creation, now
+			x = x.DeepCopy()
+			x.CreationTimestamp = metav1.NewTime(now)
+		}
 		o = ownerFromJob(x) // its template and pod count too, as for a suspended Job
 	case *appsv1.Deployment:
 		o = ownerOf(x, "apps/v1", "Deployment")

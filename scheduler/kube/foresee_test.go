@@ -52,10 +52,12 @@ func foreseeSettings() *Settings {
 func TestDryRun_SeesTheWorkloadTheCycleWillSee(t *testing.T) {
 	settings := foreseeSettings()
 	job := gpuJob("train", 2, 1, map[string]string{LabelWorkloadType: "standard-training", LabelPriority: "high"})
+	deadline := int64(3600)
+	job.Spec.ActiveDeadlineSeconds = &deadline
 
 	c := NewCache("arbiter")
 	c.SetSettings(settings)
-	o, err := proposedOwner(job)
+	o, err := proposedOwner(job, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +83,11 @@ func TestDryRun_SeesTheWorkloadTheCycleWillSee(t *testing.T) {
 		Labels                                      map[string]string
 		Gang                                        scheduler.GangSpec
 		Phase                                       scheduler.Phase
+		Deadline                                    time.Time
 		Requests                                    []scheduler.Resources
 	}
 	of := func(w *scheduler.Workload) seen {
-		s := seen{w.Kind, w.Group, w.Type, w.Project, w.Namespace, w.Name, w.Labels, w.Gang, w.Phase, nil}
+		s := seen{w.Kind, w.Group, w.Type, w.Project, w.Namespace, w.Name, w.Labels, w.Gang, w.Phase, w.Deadline, nil}
 		for _, p := range w.Pods {
 			s.Requests = append(s.Requests, p.Requests)
 		}
@@ -93,8 +96,8 @@ func TestDryRun_SeesTheWorkloadTheCycleWillSee(t *testing.T) {
 	if d := cmp.Diff(of(built), of(&proposed)); d != "" {
 		t.Errorf("dry-run workload differs from the built one (-built +proposed):\n%s", d)
 	}
-	if proposed.Type != "Standard training" || proposed.Project != "team" {
-		t.Errorf("type %q project %q, want Standard training in team", proposed.Type, proposed.Project)
+	if proposed.Type != "Standard training" || proposed.Project != "team" || !proposed.Deadline.Equal(t0.Add(time.Hour)) {
+		t.Errorf("type %q project %q deadline %v, want Standard training in team, an hour after creation", proposed.Type, proposed.Project, proposed.Deadline)
 	}
 }
 
@@ -135,5 +138,26 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 	}
 	if _, err := s.DryRun(context.Background(), runningJob); err == nil {
 		t.Errorf("a dry run of an existing workload should be refused")
+	}
+}
+
+// A Job's deadline counts from its status.startTime (the Job controller's start), else its
+// creation; a suspended Job's clock is stopped, so it has none.
+func TestJobDeadline(t *testing.T) {
+	ads := int64(600)
+	job := gpuJob("j", 1, 1, nil)
+	job.CreationTimestamp = metav1.NewTime(t0)
+	job.Spec.ActiveDeadlineSeconds = &ads
+	if got := ownerFromJob(job).Deadline; !got.Equal(t0.Add(10 * time.Minute)) {
+		t.Errorf("from creation: %v", got)
+	}
+	job.Status.StartTime = &metav1.Time{Time: t0.Add(time.Minute)}
+	if got := ownerFromJob(job).Deadline; !got.Equal(t0.Add(11 * time.Minute)) {
+		t.Errorf("from status.startTime: %v", got)
+	}
+	yes := true
+	job.Spec.Suspend = &yes
+	if got := ownerFromJob(job).Deadline; !got.IsZero() {
+		t.Errorf("suspended: %v, want none", got)
 	}
 }

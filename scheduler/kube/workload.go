@@ -30,7 +30,7 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
 		Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
 		QueuedAt: queuedAt(top, pods[0].created), Type: workloadType(top, x.typeByKind, x.typeBySlug),
-		Pods: make([]scheduler.Pod, 0, len(pods)),
+		Deadline: top.Deadline, Pods: make([]scheduler.Pod, 0, len(pods)),
 	}
 	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
 	for _, e := range pods {
@@ -71,7 +71,7 @@ func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.T
 	w := scheduler.Workload{
 		UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
 		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: phase,
-		QueuedAt: queuedAt(o, created), Type: workloadType(o, x.typeByKind, x.typeBySlug),
+		QueuedAt: queuedAt(o, created), Type: workloadType(o, x.typeByKind, x.typeBySlug), Deadline: o.Deadline,
 	}
 	w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
 	template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
