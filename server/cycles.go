@@ -50,3 +50,12 @@ func foresight(s *kube.Scheduler) web.WorkloadForesight {
 	}
 	return s
 }
+
+// startEstimates gives the web layer the start estimates of waiting workloads, or nil (not a
+// typed nil) without a cluster.
+func startEstimates(run *schedulerRun) web.StartEstimates {
+	if run == nil {
+		return nil
+	}
+	return run.estimates
+}

@@ -35,6 +35,10 @@ type Workload struct {
 	FinishedAt     *time.Time `json:"finishedAt"`
 	PendingSeconds int64      `json:"pendingSeconds"`
 	Preemptions    int        `json:"preemptions"`
+	// EstimatedStartAt is when a waiting workload is expected to start (null when it does
+	// not wait, or cannot be told); EstimateBasis says on what basis, or what is missing.
+	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
+	EstimateBasis    string     `json:"estimateBasis"`
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,
@@ -161,4 +165,16 @@ func ariaSort(cols ...SortLink) string {
 		}
 	}
 	return "none"
+}
+
+// EstimateText is a waiting workload's estimated start as the console shows it: the time
+// (UTC), "unknown" when it cannot be told, a dash when the workload does not wait.
+func EstimateText(w Workload) string {
+	switch {
+	case w.EstimatedStartAt != nil:
+		return w.EstimatedStartAt.UTC().Format("Jan 2 15:04 UTC")
+	case w.EstimateBasis != "":
+		return "unknown"
+	}
+	return "–"
 }

@@ -49,6 +49,8 @@ type Deps struct {
 	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
 	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
 	Foresee WorkloadForesight
+	// Estimates are the start estimates of waiting workloads; nil: no cluster.
+	Estimates StartEstimates
 
 	// Metrics, if set, answers GET /metrics (Prometheus) without sign-in; nil when they are
 	// served on a listener of their own (--metrics-addr).
@@ -137,13 +139,13 @@ func New(d Deps) *Server {
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimates: d.Estimates, log: log, layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
 		newEventHistory(d, s.layout),
-		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
+		&workloadStory{workloads: workloads{store: d.Workloads, estimates: d.Estimates, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 	} {
 		h.routes(r)
 	}
