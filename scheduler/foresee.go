@@ -43,6 +43,9 @@ type Prediction struct {
 	// PodsPending is how many of its pods would still wait once the others started (a
 	// workload placed pod by pod, such as a Deployment, may start in part).
 	PodsPending int
+	// Start is when it would start: now unless it waits, else as EstimateStarts foresees it
+	// (ForeseeStart); zero when not estimated.
+	Start Estimate
 }
 
 // Foresee runs one cycle (Plan) over the snapshot with w added, as a newly submitted workload,
@@ -151,4 +154,14 @@ func poolOfNode(s *Snapshot, name string) string {
 	pools := slices.Clone(s.NodePools)
 	slices.SortStableFunc(pools, func(a, b NodePool) int { return strings.Compare(a.Name, b.Name) })
 	return NodePoolOf(pools, &s.Nodes[i])
+}
+
+// ForeseeStart is the start estimate (EstimateStarts) of w, submitted now: how the waiting
+// outcome of a dry run is told in time. It costs a whole estimate pass.
+func (s *Snapshot) ForeseeStart(w Workload, in EstimateInput) Estimate {
+	cp := *s
+	cp.Workloads = make([]Workload, len(s.Workloads), len(s.Workloads)+1)
+	copy(cp.Workloads, s.Workloads)
+	cp.Workloads = append(cp.Workloads, w)
+	return cp.EstimateStarts(in)[w.UID]
 }

@@ -35,7 +35,8 @@ type estimator struct {
 
 	mu        sync.RWMutex
 	estimates map[string]scheduler.Estimate
-	// what the last pass was made from, and the medians last read
+	// what the last pass was made from, and the medians last read (written under mu, which
+	// the pass goroutine alone writes, so it reads them without)
 	from       time.Time
 	runtimes   map[scheduler.RuntimeKey]time.Duration
 	runtimesAt time.Time
@@ -108,6 +109,16 @@ func (e *estimator) readMedians(ctx context.Context, now time.Time) map[schedule
 	for _, r := range rows {
 		m[scheduler.RuntimeKey{Project: r.Project, Type: r.Type}] = r.Median
 	}
+	e.mu.Lock()
 	e.runtimes, e.runtimesAt = m, now
+	e.mu.Unlock()
 	return m
+}
+
+// lastMedians are the median runtimes last read (a dry run's start estimate uses them); the
+// map is never changed once read.
+func (e *estimator) lastMedians() map[scheduler.RuntimeKey]time.Duration {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.runtimes
 }

@@ -130,7 +130,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Labeler:      workloadLabeler(sched),
 		Cycles:       lastCycle(sched),
 		Pods:         workloadPods(sched),
-		Foresee:      foresight(sched),
+		Foresee:      foresight(run),
 		Estimates:    startEstimates(run),
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,

@@ -12,7 +12,7 @@ import (
 // WorkloadForesight is the dry run (issue 16): what the next scheduling cycle would do with a
 // workload submitted now. obj is the top owner the submission would create (a Job, Deployment
 // or Pod with its namespace, labels and pod template); nothing is created, recorded or told.
-// *kube.Scheduler implements it.
+// The server implements it with kube.Scheduler.DryRun and the estimator's median runtimes.
 type WorkloadForesight interface {
 	DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error)
 }
@@ -30,7 +30,8 @@ type PredictionJSON struct {
 	Preemptibility string       `json:"preemptibility"`
 	Victims        []VictimJSON `json:"victims"`
 	// EstimatedStartAt is now for a workload that starts now or after evictions (they take
-	// seconds), else null; EstimateBasis says where the figure comes from.
+	// seconds), else the start estimate's, null when it cannot be told; EstimateBasis says
+	// what the figure rests on, or what is missing.
 	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
 	EstimateBasis    string     `json:"estimateBasis"`
 }
@@ -46,8 +47,8 @@ type VictimJSON struct {
 	GPUs       int64  `json:"gpus"`
 }
 
-// NewPredictionJSON shapes a prediction for the API; now is when it was made.
-func NewPredictionJSON(p scheduler.Prediction, now time.Time) PredictionJSON {
+// NewPredictionJSON shapes a prediction for the API.
+func NewPredictionJSON(p scheduler.Prediction) PredictionJSON {
 	out := PredictionJSON{Outcome: string(p.Outcome), Nodes: p.Nodes, Message: p.Message,
 		Priority: p.Priority.Name, Preemptibility: string(p.Preemptibility), Victims: []VictimJSON{}}
 	if out.Nodes == nil {
@@ -67,13 +68,10 @@ func NewPredictionJSON(p scheduler.Prediction, now time.Time) PredictionJSON {
 		out.Victims = append(out.Victims, VictimJSON{WorkloadID: v.WorkloadID, Name: v.Name, Namespace: v.Namespace,
 			Project: v.Project, Priority: v.Priority.Name, Rule: string(v.Rule), GPUs: v.GPUs})
 	}
-	switch p.Outcome {
-	case scheduler.StartNow:
-		out.EstimatedStartAt, out.EstimateBasis = &now, "It fits on free capacity: it starts in the next cycle."
-	case scheduler.StartAfterPreemption, scheduler.StartAfterReclaim:
-		out.EstimatedStartAt, out.EstimateBasis = &now, "It starts once its victims' pods have terminated (their grace period)."
-	default:
-		out.EstimateBasis = "It waits: " + p.Message
+	out.EstimateBasis = p.Start.Basis
+	if !p.Start.At.IsZero() {
+		at := p.Start.At.UTC()
+		out.EstimatedStartAt = &at
 	}
 	return out
 }

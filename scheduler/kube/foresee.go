@@ -32,7 +32,10 @@ const dryRunUID = "arbiter-dry-run"
 // written. The snapshot is the cache's as of now: what the informers have seen plus the binds
 // Arbiter made and the API server has not confirmed yet (S22); evictions in flight are as the
 // last cycle left them.
-func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error) {
+//
+// When it would wait, its start is estimated (scheduler.ForeseeStart) with in's median
+// runtimes: that costs a whole estimate pass, tens of cycles, so it runs only then.
+func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object, in scheduler.EstimateInput) (scheduler.Prediction, error) {
 	if err := ctx.Err(); err != nil {
 		return scheduler.Prediction{}, err
 	}
@@ -52,7 +55,19 @@ func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object) (scheduler.P
 	if other, _ := view.Workload(w.UID); other != nil {
 		return scheduler.Prediction{}, fmt.Errorf("kube: workload %s already exists; a dry run is for one not created yet", w.UID)
 	}
-	return view.Snapshot.Foresee(w), nil
+	p := view.Snapshot.Foresee(w)
+	switch p.Outcome {
+	case scheduler.StartNow:
+		p.Start = scheduler.Estimate{At: now, Basis: "It fits on free capacity: it starts in the next cycle."}
+	case scheduler.StartAfterPreemption, scheduler.StartAfterReclaim:
+		p.Start = scheduler.Estimate{At: now, Basis: "It starts once the workloads evicted for it have terminated (their grace period)."}
+	default:
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		p.Start = view.Snapshot.ForeseeStart(w, in)
+	}
+	return p, nil
 }
 
 // proposedOwner reads the owner a submission would create now: its identity, labels, gang

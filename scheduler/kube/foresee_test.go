@@ -105,13 +105,15 @@ func TestDryRun_SeesTheWorkloadTheCycleWillSee(t *testing.T) {
 // that holds the node (S16) and names it; nothing is created in the cache.
 func TestDryRun_NamesItsVictim(t *testing.T) {
 	s := &Scheduler{cache: NewCache("arbiter")}
-	if _, err := s.DryRun(context.Background(), gpuJob("w", 1, 4, nil)); err != ErrNotReady {
+	if _, err := s.DryRun(context.Background(), gpuJob("w", 1, 4, nil), scheduler.EstimateInput{}); err != ErrNotReady {
 		t.Fatalf("before any configuration: err %v, want ErrNotReady", err)
 	}
 	s.settings.Store(foreseeSettings())
 	s.cache.UpsertNode(gpuNode("n1", 4))
 	runningJob := gpuJob("old", 1, 4, nil)
 	runningJob.UID, runningJob.CreationTimestamp = "j-old", metav1.NewTime(t0)
+	hour, jobStart := int64(3600), time.Now().Truncate(time.Second)
+	runningJob.Spec.ActiveDeadlineSeconds, runningJob.Status.StartTime = &hour, &metav1.Time{Time: jobStart}
 	s.cache.UpsertOwner(ownerFromJob(runningJob))
 	ref := controllerRef("batch/v1", "Job", "old", "j-old")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old-0", Namespace: "ns", UID: "p-old", OwnerReferences: []metav1.OwnerReference{ref},
@@ -121,7 +123,7 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 	pod.Status.StartTime = &metav1.Time{Time: t0}
 	s.cache.UpsertPod(pod)
 
-	got, err := s.DryRun(context.Background(), gpuJob("urgent", 1, 4, map[string]string{LabelPriority: "high"}))
+	got, err := s.DryRun(context.Background(), gpuJob("urgent", 1, 4, map[string]string{LabelPriority: "high"}), scheduler.EstimateInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +135,21 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 	if d := cmp.Diff(want, got.Victims); d != "" {
 		t.Errorf("victims (-want +got):\n%s", d)
 	}
+	if got.Start.At.IsZero() || got.Start.Basis == "" {
+		t.Errorf("a start after preemption is now, with its basis: %+v", got.Start)
+	}
+	// Of the same priority it waits, and starts when the running Job's deadline frees the node.
+	waits, err := s.DryRun(context.Background(), gpuJob("patient", 1, 4, nil), scheduler.EstimateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waits.Outcome != scheduler.Wait || !waits.Start.At.Equal(jobStart.Add(time.Hour)) {
+		t.Errorf("prediction %+v, want wait until the running Job's deadline %v", waits, jobStart.Add(time.Hour))
+	}
 	if w, _ := s.cache.Snapshot(t0).Workload(dryRunUID); w != nil {
 		t.Errorf("the dry run left its workload in the cache")
 	}
-	if _, err := s.DryRun(context.Background(), runningJob); err == nil {
+	if _, err := s.DryRun(context.Background(), runningJob, scheduler.EstimateInput{}); err == nil {
 		t.Errorf("a dry run of an existing workload should be refused")
 	}
 }
