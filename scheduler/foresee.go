@@ -100,7 +100,7 @@ func predictionOf(s *Snapshot, w *Workload, plan *Plan) Prediction {
 		p.PodsPending = len(w.Pods) - bound
 	}
 	switch {
-	case len(p.Victims) > 0 && reclaims > 0 && (preemptions == 0 || plan.Evictions[0].Rule == RuleReclaim):
+	case reclaims > 0 && (preemptions == 0 || p.Victims[0].Rule == RuleReclaim):
 		// a workload placed pod by pod may need both rules: the first eviction names the outcome
 		p.Outcome = StartAfterReclaim
 	case len(p.Victims) > 0:
