@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -173,4 +174,79 @@ func fillSnapshot(running, pending int) *Snapshot {
 		sb.wl(w)
 	}
 	return sb.build()
+}
+
+// A dry run (issue 16) at the size of the fill benchmark: 500 nodes x 8 GPUs, 4,000 workloads,
+// and one more 1-GPU workload foreseen: among 3,500 running and 500 pending, or in a full
+// cluster where it must preempt. It reports the 99th percentile of one dry run's time; the
+// target is 50 ms.
+func BenchmarkForesee(b *testing.B) {
+	for _, c := range []struct {
+		name             string
+		running, pending int
+	}{{"queue", 3500, 500}, {"preempt", 4000, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := fillSnapshot(c.running, c.pending)
+			w := wl("dry-run").in("proj").kind("Job", "batch").typ("Job").queued(1000).prio("very-high").preemptible().build()
+			b.ReportAllocs()
+			var times []time.Duration
+			var p Prediction
+			for b.Loop() {
+				began := time.Now()
+				p = s.Foresee(w)
+				times = append(times, time.Since(began))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(len(p.Victims)), "victims")
+		})
+	}
+}
+
+// estimateSnapshot is a full cluster of nodes x 8 GPUs in 20 projects: running 2-GPU
+// workloads fill it, each ending at its deadline within the next 10 hours, and pending 1- or
+// 2-GPU workloads wait, each expected to run an hour.
+func estimateSnapshot(nodes, pending int) *Snapshot {
+	sb := snap().gpuNodes("node-", nodes, 8)
+	for p := range 20 {
+		sb.project(project("proj-"+strconv.Itoa(p), int64(nodes*8/20)))
+	}
+	running := nodes * 4
+	for i := range running + pending {
+		name := "job-" + strconv.Itoa(i)
+		w := wl(name).in("proj-"+strconv.Itoa(i%20)).kind("Job", "batch").typ("Job").queued(i / 40).gpus(int64(1 + i%2))
+		if i < running {
+			w.gpus(2).on(i%60, "node-"+strconv.Itoa(1+i/4)).deadline(60 + (i*7)%600)
+		} else {
+			w.runtime("1h")
+		}
+		sb.wl(w)
+	}
+	return sb.build()
+}
+
+// The start estimate of every waiting workload (issue 16 item 4), bounded to 64 end events:
+// at 500 nodes / 4,000 workloads and at 1,000 nodes / 15,000 workloads.
+func BenchmarkEstimateStarts(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		nodes, pending int
+	}{{"500n-4k", 500, 2000}, {"1000n-15k", 1000, 11000}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := estimateSnapshot(c.nodes, c.pending)
+			b.ReportAllocs()
+			var est map[string]Estimate
+			for b.Loop() {
+				est = s.EstimateStarts(EstimateInput{})
+			}
+			known := 0
+			for _, e := range est {
+				if !e.At.IsZero() {
+					known++
+				}
+			}
+			b.ReportMetric(float64(len(est)), "waiting")
+			b.ReportMetric(float64(known), "estimated")
+		})
+	}
 }

@@ -289,7 +289,11 @@ type Workload struct {
 	Phase       Phase
 	QueuedAt    time.Time // the top owner's creation time, kept across preemption (S10)
 	StartedAt   time.Time // when it last started running
-	Pods        []Pod
+	// Deadline is when the top owner's activeDeadlineSeconds runs out (a Job's start plus
+	// it); zero without one. Cycles ignore it; the start estimate (estimate.go) ends running
+	// work there.
+	Deadline time.Time
+	Pods     []Pod
 	// PreemptedBy is the UID of the workload for which this one is being evicted, while its
 	// pods terminate (S19).
 	PreemptedBy string

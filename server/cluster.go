@@ -69,6 +69,8 @@ type schedulerRun struct {
 	lead   *leadership // nil without --leader-elect
 	health *clusterHealth
 	done   <-chan struct{} // closed when the scheduler has stopped; *runErr then holds why
+	// estimates are the start estimates of waiting workloads (estimates.go)
+	estimates *estimator
 }
 
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
@@ -141,6 +143,8 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		records.Store(rec)
 	}
 	go run.health.run(ctx)
+	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log}
+	go run.estimates.run(ctx)
 	st.OnConfigChange(func(string) { sched.Reload() })
 
 	// The election outlives ctx a little: the leader flushes its last records, then releases

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
@@ -41,3 +44,27 @@ type runStatus struct{ run *schedulerRun }
 
 func (s runStatus) UnreachableSince() time.Time   { return s.run.health.UnreachableSince() }
 func (s runStatus) Leader() (leader, self string) { return s.run.lead.Leader() }
+
+// foresight gives the web layer the scheduler's dry run, with the estimator's median runtimes
+// for the start of a workload that would wait, or nil (not a typed nil) without a cluster.
+func foresight(run *schedulerRun) web.WorkloadForesight {
+	if run == nil {
+		return nil
+	}
+	return dryRunner{run}
+}
+
+type dryRunner struct{ run *schedulerRun }
+
+func (d dryRunner) DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error) {
+	return d.run.sched.DryRun(ctx, obj, scheduler.EstimateInput{Medians: d.run.estimates.lastMedians()})
+}
+
+// startEstimates gives the web layer the start estimates of waiting workloads, or nil (not a
+// typed nil) without a cluster.
+func startEstimates(run *schedulerRun) web.StartEstimates {
+	if run == nil {
+		return nil
+	}
+	return run.estimates
+}

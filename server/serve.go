@@ -130,6 +130,8 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Labeler:      workloadLabeler(sched),
 		Cycles:       lastCycle(sched),
 		Pods:         workloadPods(sched),
+		Foresee:      foresight(run),
+		Estimates:    startEstimates(run),
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,
 		Cluster:      clusterStatus(run),

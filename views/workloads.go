@@ -40,6 +40,10 @@ type Workload struct {
 	Preemptions    int        `json:"preemptions"`
 	// Submitter is the subject of who submitted it through Arbiter; "" when created otherwise.
 	Submitter string `json:"submitter"`
+	// EstimatedStartAt is when a waiting workload is expected to start (null when it does
+	// not wait, or cannot be told); EstimateBasis says on what basis, or what is missing.
+	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
+	EstimateBasis    string     `json:"estimateBasis"`
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,
@@ -166,4 +170,16 @@ func ariaSort(cols ...SortLink) string {
 		}
 	}
 	return "none"
+}
+
+// EstimateText is a waiting workload's estimated start as the console shows it: the time
+// (UTC), "unknown" when it cannot be told, a dash when the workload does not wait.
+func EstimateText(w Workload) string {
+	switch {
+	case w.EstimatedStartAt != nil:
+		return w.EstimatedStartAt.UTC().Format("Jan 2 15:04 UTC")
+	case w.EstimateBasis != "":
+		return "unknown"
+	}
+	return "–"
 }

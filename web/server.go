@@ -46,6 +46,11 @@ type Deps struct {
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 	Cluster   ClusterStatus   // which replica leads, whether the API server answers; nil: no cluster
+	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
+	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
+	Foresee WorkloadForesight
+	// Estimates are the start estimates of waiting workloads; nil: no cluster.
+	Estimates StartEstimates
 
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
@@ -139,13 +144,13 @@ func New(d Deps) *Server {
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, log: log, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimates: d.Estimates, log: log, layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
 		newEventHistory(d, s.layout),
-		&workloadStory{workloads: workloads{store: d.Workloads, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
+		&workloadStory{workloads: workloads{store: d.Workloads, estimates: d.Estimates, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 		newSubmissions(d, log),
 	} {
 		h.routes(r)

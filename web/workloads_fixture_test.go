@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
@@ -61,6 +62,18 @@ type goneError struct{}
 func (goneError) Error() string  { return "gone" }
 func (goneError) NotFound() bool { return true }
 
+// fakeEstimates stands in for the scheduler's start estimates (server/estimates.go, on the
+// pure scheduler.EstimateStarts tested there).
+type fakeEstimates map[string]scheduler.Estimate
+
+func (f fakeEstimates) StartEstimate(uid string) (scheduler.Estimate, bool) {
+	e, ok := f[uid]
+	return e, ok
+}
+
+// trainABasis is the fixture's start estimate of train-a: 90 minutes after t0.
+const trainABasis = "Simulated: it starts after the end of 1 running workload (the last, team-alpha/train-b at its activeDeadlineSeconds)."
+
 // workloadFixture is an API over seeded workload records:
 //
 //	department research: alpha (priority changes allowed), beta (allowPriorityChange false)
@@ -86,6 +99,8 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 	d := deps(st)
 	d.Workloads = st
 	d.Labeler = labeler
+	estimates := fakeEstimates{}
+	d.Estimates = estimates
 	srv := httptest.NewServer(web.New(d))
 	t.Cleanup(srv.Close)
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
@@ -103,6 +118,7 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 
 	f.trainA, f.trainB, f.serveC, f.betaJob, f.gammaJob, f.orphan = uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := f.at
+	estimates[f.trainA] = scheduler.Estimate{At: at(90), Basis: trainABasis}
 	started, finished := at(2), at(30)
 	rec := func(uid, name, project, dept, prio string, value int, preempt, phase string, queued int) store.WorkloadRecord {
 		return store.WorkloadRecord{UID: uid, Namespace: "team-" + orDefault(project, "none"), Name: name, Kind: "Job", APIGroup: "batch",
@@ -151,6 +167,7 @@ func (f *workloadFixture) view(uid string) views.Workload {
 	case f.trainA:
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Preemptible, w.Phase = f.trainA, "train-a", "low", 40, true, "Pending"
 		w.QueuePosition, w.RequestedGPUs, w.Reason, w.Message, w.CreatedAt = ptr(1), 4, "InsufficientCapacity", "Waiting for 4 free GPUs.", f.at(0)
+		w.EstimatedStartAt, w.EstimateBasis = ptr(f.at(90)), trainABasis
 	case f.trainB:
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase = f.trainB, "train-b", "high", 125, "Running"
 		w.RequestedGPUs, w.AllocatedGPUs, w.Nodes, w.NodePool = 8, 8, []string{"n1", "n2"}, "default"

@@ -36,7 +36,7 @@ func TestWorkloadList(t *testing.T) {
 	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
 	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
 		"priority", "priorityValue", "preemptible", "preemptibility", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
-		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter"}
+		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter", "estimatedStartAt", "estimateBasis"}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("fields of a workload (-want +got):\n%s", diff)

@@ -190,7 +190,7 @@ func (c *Cache) UpsertOwner(o *owner) {
 func sameOwnerDecision(a, b *owner) bool {
 	return controllerUID(a.Controller) == controllerUID(b.Controller) && a.Suspended == b.Suspended &&
 		a.Finished == b.Finished && a.Failed == b.Failed && a.TemplateCount == b.TemplateCount &&
-		a.Created.Equal(b.Created) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
+		a.Created.Equal(b.Created) && a.Deadline.Equal(b.Deadline) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
 		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
 }
 

@@ -102,6 +102,9 @@ type owner struct {
 	// Finished is set for a Job that completed or failed.
 	Finished bool
 	Failed   bool
+	// Deadline is when a Job's activeDeadlineSeconds runs out, counted from its
+	// status.startTime (else its creation); zero without one. The start estimate reads it.
+	Deadline time.Time
 }
 
 func (o *owner) ref() ownerRef {
@@ -137,6 +140,13 @@ func ownerFromJob(j *batchv1.Job) *owner {
 	}
 	o.Gang.Succeeded = j.Status.Succeeded
 	o.Suspended = j.Spec.Suspend != nil && *j.Spec.Suspend
+	if ads := j.Spec.ActiveDeadlineSeconds; ads != nil && !o.Suspended {
+		start := o.Created
+		if j.Status.StartTime != nil {
+			start = j.Status.StartTime.Time
+		}
+		o.Deadline = start.Add(time.Duration(*ads) * time.Second)
+	}
 	o.Template = &j.Spec.Template
 	o.TemplateCount = *o.Gang.Parallelism
 	if o.Gang.Completions != nil {

@@ -3,6 +3,7 @@ package kube
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
 		Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
 		QueuedAt: queuedAt(top, pods[0].created), Type: workloadType(top, x.typeByKind, x.typeBySlug),
-		Pods: make([]scheduler.Pod, 0, len(pods)),
+		Deadline: top.Deadline, Pods: make([]scheduler.Pod, 0, len(pods)),
 	}
 	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
 	for _, e := range pods {
@@ -54,21 +55,34 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 
 // suspendedWorkload builds a workload Arbiter suspended from its owner's pod template (S20).
 func (c *Cache) suspendedWorkload(o *owner) *builtWorkload {
+	w := c.templateWorkload(o, scheduler.PhaseSuspended, o.Created)
+	for i := range w.Pods {
+		w.Pods[i].UID, w.Pods[i].Name = "", ""
+	}
+	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true}}
+}
+
+// templateWorkload builds a workload from its owner and the pods its template makes, named
+// <owner>-<i>: a suspended one (S20), or one not created yet (a dry run). Its type (S4),
+// project (S6) and queue time (S10, created when the owner has no creation time) are found as
+// for a workload built from its pods.
+func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.Time) scheduler.Workload {
 	x := &c.index
 	w := scheduler.Workload{
 		UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
-		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: scheduler.PhaseSuspended,
-		QueuedAt: queuedAt(o, o.Created), Type: workloadType(o, x.typeByKind, x.typeBySlug),
+		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: phase,
+		QueuedAt: queuedAt(o, created), Type: workloadType(o, x.typeByKind, x.typeBySlug), Deadline: o.Deadline,
 	}
 	w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
 	template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
 	template.Namespace = o.Namespace
 	for i := int32(0); i < max(o.TemplateCount, 1); i++ {
 		p := schedulingPod(&template)
-		p.UID, p.Name = "", ""
+		p.Name = o.Name + "-" + strconv.Itoa(int(i))
+		p.UID = string(o.UID) + "-" + strconv.Itoa(int(i))
 		w.Pods = append(w.Pods, p)
 	}
-	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true}}
+	return w
 }
 
 // queuedAt is the top owner's creation time (S10), or the time recorded in its annotation when

@@ -170,6 +170,7 @@ type jobSpec struct {
 	labels      map[string]string
 	annotations map[string]string
 	suspend     *bool
+	deadline    int64 // spec.activeDeadlineSeconds; 0: none
 }
 
 // labels builds a workload's labels: priority and preemptibility as users set them.
@@ -198,6 +199,9 @@ func (e *env) job(s jobSpec) *batchv1.Job {
 		b.PodAnnotation(devcluster.AnnotationRunSeconds, s.runSeconds)
 	}
 	job := b.Obj()
+	if s.deadline > 0 {
+		job.Spec.ActiveDeadlineSeconds = &s.deadline
+	}
 	created, err := e.client.BatchV1().Jobs(s.namespace).Create(e.ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatal(err)

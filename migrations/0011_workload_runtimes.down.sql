@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS workloads_completed;

@@ -1,0 +1,77 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// WorkloadForesight is the dry run (issue 16): what the next scheduling cycle would do with a
+// workload submitted now. obj is the top owner the submission would create (a Job, Deployment
+// or Pod with its namespace, labels and pod template); nothing is created, recorded or told.
+// The server implements it with kube.Scheduler.DryRun and the estimator's median runtimes.
+type WorkloadForesight interface {
+	DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error)
+}
+
+// PredictionJSON is a dry run's answer in the API: {outcome, nodePool, nodes, queuePosition,
+// reason, message, victims, estimatedStartAt, estimateBasis}.
+type PredictionJSON struct {
+	Outcome        string       `json:"outcome"`
+	NodePool       *string      `json:"nodePool"`
+	Nodes          []string     `json:"nodes"`
+	QueuePosition  *int         `json:"queuePosition"`
+	Reason         *string      `json:"reason"`
+	Message        string       `json:"message"`
+	Priority       string       `json:"priority"`
+	Preemptibility string       `json:"preemptibility"`
+	Victims        []VictimJSON `json:"victims"`
+	// EstimatedStartAt is now for a workload that starts now or after evictions (they take
+	// seconds), else the start estimate's, null when it cannot be told; EstimateBasis says
+	// what the figure rests on, or what is missing.
+	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
+	EstimateBasis    string     `json:"estimateBasis"`
+}
+
+// VictimJSON is a workload a dry run would evict, and under which rule.
+type VictimJSON struct {
+	WorkloadID string `json:"workloadId"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	Project    string `json:"project"`
+	Priority   string `json:"priority"`
+	Rule       string `json:"rule"`
+	GPUs       int64  `json:"gpus"`
+}
+
+// NewPredictionJSON shapes a prediction for the API.
+func NewPredictionJSON(p scheduler.Prediction) PredictionJSON {
+	out := PredictionJSON{Outcome: string(p.Outcome), Nodes: p.Nodes, Message: p.Message,
+		Priority: p.Priority.Name, Preemptibility: string(p.Preemptibility), Victims: []VictimJSON{}}
+	if out.Nodes == nil {
+		out.Nodes = []string{}
+	}
+	if p.NodePool != "" {
+		out.NodePool = &p.NodePool
+	}
+	if p.QueuePosition > 0 {
+		out.QueuePosition = &p.QueuePosition
+	}
+	if p.Reason != "" {
+		r := string(p.Reason)
+		out.Reason = &r
+	}
+	for _, v := range p.Victims {
+		out.Victims = append(out.Victims, VictimJSON{WorkloadID: v.WorkloadID, Name: v.Name, Namespace: v.Namespace,
+			Project: v.Project, Priority: v.Priority.Name, Rule: string(v.Rule), GPUs: v.GPUs})
+	}
+	out.EstimateBasis = p.Start.Basis
+	if !p.Start.At.IsZero() {
+		at := p.Start.At.UTC()
+		out.EstimatedStartAt = &at
+	}
+	return out
+}
