@@ -3,12 +3,15 @@
 #   1. "How to Authenticate to the API": POST /api/v2/token with an access key's client
 #      credentials (grant_type=client_credentials), then send the token as Bearer;
 #   2. "Workload priority control": list the workload types and the priorities, and set a
-#      workload type's priority with PUT /api/v1/workload-types/{workloadTypeId} {"priorityId"}.
+#      workload type's priority with PUT /api/v1/workload-types/{workloadTypeId} {"priorityId"};
+#   3. "Trainings" (when PROJECT is set): find the project's id in the project list and submit a
+#      standard training with POST /api/v1/workloads/trainings.
 # Each step is a function; add one and call it from main to follow a further step.
 #
 # Environment: BASE_URL (e.g. http://127.0.0.1:8080), CLIENT_ID and CLIENT_SECRET (an API key's,
 # shown when it is created); WORKLOAD_TYPE (default PyTorchJob) and PRIORITY (default high) say
-# which mapping to change. Needs bash, curl and python3 (for reading JSON). Exits non-zero, with
+# which mapping to change; PROJECT (a project's name; unset: no submission), IMAGE (default
+# busybox) and GPUS (default 1) say what training to submit. Needs bash, curl and python3 (for reading JSON). Exits non-zero, with
 # the answer that went wrong, at the first step that fails.
 set -euo pipefail
 
@@ -17,6 +20,9 @@ set -euo pipefail
 : "${CLIENT_SECRET:?set CLIENT_SECRET to the API key secret}"
 WORKLOAD_TYPE="${WORKLOAD_TYPE:-PyTorchJob}"
 PRIORITY="${PRIORITY:-high}"
+PROJECT="${PROJECT:-}"
+IMAGE="${IMAGE:-busybox}"
+GPUS="${GPUS:-1}"
 BASE_URL="${BASE_URL%/}"
 TOKEN=""
 
@@ -88,13 +94,44 @@ set_workload_type_priority() {
   log "$WORKLOAD_TYPE now has priority $PRIORITY ($prio_id)"
 }
 
+# Step 5: the project's id from the project list.
+project_id() {
+  local answer
+  answer=$(call GET /api/v1/org-unit/projects --header "$(authorized)")
+  PROJECT_NAME="$PROJECT" json '[p["id"] for p in d["projects"] if p["name"] == __import__("os").environ["PROJECT_NAME"]][0]' <<<"$answer" ||
+    fail "no project named $PROJECT"
+}
+
+# Step 6: submit a standard training to the project, as Run:ai's example does.
+submit_training() {
+  local project=$1 answer
+  answer=$(call POST /api/v1/workloads/trainings \
+    --header 'Accept: application/json' \
+    --header 'Content-Type: application/json' \
+    --header "$(authorized)" \
+    --data-raw "{
+      \"name\": \"runai-steps-training\",
+      \"useGivenNameAsPrefix\": true,
+      \"projectId\": \"$project\",
+      \"clusterId\": \"d73a738f-fab3-430a-8fa3-5241493d7128\",
+      \"spec\": {
+        \"image\": \"$IMAGE\",
+        \"compute\": {\"gpuDevicesRequest\": $GPUS}
+      }
+    }")
+  log "submitted training $(json 'd["name"]' <<<"$answer") ($(json 'd["workloadId"]' <<<"$answer")), $(json 'd["actualPhase"]' <<<"$answer")"
+}
+
 main() {
   get_token
   local type_id prio_id
   type_id=$(workload_type_id)
   prio_id=$(priority_id)
   set_workload_type_priority "$type_id" "$prio_id"
-  # Further steps (submit a training, ...) go here.
+  if [[ -n $PROJECT ]]; then
+    submit_training "$(project_id)"
+  fi
+  # Further steps go here.
   log "all steps passed"
 }
 
