@@ -55,10 +55,23 @@ type clusterBench struct {
 	// lastSeen is when the newest pod was first seen: in a fill, when the Job controller made
 	// its last pod, after which the scheduler has only that pod to place.
 	lastSeen time.Time
-	arbiter  arbiterProcess
+	arbiter  *schedulerProcess // nil until started
+	dbURL    string
+	// seenIn and boundIn count pods seen and bound by namespace
+	seenIn, boundIn map[string]int
 }
 
+// startClusterBench starts the fill's cluster: benchNodes nodes, kube-scheduler and Arbiter running.
 func startClusterBench(b *testing.B) *clusterBench {
+	b.Helper()
+	cb := startCluster(b, benchNodes, true)
+	cb.arbiter = startArbiter(b, cb.dbURL, cb.cluster.Kubeconfig())
+	return cb
+}
+
+// startCluster starts a local control plane with nodes kwok nodes of benchGPUs GPUs in one
+// node pool, a department owning them all, and a pod watcher; no Arbiter yet.
+func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
 	if err != nil {
@@ -68,12 +81,12 @@ func startClusterBench(b *testing.B) *clusterBench {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", benchNodes, benchGPUs), KubeScheduler: true, Progress: os.Stderr, Timeout: 10 * time.Minute})
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Progress: os.Stderr, Timeout: 10 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = c.Stop(context.Background()) })
-	b.Logf("local control plane with %d nodes ready in %s", benchNodes, time.Since(start).Round(time.Second))
+	b.Logf("local control plane with %d nodes ready in %s", nodes, time.Since(start).Round(time.Second))
 	// Submitting 4,000 Jobs "at once" needs a client that is not the bottleneck.
 	// It speaks protobuf, as kube-controller-manager and the schedulers do.
 	fast := kube.Protobuf(c.RESTConfig())
@@ -82,7 +95,7 @@ func startClusterBench(b *testing.B) *clusterBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, bound: map[string]bool{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -106,18 +119,20 @@ func startClusterBench(b *testing.B) *clusterBench {
 	if cb.pool, err = cb.st.CreateNodePool(ctx, store.NodePoolUpdate{Name: opt("bench"), LabelKey: opt(devcluster.LabelNodePool), LabelValue: opt("bench")}, actor); err != nil {
 		b.Fatal(err)
 	}
-	quota := []store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: benchNodes * benchGPUs}}
+	quota := []store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: nodes * benchGPUs}}
 	if cb.dept, err = cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt("bench"), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &quota}}, actor); err != nil {
 		b.Fatal(err)
 	}
-	cb.arbiter = startArbiter(b, dbURL, c.Kubeconfig())
+	cb.dbURL = dbURL
 	return cb
 }
 
 // pids names the processes of the control plane and Arbiter.
 func (cb *clusterBench) pids() map[string]int {
 	pids := cb.cluster.PIDs()
-	pids["arbiter"] = cb.arbiter.pid
+	if cb.arbiter != nil {
+		pids["arbiter"] = cb.arbiter.pid
+	}
 	return pids
 }
 
@@ -133,9 +148,11 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 	if _, ok := cb.seen[key]; !ok {
 		cb.seen[key] = now
 		cb.lastSeen = now
+		cb.seenIn[p.Namespace]++
 	}
 	if p.Spec.NodeName != "" && !cb.bound[key] {
 		cb.bound[key] = true
+		cb.boundIn[p.Namespace]++
 		cb.bindLag = append(cb.bindLag, now.Sub(cb.seen[key]))
 	}
 	if p.Status.Phase != corev1.PodRunning {

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/arbiterhq/arbiter/internal/devcluster"
+)
+
+// The backlog benchmark isolates the scheduler: in the fill, pods arrive as fast as the Job
+// controller makes them and both schedulers keep up. Here every pod exists before the
+// scheduler starts (as after a failover, when a new leader finds a backlog), so the time
+// until all are bound is the scheduler's: its start, its first sync of 10,000 pods, its
+// decisions and its binds.
+const (
+	backlogNodes = 1250 // × benchGPUs: exactly one GPU per pod
+	backlogPods  = 10000
+	backlogJobs  = backlogPods / 2 // one pod each; the rest are bare pods
+)
+
+// BenchmarkBacklog: 10,000 one-GPU pods (5,000 bare pods, 5,000 Jobs' pods) created while
+// no scheduler runs, on 1,250 kwok nodes × 8 GPUs; then the scheduler starts, and the round
+// lasts until all are bound (target: Arbiter's pods/s ≥ 3 × kube-scheduler's). Rounds go
+// Arbiter, kube-scheduler, kube-scheduler, Arbiter, so that neither gains from its place.
+// Run with -benchtime=1x.
+func BenchmarkBacklog(b *testing.B) {
+	bins, err := devcluster.EnsureBinaries(b.Context(), os.Stderr, devcluster.KubeScheduler)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cb := startCluster(b, backlogNodes, false)
+	arbiterBin, arbiterDir := buildArbiter(b), b.TempDir()
+	namespaces := map[string]string{"arbiter": cb.project("backlog", backlogNodes*benchGPUs), corev1.DefaultSchedulerName: cb.project("backlog-baseline", 0)}
+	name := map[string]string{"arbiter": "Arbiter", corev1.DefaultSchedulerName: "kube-scheduler"}
+	start := map[string]func() *schedulerProcess{
+		"arbiter": func() *schedulerProcess {
+			return runArbiter(b, arbiterBin, arbiterDir, cb.dbURL, cb.cluster.Kubeconfig())
+		},
+		corev1.DefaultSchedulerName: func() *schedulerProcess {
+			return runKubeScheduler(b, bins.Path(devcluster.KubeScheduler), cb.cluster.Dir())
+		},
+	}
+	for b.Loop() {
+		took := map[string]time.Duration{}
+		for round, scheduler := range []string{"arbiter", corev1.DefaultSchedulerName, corev1.DefaultSchedulerName, "arbiter"} {
+			d, summary := cb.backlog(namespaces[scheduler], fmt.Sprintf("b%d", round), scheduler, start[scheduler])
+			took[scheduler] += d
+			b.Logf("round %d, %s: %s", round+1, name[scheduler], summary)
+		}
+		arbiter, kube := took["arbiter"]/2, took[corev1.DefaultSchedulerName]/2
+		b.ReportMetric(float64(backlogPods)/arbiter.Seconds(), "arbiter-pods/s")
+		b.ReportMetric(float64(backlogPods)/kube.Seconds(), "kube-scheduler-pods/s")
+		b.ReportMetric(kube.Seconds()/arbiter.Seconds(), "speedup-x")
+		b.Logf("mean of two rounds each: Arbiter %s (%.0f pods/s), kube-scheduler %s (%.0f pods/s); Arbiter/kube-scheduler pods/s %.2f",
+			arbiter.Round(time.Millisecond), float64(backlogPods)/arbiter.Seconds(), kube.Round(time.Millisecond),
+			float64(backlogPods)/kube.Seconds(), kube.Seconds()/arbiter.Seconds())
+	}
+}
+
+// backlog creates the round's pods with no scheduler running, starts the scheduler, and
+// returns the time from its start until every pod is bound, with a summary; then it stops the
+// scheduler and deletes the pods, Jobs and events.
+func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler func() *schedulerProcess) (time.Duration, string) {
+	b := cb.b
+	b.Helper()
+	cb.podsMu.Lock()
+	cb.seenIn[ns], cb.boundIn[ns] = 0, 0
+	cb.podsMu.Unlock()
+	created := time.Now()
+	cb.createJobs(ns, prefix+"-job", schedulerName, backlogJobs, nil)
+	pod := oneGPUJob("", ns, schedulerName, nil).Spec.Template
+	failed := concurrently(backlogPods-backlogJobs, func(i int) error {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-pod-%d", prefix, i), Namespace: ns}, Spec: *pod.Spec.DeepCopy()}
+		_, err := cb.client.CoreV1().Pods(ns).Create(cb.ctx, p, metav1.CreateOptions{})
+		return err
+	})
+	if failed > 0 {
+		b.Fatalf("%d pod creations failed", failed)
+	}
+	// the Job controller makes the Jobs' pods
+	if !cb.waitCount(cb.seenIn, ns, backlogPods, 10*time.Minute) {
+		b.Fatalf("only %d of %d pods exist after %s", cb.count(cb.seenIn, ns), backlogPods, time.Since(created))
+	}
+	if n := cb.count(cb.boundIn, ns); n > 0 {
+		b.Fatalf("%d pods bound with no scheduler running", n)
+	}
+	backlogReady := time.Since(created)
+
+	cpu, reqs := cb.readCPU(), readRequests(cb.ctx, cb.client)
+	start := time.Now()
+	proc := startScheduler()
+	pids := cb.pids()
+	pids[schedulerName] = proc.pid
+	var first time.Duration
+	for cb.count(cb.boundIn, ns) == 0 && time.Since(start) < 5*time.Minute {
+		time.Sleep(10 * time.Millisecond)
+	}
+	first = time.Since(start)
+	if !cb.waitCount(cb.boundIn, ns, backlogPods, 10*time.Minute) {
+		b.Fatalf("%s: only %d of %d pods bound after %s", schedulerName, cb.count(cb.boundIn, ns), backlogPods, time.Since(start))
+	}
+	took := time.Since(start)
+	used := readCPU(pids).since(cpu)
+	served := readRequests(cb.ctx, cb.client).since(reqs)
+	proc.Stop()
+	summary := fmt.Sprintf("backlog of %d pods ready %s after the first create; scheduler started → first bind %s, all %d bound after %s (%.0f pods/s; %.0f pods/s after the first bind); %s; %s",
+		backlogPods, backlogReady.Round(time.Second), first.Round(time.Millisecond), backlogPods, took.Round(time.Millisecond),
+		float64(backlogPods)/took.Seconds(), float64(backlogPods)/(took-first).Seconds(), used, served)
+
+	cb.deleteJobs(ns, prefix+"-job", backlogJobs)
+	concurrently(backlogPods-backlogJobs, func(i int) error {
+		return cb.client.CoreV1().Pods(ns).Delete(cb.ctx, fmt.Sprintf("%s-pod-%d", prefix, i), metav1.DeleteOptions{})
+	})
+	waitNoPods(b, cb, ns)
+	if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Logf("events of round %s not deleted: %v", prefix, err)
+	}
+	cb.lagPercentile() // the round's samples are not the fill's
+	return took, summary
+}
+
+func (cb *clusterBench) count(m map[string]int, ns string) int {
+	cb.podsMu.Lock()
+	defer cb.podsMu.Unlock()
+	return m[ns]
+}
+
+func (cb *clusterBench) waitCount(m map[string]int, ns string, target int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for cb.count(m, ns) < target {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
