@@ -160,12 +160,16 @@ func (h *submissions) workloadType(ctx context.Context, k nativeworkload.Kind) (
 }
 
 // resolvePolicy applies the project's policy to the requested priority and preemptibility,
-// with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the type's
-// default is a change, which the policy may forbid or bound. Absent values are the type's
-// defaults, which no label repeats.
+// with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the default is
+// a change, which the policy may forbid or bound. Absent values are the defaults, which no
+// label repeats.
 func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	w := &s.workload
-	if w.Priority == s.typ.EffectivePriorityName {
+	def, err := h.defaultPriority(ctx, s.project, s.typ)
+	if err != nil {
+		return err
+	}
+	if w.Priority == def.Name {
 		w.Priority = ""
 	}
 	if w.Priority != "" {
@@ -175,7 +179,7 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 		}
 		s.priority = prio
 	} else {
-		s.priority = store.Priority{Name: s.typ.EffectivePriorityName, Value: s.typ.EffectivePriorityValue}
+		s.priority = def
 	}
 	if w.Preemptibility == s.typ.EffectivePreemptibility {
 		w.Preemptibility = ""
@@ -187,6 +191,34 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	}
 	s.preemptibility = cmp.Or(w.Preemptibility, s.typ.EffectivePreemptibility)
 	return nil
+}
+
+// defaultPriority is the priority a workload of the type gets in the project without asking
+// for one, as the scheduler resolves it (S7 steps 4-7 and the clamp): the project's default
+// priority, else the type's (or its category's, or the cluster's), within the project's range.
+func (h *submissions) defaultPriority(ctx context.Context, p store.Project, t store.WorkloadType) (store.Priority, error) {
+	dict, err := h.props.Priorities(ctx, listquery.Query{})
+	if err != nil {
+		return store.Priority{}, err
+	}
+	byName := func(name string) (store.Priority, bool) {
+		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
+		if i < 0 {
+			return store.Priority{}, false
+		}
+		return dict[i], true
+	}
+	def := store.Priority{Name: t.EffectivePriorityName, Value: t.EffectivePriorityValue}
+	if d, ok := byName(views.Deref(p.DefaultPriorityName)); ok {
+		def = d
+	}
+	if lo, ok := byName(views.Deref(p.MinPriority)); ok && def.Value < lo.Value {
+		def = lo
+	}
+	if hi, ok := byName(views.Deref(p.MaxPriority)); ok && def.Value > hi.Value {
+		def = hi
+	}
+	return def, nil
 }
 
 // resolvePools checks the requested node pools against the project's and finds their node

@@ -76,6 +76,7 @@ type submitFixture struct {
 	srv                *httptest.Server
 	st                 *store.Store
 	cluster            *fakeCluster
+	dept               string
 	alpha, beta, gamma string // projects: alpha open, beta no priority change, gamma a range and no preemptibility change
 	bare               string // a project without a namespace
 }
@@ -89,9 +90,9 @@ func newSubmitAPI(t *testing.T) *submitFixture {
 	f.srv = httptest.NewServer(web.New(d))
 	t.Cleanup(f.srv.Close)
 	signIn(f.srv, newAPIKey(t, st, "admin", "system", ""))
-	dept := create(t, f.srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
+	f.dept = create(t, f.srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
 	project := func(name, extra string) string {
-		return create(t, f.srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q%s}`, name, dept, extra))
+		return create(t, f.srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q%s}`, name, f.dept, extra))
 	}
 	f.alpha = project("alpha", `,"namespaces":["team-alpha"]`)
 	f.beta = project("beta", `,"namespaces":["team-beta"],"policy":{"allowPriorityChange":false}`)
@@ -253,6 +254,27 @@ func TestSubmitRefusals(t *testing.T) {
 	// Within gamma's range.
 	if r := f.submit(t, admin, "trainings", body(f.gamma, `,"priorityClass":"medium-high"`)); r.status != 202 {
 		t.Errorf("within the range = %d %s", r.status, r.body)
+	}
+	// Without a priority, gamma's range lifts Standard training's default (low) to its minimum,
+	// as the scheduler would; asking for that minimum is no change either.
+	r := f.submit(t, admin, "trainings", body(f.gamma, ``))
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium-low" || w.PriorityValue != 65 {
+		t.Errorf("gamma's default = %d %s", r.status, r.body)
+	}
+	// A project's own default priority applies, and is no change in a project that forbids one.
+	var medium string
+	for _, p := range list[views.Priority](t, f.srv, "/api/v1/workload-priorities", "priorities") {
+		if p.Name == "medium" {
+			medium = p.ID
+		}
+	}
+	if r := doAs(t, f.srv, admin, "PUT", "/api/v1/org-unit/projects/"+f.beta, "application/json",
+		fmt.Sprintf(`{"name":"beta","departmentId":%q,"namespaces":["team-beta"],"policy":{"allowPriorityChange":false,"defaultPriorityId":%q}}`, f.dept, medium)); r.status != 200 {
+		t.Fatalf("PUT beta = %d %s", r.status, r.body)
+	}
+	r = f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"medium"`))
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium" || f.cluster.last(t).Priority != "" {
+		t.Errorf("beta's own default = %d %s", r.status, r.body)
 	}
 }
 
