@@ -80,9 +80,18 @@ func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 				return err
 			}
 		}
+		dryRun, err := boolParam(c, "dryRun")
+		if err != nil {
+			return err
+		}
 		s, err := h.prepare(c, k)
 		if err != nil {
 			return err
+		}
+		if dryRun {
+			// The dry run's decision (issue 16 item 3) answers from s here, creating nothing;
+			// until it is wired, a dry run must not create the workload for real.
+			return errNoDryRun
 		}
 		return h.create(c, s)
 	}
@@ -288,6 +297,9 @@ func (h *submissions) create(c echo.Context, s submission) error {
 	}
 	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
 }
+
+// errNoDryRun answers ?dryRun=true on a server whose dry run is not wired yet.
+var errNoDryRun = &httpError{status: http.StatusNotImplemented, message: "dry runs (dryRun=true) are not available on this server yet; the request was checked and nothing was created"}
 
 // errNoClusterToSubmit answers a submission on a server without a cluster.
 var errNoClusterToSubmit = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workloads cannot be submitted; start Arbiter with a kubeconfig"}

@@ -241,8 +241,18 @@ func TestSubmitRefusals(t *testing.T) {
 			t.Errorf("POST %s %s = %d %s, want %d with %q", tc.kind, tc.body, r.status, r.body, tc.status, tc.want)
 		}
 	}
+	// A dry run is checked like a submission and creates nothing.
+	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.alpha, "")); r.status != 501 || !strings.Contains(r.refusal(t).Message, "nothing was created") {
+		t.Errorf("dry run = %d %s", r.status, r.body)
+	}
+	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.beta, `,"priorityClass":"very-high"`)); r.status != 400 {
+		t.Errorf("dry run of a refused submission = %d %s", r.status, r.body)
+	}
+	if r := f.submit(t, admin, "trainings?dryRun=maybe", body(f.alpha, "")); r.status != 400 || !strings.Contains(r.refusal(t).Message, `dryRun="maybe" must be true or false`) {
+		t.Errorf("dryRun=maybe = %d %s", r.status, r.body)
+	}
 	if n := f.cluster.count(); n != 0 {
-		t.Errorf("%d refused submissions reached the cluster", n)
+		t.Errorf("%d refused submissions or dry runs reached the cluster", n)
 	}
 	// The type's default priority is no change: beta accepts it (Standard training: low).
 	if r := f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"low","preemptibility":"preemptible"`)); r.status != 202 {
