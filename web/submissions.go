@@ -287,13 +287,11 @@ func (h *submissions) create(c echo.Context, s submission) error {
 		Preemptibility: s.preemptibility, Phase: "Pending", Gang: int(w.Pods()), RequestedGPUs: int(w.GPUs) * int(w.Pods()),
 		QueuedAt: created, Submitter: w.Submitter,
 	}
-	{
-		changes := map[string]any{"type": s.typ.Name, "project": s.project.Name, "namespace": ref.Namespace, "image": w.Image,
-			"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": s.priority.Name, "preemptibility": s.preemptibility}
-		// The workload exists now: a record that cannot be written is the scheduler's to write.
-		if err := h.store.RecordSubmission(context.WithoutCancel(ctx), rec, actor(c), changes); err != nil {
-			h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
-		}
+	changes := map[string]any{"type": s.typ.Name, "project": s.project.Name, "namespace": ref.Namespace, "image": w.Image,
+		"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": s.priority.Name, "preemptibility": s.preemptibility}
+	// The workload exists now: a record that cannot be written is the scheduler's to write.
+	if err := h.store.RecordSubmission(context.WithoutCancel(ctx), rec, actor(c), changes); err != nil {
+		h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
 	}
 	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
 }
