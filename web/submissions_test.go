@@ -199,6 +199,15 @@ func TestSubmit(t *testing.T) {
 	if fmt.Sprint(f.cluster.suspended) != "[true false]" {
 		t.Errorf("suspensions = %v", f.cluster.suspended)
 	}
+	// Each action is on the audit log once, refusals too.
+	counts := map[string]int{}
+	for _, row := range auditRows(t, f.st, "workload") {
+		counts[row.Action+" "+row.Result]++
+	}
+	if want := map[string]int{"create success": 4, "suspend success": 1, "resume success": 1, "suspend failure": 1,
+		"delete denied": 1, "delete success": 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("audit rows = %v, want %v", counts, want)
+	}
 }
 
 // TestSubmitRefusals: bad input and the project's policy are 4xx sentences naming the field
