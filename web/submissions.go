@@ -108,7 +108,7 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	if err := decodeJSON(c, &req, nativeworkload.Accepted...); err != nil {
 		return submission{}, err
 	}
-	w, err := nativeworkload.Parse(k, req)
+	w, err := parseSubmission(k, req)
 	if err != nil {
 		return submission{}, err
 	}
@@ -129,6 +129,17 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	}
 	s.workload.Namespace, s.workload.Project, s.workload.Submitter = p.Namespaces[0], p.Name, submitterOf(identity(c))
 	return s, nil
+}
+
+// parseSubmission checks a decoded request (nativeworkload.Parse), its refusals as the API's:
+// a 400 naming the field.
+func parseSubmission(k nativeworkload.Kind, req nativeworkload.Request) (nativeworkload.Workload, error) {
+	w, err := nativeworkload.Parse(k, req)
+	var fe *nativeworkload.FieldError
+	if errors.As(err, &fe) {
+		return w, badField(fe.Field, "%s", fe.Message)
+	}
+	return w, err
 }
 
 // project is the project a submission names, which the caller must be allowed to submit to. A
