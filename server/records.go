@@ -106,6 +106,8 @@ func (r *recorder) flush(ctx context.Context) {
 			records, events = nil, nil
 		}
 	}
+	// Stops are written after the records: a batch never holds a record newer than a stop of
+	// the same workload (observe drops the stop when a record follows it).
 	if err == nil && len(stopped) > 0 {
 		if err = r.st.StopWorkloads(ctx, slices.Collect(maps.Keys(stopped))); err != nil {
 			records, events, finished = nil, nil, nil
@@ -124,7 +126,9 @@ func (r *recorder) flush(ctx context.Context) {
 			r.finished[uid] = phase
 		}
 		for uid := range stopped {
-			r.stopped[uid] = true
+			if _, newer := r.pending[uid]; !newer {
+				r.stopped[uid] = true
+			}
 		}
 		r.mu.Unlock()
 		r.signal()
@@ -152,9 +156,17 @@ func (r *recorder) observe(res *kube.Result) {
 	if ch.Empty() {
 		return
 	}
+	r.merge(ch)
+	r.signal()
+}
+
+// merge adds one cycle's change to the pending batch.
+func (r *recorder) merge(ch lifecycle.Change) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, rec := range ch.Records {
 		r.pending[rec.UID] = storeRecord(rec)
+		delete(r.stopped, rec.UID) // run again since: the record supersedes the stop
 	}
 	for _, ev := range ch.Events {
 		se := store.WorkloadEvent{WorkloadUID: ev.Workload, At: ev.At, Kind: ev.Kind, Reason: ev.Reason, Message: ev.Message,
@@ -172,8 +184,6 @@ func (r *recorder) observe(res *kube.Result) {
 	for _, uid := range ch.Stopped {
 		r.stopped[uid] = true
 	}
-	r.mu.Unlock()
-	r.signal()
 }
 
 func storeRecord(r lifecycle.Record) store.WorkloadRecord {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/scheduler/lifecycle"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -35,5 +37,36 @@ func TestRecorderKeepsItsBatchWhileNotActing(t *testing.T) {
 	r.flush(ctx)
 	if rec, err := st.WorkloadRecord(ctx, "uid-1"); err != nil || rec.Phase != "Running" {
 		t.Fatalf("once acting again: record %+v, %v", rec, err)
+	}
+}
+
+// A Job stopped by its owner and run again before the writer's next batch ends Running: the
+// record of the later cycle supersedes the stop of the earlier one in the same batch.
+func TestRecorderStopThenRunAgainInOneBatch(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	running := lifecycle.Record{UID: "uid-1", Namespace: "ns", Name: "job-1", Kind: "Job", Phase: scheduler.PhaseRunning, QueuedAt: now, StartedAt: &now}
+	r.merge(lifecycle.Change{Records: []lifecycle.Record{running}})
+	r.flush(ctx)
+
+	// Stopped, then run again: both cycles in one batch.
+	r.merge(lifecycle.Change{Stopped: []string{"uid-1"}})
+	r.merge(lifecycle.Change{Records: []lifecycle.Record{running}})
+	r.flush(ctx)
+	if rec, err := st.WorkloadRecord(ctx, "uid-1"); err != nil || rec.Phase != "Running" {
+		t.Fatalf("run again after a stop: record %+v, %v", rec, err)
+	}
+	// Stopped alone: Suspended, nothing allocated.
+	r.merge(lifecycle.Change{Stopped: []string{"uid-1"}})
+	r.flush(ctx)
+	if rec, err := st.WorkloadRecord(ctx, "uid-1"); err != nil || rec.Phase != "Suspended" || rec.AllocatedGPUs != 0 || rec.FinishedAt != nil {
+		t.Fatalf("stopped: record %+v, %v", rec, err)
 	}
 }

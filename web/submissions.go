@@ -80,9 +80,18 @@ func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 				return err
 			}
 		}
+		dryRun, err := boolParam(c, "dryRun")
+		if err != nil {
+			return err
+		}
 		s, err := h.prepare(c, k)
 		if err != nil {
 			return err
+		}
+		if dryRun {
+			// The dry run's decision (issue 16 item 3) answers from s here, creating nothing;
+			// until it is wired, a dry run must not create the workload for real.
+			return errNoDryRun
 		}
 		return h.create(c, s)
 	}
@@ -99,7 +108,7 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	if err := decodeJSON(c, &req, nativeworkload.Accepted...); err != nil {
 		return submission{}, err
 	}
-	w, err := nativeworkload.Parse(k, req)
+	w, err := parseSubmission(k, req)
 	if err != nil {
 		return submission{}, err
 	}
@@ -120,6 +129,17 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	}
 	s.workload.Namespace, s.workload.Project, s.workload.Submitter = p.Namespaces[0], p.Name, submitterOf(identity(c))
 	return s, nil
+}
+
+// parseSubmission checks a decoded request (nativeworkload.Parse), its refusals as the API's:
+// a 400 naming the field.
+func parseSubmission(k nativeworkload.Kind, req nativeworkload.Request) (nativeworkload.Workload, error) {
+	w, err := nativeworkload.Parse(k, req)
+	var fe *nativeworkload.FieldError
+	if errors.As(err, &fe) {
+		return w, badField(fe.Field, "%s", fe.Message)
+	}
+	return w, err
 }
 
 // project is the project a submission names, which the caller must be allowed to submit to. A
@@ -160,12 +180,16 @@ func (h *submissions) workloadType(ctx context.Context, k nativeworkload.Kind) (
 }
 
 // resolvePolicy applies the project's policy to the requested priority and preemptibility,
-// with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the type's
-// default is a change, which the policy may forbid or bound. Absent values are the type's
-// defaults, which no label repeats.
+// with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the default is
+// a change, which the policy may forbid or bound. Absent values are the defaults, which no
+// label repeats.
 func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	w := &s.workload
-	if w.Priority == s.typ.EffectivePriorityName {
+	def, err := h.defaultPriority(ctx, s.project, s.typ)
+	if err != nil {
+		return err
+	}
+	if w.Priority == def.Name {
 		w.Priority = ""
 	}
 	if w.Priority != "" {
@@ -175,7 +199,7 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 		}
 		s.priority = prio
 	} else {
-		s.priority = store.Priority{Name: s.typ.EffectivePriorityName, Value: s.typ.EffectivePriorityValue}
+		s.priority = def
 	}
 	if w.Preemptibility == s.typ.EffectivePreemptibility {
 		w.Preemptibility = ""
@@ -187,6 +211,34 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	}
 	s.preemptibility = cmp.Or(w.Preemptibility, s.typ.EffectivePreemptibility)
 	return nil
+}
+
+// defaultPriority is the priority a workload of the type gets in the project without asking
+// for one, as the scheduler resolves it (S7 steps 4-7 and the clamp): the project's default
+// priority, else the type's (or its category's, or the cluster's), within the project's range.
+func (h *submissions) defaultPriority(ctx context.Context, p store.Project, t store.WorkloadType) (store.Priority, error) {
+	dict, err := h.props.Priorities(ctx, listquery.Query{})
+	if err != nil {
+		return store.Priority{}, err
+	}
+	byName := func(name string) (store.Priority, bool) {
+		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
+		if i < 0 {
+			return store.Priority{}, false
+		}
+		return dict[i], true
+	}
+	def := store.Priority{Name: t.EffectivePriorityName, Value: t.EffectivePriorityValue}
+	if d, ok := byName(views.Deref(p.DefaultPriorityName)); ok {
+		def = d
+	}
+	if lo, ok := byName(views.Deref(p.MinPriority)); ok && def.Value < lo.Value {
+		def = lo
+	}
+	if hi, ok := byName(views.Deref(p.MaxPriority)); ok && def.Value > hi.Value {
+		def = hi
+	}
+	return def, nil
 }
 
 // resolvePools checks the requested node pools against the project's and finds their node
@@ -246,16 +298,17 @@ func (h *submissions) create(c echo.Context, s submission) error {
 		Preemptibility: s.preemptibility, Phase: "Pending", Gang: int(w.Pods()), RequestedGPUs: int(w.GPUs) * int(w.Pods()),
 		QueuedAt: created, Submitter: w.Submitter,
 	}
-	{
-		changes := map[string]any{"type": s.typ.Name, "project": s.project.Name, "namespace": ref.Namespace, "image": w.Image,
-			"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": s.priority.Name, "preemptibility": s.preemptibility}
-		// The workload exists now: a record that cannot be written is the scheduler's to write.
-		if err := h.store.RecordSubmission(context.WithoutCancel(ctx), rec, actor(c), changes); err != nil {
-			h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
-		}
+	changes := map[string]any{"type": s.typ.Name, "project": s.project.Name, "namespace": ref.Namespace, "image": w.Image,
+		"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": s.priority.Name, "preemptibility": s.preemptibility}
+	// The workload exists now: a record that cannot be written is the scheduler's to write.
+	if err := h.store.RecordSubmission(context.WithoutCancel(ctx), rec, actor(c), changes); err != nil {
+		h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
 	}
 	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
 }
+
+// errNoDryRun answers ?dryRun=true on a server whose dry run is not wired yet.
+var errNoDryRun = &httpError{status: http.StatusNotImplemented, message: "dry runs (dryRun=true) are not available on this server yet; the request was checked and nothing was created"}
 
 // errNoClusterToSubmit answers a submission on a server without a cluster.
 var errNoClusterToSubmit = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workloads cannot be submitted; start Arbiter with a kubeconfig"}
@@ -290,148 +343,6 @@ func nameSuffix() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
-}
-
-// submitted is the workload with the path's id, which must be of kind k and visible to the
-// caller.
-func (h *submissions) submitted(c echo.Context, k nativeworkload.Kind) (store.WorkloadRecord, auth.Scope, error) {
-	r, scope, _, err := h.workloads.visibleWorkload(c)
-	if err != nil {
-		return r, scope, err
-	}
-	if r.TypeName != k.Type {
-		return r, scope, store.NotFound("workload %s is a %s, not a %s; use the route of its kind, or GET /api/v1/workloads/%s", r.UID, cmp.Or(r.TypeName, r.Kind), k.Type, r.UID)
-	}
-	return r, scope, nil
-}
-
-func (h *submissions) get(k nativeworkload.Kind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r, _, err := h.submitted(c, k)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, submittedView(r, r.Name))
-	}
-}
-
-func (h *submissions) delete(k nativeworkload.Kind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		target(c, "delete", "workload", c.Param("id"))
-		if err := mayControlWorkloads(c); err != nil {
-			return err
-		}
-		r, scope, err := h.submitted(c, k)
-		if err != nil {
-			return err
-		}
-		if err := mayActOnWorkload(c, r, scope, "delete", "delete this workload"); err != nil {
-			return err
-		}
-		if h.cluster == nil || h.store == nil {
-			return errNoClusterToSubmit
-		}
-		err = h.cluster.DeleteWorkload(c.Request().Context(), refOf(r))
-		if err := h.workloads.labelerError(c, r, err); err != nil {
-			return err
-		}
-		h.audited(c, "delete", r, nil)
-		v := submittedView(r, r.Name)
-		v.DesiredPhase = "Deleted"
-		return c.JSON(http.StatusAccepted, v)
-	}
-}
-
-// suspend is Run:ai's STOP (suspend) and RUN (resume): a Job's spec.suspend. An inference is
-// refused with the sentence why.
-func (h *submissions) suspend(k nativeworkload.Kind, stop bool) echo.HandlerFunc {
-	verb, action := "stop", "suspend"
-	if !stop {
-		verb, action = "run", "resume"
-	}
-	return func(c echo.Context) error {
-		target(c, action, "workload", c.Param("id"))
-		if err := mayControlWorkloads(c); err != nil {
-			return err
-		}
-		r, scope, err := h.submitted(c, k)
-		if err != nil {
-			return err
-		}
-		if !k.Suspendable() {
-			return store.Conflict("an inference cannot be stopped and run again: Arbiter would have to scale its Deployment to zero and remember its replicas, which it does not; delete it (DELETE /api/v1/workloads/%s/%s) and submit it again", k.Path, r.UID)
-		}
-		if err := mayActOnWorkload(c, r, scope, verb, verb+" this workload"); err != nil {
-			return err
-		}
-		if r.FinishedAt != nil {
-			return store.Conflict("workload %s finished at %s; submit it again instead", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
-		}
-		if h.cluster == nil || h.store == nil {
-			return errNoClusterToSubmit
-		}
-		// The event, the phase and the audit row are written with the patch, as a priority
-		// change is: the scheduler sees no pods of a stopped Job, so it records nothing itself.
-		kind, phase := "Suspended", "Suspended"
-		if !stop {
-			kind, phase = "Resumed", "Pending"
-		}
-		ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: kind, Actor: identity(c).DisplayName,
-			Message: kind + " by " + identity(c).DisplayName + " (Run:ai's " + strings.ToUpper(verb) + ")."}
-		err = h.store.RecordWorkloadAction(c.Request().Context(), ev, phase, actor(c), action, func(ctx context.Context) error {
-			return h.workloads.labelerError(c, r, h.cluster.SuspendJob(ctx, refOf(r), stop))
-		})
-		if err != nil {
-			return err
-		}
-		r.Phase = phase
-		v := submittedView(r, r.Name)
-		v.DesiredPhase = map[bool]string{true: "Stopped", false: "Running"}[stop]
-		return c.JSON(http.StatusAccepted, v)
-	}
-}
-
-// audited writes the audit row of an action that succeeded (failures are written by the
-// auditFailures middleware).
-func (h *submissions) audited(c echo.Context, action string, r store.WorkloadRecord, changes map[string]any) {
-	if h.audit == nil {
-		return
-	}
-	by := actor(c)
-	e := store.AuditEntry{Subject: by.Subject, SubjectType: by.SubjectType, SourceIP: by.SourceIP, RequestID: by.RequestID,
-		HTTPMethod: by.HTTPMethod, Action: action, EntityType: "workload", EntityID: r.UID, EntityName: r.Name,
-		Result: "success", HTTPStatus: http.StatusAccepted, Changes: changes}
-	if e.Changes == nil {
-		e.Changes = map[string]any{}
-	}
-	if err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
-		h.log.Warn("audit row not written", "request_id", requestID(c), "err", err)
-	}
-}
-
-// mayControlWorkloads refuses a caller whose role deletes, stops or runs no workload anywhere
-// (a viewer), before anything is looked up.
-func mayControlWorkloads(c echo.Context) error {
-	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
-		return authorize(c, auth.EditAnyWorkload, auth.System, "delete, stop or run workloads")
-	}
-	return nil
-}
-
-func refOf(r store.WorkloadRecord) nativeworkload.Ref {
-	return nativeworkload.Ref{UID: r.UID, Namespace: r.Namespace, Name: r.Name, Object: r.Kind}
-}
-
-// submittedView is a submitted workload as the submission routes answer it: the Workload API's
-// fields, and Run:ai's names for the id, the name asked for, the submitter and the phases.
-func submittedView(r store.WorkloadRecord, requestedName string) views.SubmittedWorkload {
-	w := workloadView(r, time.Now())
-	desired := "Running"
-	if r.Phase == "Suspended" {
-		desired = "Stopped"
-	}
-	return views.SubmittedWorkload{Workload: w, WorkloadID: r.UID, RequestedName: requestedName, CreatedBy: r.Submitter,
-		DesiredPhase: desired, ActualPhase: r.Phase}
 }
 
 func newSubmissions(d Deps, log *slog.Logger) *submissions {

@@ -28,16 +28,13 @@ func FuzzDecodeSubmission(f *testing.F) {
 			err := decodeJSON(jsonContext(e, http.MethodPost, body), &r, nativeworkload.Accepted...)
 			if err == nil {
 				var w nativeworkload.Workload
-				if w, err = nativeworkload.Parse(k, r); err == nil {
+				if w, err = parseSubmission(k, r); err == nil {
 					w.Namespace, w.Project = "ns", "p"
 					_ = w.Named("abcde").Objects()
 					continue
 				}
 			}
-			// Parse refuses with store.InvalidField, which the error handler maps like an httpError.
-			if status, msg := statusOf(err); status < 400 || status >= 500 || msg == "" {
-				t.Fatalf("body %q (%s): status %d message %q (%v)", body, k.Path, status, msg, err)
-			}
+			checkRefusal(t, body, err)
 		}
 	})
 }

@@ -76,6 +76,7 @@ type submitFixture struct {
 	srv                *httptest.Server
 	st                 *store.Store
 	cluster            *fakeCluster
+	dept               string
 	alpha, beta, gamma string // projects: alpha open, beta no priority change, gamma a range and no preemptibility change
 	bare               string // a project without a namespace
 }
@@ -89,9 +90,9 @@ func newSubmitAPI(t *testing.T) *submitFixture {
 	f.srv = httptest.NewServer(web.New(d))
 	t.Cleanup(f.srv.Close)
 	signIn(f.srv, newAPIKey(t, st, "admin", "system", ""))
-	dept := create(t, f.srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
+	f.dept = create(t, f.srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
 	project := func(name, extra string) string {
-		return create(t, f.srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q%s}`, name, dept, extra))
+		return create(t, f.srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":%q,"departmentId":%q%s}`, name, f.dept, extra))
 	}
 	f.alpha = project("alpha", `,"namespaces":["team-alpha"]`)
 	f.beta = project("beta", `,"namespaces":["team-beta"],"policy":{"allowPriorityChange":false}`)
@@ -198,6 +199,15 @@ func TestSubmit(t *testing.T) {
 	if fmt.Sprint(f.cluster.suspended) != "[true false]" {
 		t.Errorf("suspensions = %v", f.cluster.suspended)
 	}
+	// Each action is on the audit log once, refusals too.
+	counts := map[string]int{}
+	for _, row := range auditRows(t, f.st, "workload") {
+		counts[row.Action+" "+row.Result]++
+	}
+	if want := map[string]int{"create success": 4, "suspend success": 1, "resume success": 1, "suspend failure": 1,
+		"delete denied": 1, "delete success": 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("audit rows = %v, want %v", counts, want)
+	}
 }
 
 // TestSubmitRefusals: bad input and the project's policy are 4xx sentences naming the field
@@ -240,8 +250,18 @@ func TestSubmitRefusals(t *testing.T) {
 			t.Errorf("POST %s %s = %d %s, want %d with %q", tc.kind, tc.body, r.status, r.body, tc.status, tc.want)
 		}
 	}
+	// A dry run is checked like a submission and creates nothing.
+	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.alpha, "")); r.status != 501 || !strings.Contains(r.refusal(t).Message, "nothing was created") {
+		t.Errorf("dry run = %d %s", r.status, r.body)
+	}
+	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.beta, `,"priorityClass":"very-high"`)); r.status != 400 {
+		t.Errorf("dry run of a refused submission = %d %s", r.status, r.body)
+	}
+	if r := f.submit(t, admin, "trainings?dryRun=maybe", body(f.alpha, "")); r.status != 400 || !strings.Contains(r.refusal(t).Message, `dryRun="maybe" must be true or false`) {
+		t.Errorf("dryRun=maybe = %d %s", r.status, r.body)
+	}
 	if n := f.cluster.count(); n != 0 {
-		t.Errorf("%d refused submissions reached the cluster", n)
+		t.Errorf("%d refused submissions or dry runs reached the cluster", n)
 	}
 	// The type's default priority is no change: beta accepts it (Standard training: low).
 	if r := f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"low","preemptibility":"preemptible"`)); r.status != 202 {
@@ -253,6 +273,27 @@ func TestSubmitRefusals(t *testing.T) {
 	// Within gamma's range.
 	if r := f.submit(t, admin, "trainings", body(f.gamma, `,"priorityClass":"medium-high"`)); r.status != 202 {
 		t.Errorf("within the range = %d %s", r.status, r.body)
+	}
+	// Without a priority, gamma's range lifts Standard training's default (low) to its minimum,
+	// as the scheduler would; asking for that minimum is no change either.
+	r := f.submit(t, admin, "trainings", body(f.gamma, ``))
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium-low" || w.PriorityValue != 65 {
+		t.Errorf("gamma's default = %d %s", r.status, r.body)
+	}
+	// A project's own default priority applies, and is no change in a project that forbids one.
+	var medium string
+	for _, p := range list[views.Priority](t, f.srv, "/api/v1/workload-priorities", "priorities") {
+		if p.Name == "medium" {
+			medium = p.ID
+		}
+	}
+	if r := doAs(t, f.srv, admin, "PUT", "/api/v1/org-unit/projects/"+f.beta, "application/json",
+		fmt.Sprintf(`{"name":"beta","departmentId":%q,"namespaces":["team-beta"],"policy":{"allowPriorityChange":false,"defaultPriorityId":%q}}`, f.dept, medium)); r.status != 200 {
+		t.Fatalf("PUT beta = %d %s", r.status, r.body)
+	}
+	r = f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"medium"`))
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium" || f.cluster.last(t).Priority != "" {
+		t.Errorf("beta's own default = %d %s", r.status, r.body)
 	}
 }
 

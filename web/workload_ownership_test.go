@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/google/uuid"
+	"golang.org/x/net/html"
 )
 
 // keySubmitter is how a workload submitted with an API key records its submitter.
@@ -88,5 +90,27 @@ func TestWorkloadOwnership(t *testing.T) {
 
 	if got := workloads(t, f.srv, "filterBy=submitter=="+keySubmitter(t, bob)); got != "bobs-run" {
 		t.Errorf("filter by submitter = %q", got)
+	}
+
+	// The Workloads page: the Submitter column, and a researcher's own row enabled while
+	// another's is disabled with the sentence why; an inline change of their own is saved.
+	doc := pageAs(t, f.srv, alice, "/workloads", nil, false, 200)
+	mineRow, bobsRow := rowOf(t, doc, mine), rowOf(t, doc, bobs)
+	if !strings.Contains(textOf(mineRow), keySubmitter(t, alice)) || !strings.Contains(textOf(doc), "Submitter") {
+		t.Errorf("alice's row does not show its submitter: %q", textOf(mineRow))
+	}
+	if s := selectIn(mineRow, "priority"); s == nil || hasAttr(s, "disabled") {
+		t.Errorf("alice's own row is not editable: %q", textOf(mineRow))
+	}
+	if s := selectIn(bobsRow, "priority"); s == nil || !hasAttr(s, "disabled") || !strings.Contains(textOf(bobsRow), "was submitted by "+keySubmitter(t, bob)) {
+		t.Errorf("bob's row for alice: %q", textOf(bobsRow))
+	}
+	story := pageAs(t, f.srv, alice, "/workloads/"+mine, nil, false, 200)
+	if n := findNode(story, func(n *html.Node) bool { return attr(n, "id") == "story-submitter" }); n == nil || textOf(n) != keySubmitter(t, alice) {
+		t.Errorf("the workload's page does not say who submitted it")
+	}
+	row := pageAs(t, f.srv, alice, "/workloads/"+mine, url.Values{"priority": {"medium"}}, true, 200)
+	if !strings.Contains(textOf(row), "Saved priority") {
+		t.Errorf("alice's inline change: %q", textOf(row))
 	}
 }

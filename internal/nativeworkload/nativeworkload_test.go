@@ -7,8 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/arbiterhq/arbiter/store"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -65,8 +63,9 @@ func TestParseRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if store.FieldOf(err) != tc.field || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("refusal = field %q %q, want field %q with %q", store.FieldOf(err), err, tc.field, tc.want)
+			fe, ok := err.(*FieldError)
+			if !ok || fe.Field != tc.field || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("refusal = %T %+v, want field %q with %q", err, err, tc.field, tc.want)
 			}
 		})
 	}

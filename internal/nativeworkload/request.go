@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/scheduler"
 )
 
 // Kind is one of the four native kinds: the path segment of its route, the workload type it is
@@ -170,8 +170,8 @@ func (w Workload) Named(suffix string) Workload {
 	return w
 }
 
-// Parse checks a request for kind k into a Workload. Each refusal is a store.InvalidField naming
-// the field as the request spells it, with what to send instead.
+// Parse checks a request for kind k into a Workload. Each refusal is a *FieldError naming the
+// field as the request spells it, with what to send instead.
 func Parse(k Kind, r Request) (Workload, error) {
 	w := Workload{Kind: k, Name: r.Name, NamePrefix: r.UseGivenNameAsPrefix, Image: strings.TrimSpace(r.Spec.Image)}
 	limit := maxName
@@ -179,29 +179,29 @@ func Parse(k Kind, r Request) (Workload, error) {
 		limit = maxPrefix
 	}
 	if r.Name == "" {
-		return w, store.InvalidField("name", "name is required: a lower-case DNS label such as %q", "train-resnet")
+		return w, invalid("name", "name is required: a lower-case DNS label such as %q", "train-resnet")
 	}
 	// A DNS-1035 label: the Service of a distributed training or an inference takes the name,
 	// and Service names start with a letter.
 	if errs := validation.IsDNS1035Label(r.Name); len(errs) > 0 || len(r.Name) > limit {
-		return w, store.InvalidField("name", "name %q is not valid: use at most %d lower-case letters, digits and '-', starting with a letter and ending with a letter or digit", r.Name, limit)
+		return w, invalid("name", "name %q is not valid: use at most %d lower-case letters, digits and '-', starting with a letter and ending with a letter or digit", r.Name, limit)
 	}
 	if r.ProjectID == "" {
-		return w, store.InvalidField("projectId", "projectId is required: the id of the project to submit to (GET /api/v1/org-unit/projects)")
+		return w, invalid("projectId", "projectId is required: the id of the project to submit to (GET /api/v1/org-unit/projects)")
 	}
 	s := r.Spec
 	if w.Image == "" {
-		return w, store.InvalidField("spec.image", "spec.image is required: the container image to run, such as %q", "python:3.12")
+		return w, invalid("spec.image", "spec.image is required: the container image to run, such as %q", "python:3.12")
 	}
 	if strings.ContainsAny(w.Image, " \t\n") {
-		return w, store.InvalidField("spec.image", "spec.image %q holds white space; give one image reference", w.Image)
+		return w, invalid("spec.image", "spec.image %q holds white space; give one image reference", w.Image)
 	}
 	var err error
 	if w.Command, err = splitWords(s.Command); err != nil {
-		return w, store.InvalidField("spec.command", "spec.command: %v", err)
+		return w, invalid("spec.command", "spec.command: %v", err)
 	}
 	if w.Args, err = splitWords(s.Args); err != nil {
-		return w, store.InvalidField("spec.args", "spec.args: %v", err)
+		return w, invalid("spec.args", "spec.args: %v", err)
 	}
 	if err := checkEnv(s.EnvironmentVariables); err != nil {
 		return w, err
@@ -212,15 +212,15 @@ func Parse(k Kind, r Request) (Workload, error) {
 	}
 	w.Priority = s.PriorityClass
 	switch s.Preemptibility {
-	case "", store.Preemptible, store.NonPreemptible:
+	case "", preemptible, nonPreemptible:
 		w.Preemptibility = s.Preemptibility
 	default:
-		return w, store.InvalidField("spec.preemptibility", "spec.preemptibility %q is not valid; use %q or %q, or leave it out for the workload type's default",
-			s.Preemptibility, store.Preemptible, store.NonPreemptible)
+		return w, invalid("spec.preemptibility", "spec.preemptibility %q is not valid; use %q or %q, or leave it out for the workload type's default",
+			s.Preemptibility, preemptible, nonPreemptible)
 	}
 	for i, p := range s.NodePools {
 		if p == "" || slices.Contains(s.NodePools[:i], p) {
-			return w, store.InvalidField("spec.nodePools", "spec.nodePools must name distinct node pools; entry %d is %q", i, p)
+			return w, invalid("spec.nodePools", "spec.nodePools must name distinct node pools; entry %d is %q", i, p)
 		}
 	}
 	w.NodePools = s.NodePools
@@ -231,14 +231,14 @@ func parseCompute(w *Workload, c Compute) error {
 	if c.GPUDevicesRequest != nil {
 		n := *c.GPUDevicesRequest
 		if n < 0 || n > MaxGPUsPerPod {
-			return store.InvalidField("spec.compute.gpuDevicesRequest", "spec.compute.gpuDevicesRequest must be a whole number of GPUs per pod from 0 to %d, not %d", MaxGPUsPerPod, n)
+			return invalid("spec.compute.gpuDevicesRequest", "spec.compute.gpuDevicesRequest must be a whole number of GPUs per pod from 0 to %d, not %d", MaxGPUsPerPod, n)
 		}
 		w.GPUs = int64(n)
 	}
 	if c.CPUCoreRequest != nil {
 		v := *c.CPUCoreRequest
 		if math.IsNaN(v) || v <= 0 || v > MaxCPUCores {
-			return store.InvalidField("spec.compute.cpuCoreRequest", "spec.compute.cpuCoreRequest must be a number of cores above 0 and at most %d, such as 0.5", MaxCPUCores)
+			return invalid("spec.compute.cpuCoreRequest", "spec.compute.cpuCoreRequest must be a number of cores above 0 and at most %d, such as 0.5", MaxCPUCores)
 		}
 		q := resource.NewMilliQuantity(int64(math.Ceil(v*1000)), resource.DecimalSI)
 		w.CPU = q
@@ -246,7 +246,7 @@ func parseCompute(w *Workload, c Compute) error {
 	if c.CPUMemoryRequest != "" {
 		q, err := resource.ParseQuantity(c.CPUMemoryRequest)
 		if err != nil || q.Sign() <= 0 {
-			return store.InvalidField("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %q is not a memory size; use a Kubernetes quantity such as %q or %q", c.CPUMemoryRequest, "512Mi", "20G")
+			return invalid("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %q is not a memory size; use a Kubernetes quantity such as %q or %q", c.CPUMemoryRequest, "512Mi", "20G")
 		}
 		w.Memory = &q
 	}
@@ -257,46 +257,46 @@ func parseCompute(w *Workload, c Compute) error {
 // inference's port and replicas; any other kind given them is told which kind they belong to.
 func parseKindFields(w *Workload, s Spec) error {
 	if s.NumWorkers != nil && w.Kind != Distributed {
-		return store.InvalidField("spec.numWorkers", "spec.numWorkers applies to distributed trainings only (POST /api/v1/workloads/distributed)")
+		return invalid("spec.numWorkers", "spec.numWorkers applies to distributed trainings only (POST /api/v1/workloads/distributed)")
 	}
 	if (s.ServingPort != nil || s.Autoscaling != nil) && w.Kind != Inference {
 		field := "spec.servingPort"
 		if s.ServingPort == nil {
 			field = "spec.autoscaling"
 		}
-		return store.InvalidField(field, "%s applies to inferences only (POST /api/v1/workloads/inferences)", field)
+		return invalid(field, "%s applies to inferences only (POST /api/v1/workloads/inferences)", field)
 	}
 	switch w.Kind {
 	case Distributed:
 		if s.NumWorkers == nil {
-			return store.InvalidField("spec.numWorkers", "spec.numWorkers is required for a distributed training: how many pods run together, 2 or more")
+			return invalid("spec.numWorkers", "spec.numWorkers is required for a distributed training: how many pods run together, 2 or more")
 		}
 		if n := *s.NumWorkers; n < 2 || n > MaxWorkers {
-			return store.InvalidField("spec.numWorkers", "spec.numWorkers must be from 2 to %d, not %d (one pod is a standard training: POST /api/v1/workloads/trainings)", MaxWorkers, n)
+			return invalid("spec.numWorkers", "spec.numWorkers must be from 2 to %d, not %d (one pod is a standard training: POST /api/v1/workloads/trainings)", MaxWorkers, n)
 		}
 		w.Workers = int32(*s.NumWorkers)
 	case Inference:
 		if s.ServingPort == nil || s.ServingPort.Container == 0 {
-			return store.InvalidField("spec.servingPort.container", "spec.servingPort.container is required for an inference: the port the container serves on, such as 8000")
+			return invalid("spec.servingPort.container", "spec.servingPort.container is required for an inference: the port the container serves on, such as 8000")
 		}
 		if p := s.ServingPort.Container; p < 1 || p > 65535 {
-			return store.InvalidField("spec.servingPort.container", "spec.servingPort.container must be a port from 1 to 65535, not %d", p)
+			return invalid("spec.servingPort.container", "spec.servingPort.container must be a port from 1 to 65535, not %d", p)
 		}
 		switch strings.ToLower(s.ServingPort.Protocol) {
 		case "", "http", "grpc":
 		default:
-			return store.InvalidField("spec.servingPort.protocol", "spec.servingPort.protocol %q is not supported; use %q or %q", s.ServingPort.Protocol, "http", "grpc")
+			return invalid("spec.servingPort.protocol", "spec.servingPort.protocol %q is not supported; use %q or %q", s.ServingPort.Protocol, "http", "grpc")
 		}
 		w.Port = int32(s.ServingPort.Container)
 		w.Replicas = 1
 		if a := s.Autoscaling; a != nil && a.MinReplicas != nil {
 			if n := *a.MinReplicas; n < 1 || n > MaxReplicas {
-				return store.InvalidField("spec.autoscaling.minReplicas", "spec.autoscaling.minReplicas must be from 1 to %d, not %d", MaxReplicas, n)
+				return invalid("spec.autoscaling.minReplicas", "spec.autoscaling.minReplicas must be from 1 to %d, not %d", MaxReplicas, n)
 			}
 			w.Replicas = int32(*a.MinReplicas)
 		}
 		if a := s.Autoscaling; a != nil && a.MaxReplicas != nil && *a.MaxReplicas < int(w.Replicas) {
-			return store.InvalidField("spec.autoscaling.maxReplicas", "spec.autoscaling.maxReplicas (%d) is below minReplicas (%d)", *a.MaxReplicas, w.Replicas)
+			return invalid("spec.autoscaling.maxReplicas", "spec.autoscaling.maxReplicas (%d) is below minReplicas (%d)", *a.MaxReplicas, w.Replicas)
 		}
 	}
 	return nil
@@ -307,10 +307,10 @@ func checkEnv(vars []EnvironmentVariable) error {
 	for i, v := range vars {
 		field := fmt.Sprintf("spec.environmentVariables[%d].name", i)
 		if errs := validation.IsEnvVarName(v.Name); v.Name == "" || len(errs) > 0 {
-			return store.InvalidField(field, "%s %q is not a valid environment variable name: use letters, digits, '_', '-' and '.', not starting with a digit", field, v.Name)
+			return invalid(field, "%s %q is not a valid environment variable name: use letters, digits, '_', '-' and '.', not starting with a digit", field, v.Name)
 		}
 		if seen[v.Name] {
-			return store.InvalidField(field, "%s: variable %s is given twice", field, v.Name)
+			return invalid(field, "%s: variable %s is given twice", field, v.Name)
 		}
 		seen[v.Name] = true
 	}
@@ -375,6 +375,25 @@ func splitWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// FieldError refuses the value of one field of a request, named as the request spells it, with
+// a sentence saying what to send instead.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Message }
+
+func invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// The preemptibility values a request may give (scheduler.Preemptible, NonPreemptible).
+const (
+	preemptible    = string(scheduler.Preemptible)
+	nonPreemptible = string(scheduler.NonPreemptible)
+)
 
 // Ref names a submitted workload's top owner in the cluster.
 type Ref struct {

@@ -172,6 +172,7 @@ func TestChartRBACIsEnough(t *testing.T) {
 	if err != nil || len(classes.Items) == 0 {
 		t.Errorf("Arbiter created no PriorityClass of its dictionary (%v)", err)
 	}
+	submitsWithChartRBAC(ctx, t, admin, url, cfg.DatabaseURL, ns2)
 }
 
 // apply creates the chart's ServiceAccount and RBAC objects as the cluster admin.

@@ -115,7 +115,7 @@ func TestSubmit_NativeKinds(t *testing.T) {
 			selector: "arbiter.dev/workload=serve"},
 	}
 	extra := map[string]string{
-		"trainings":   `,"priorityClass":"very-high","preemptibility":"non-preemptible"`,
+		"trainings":   `,"priorityClass":"very-high","preemptibility":"non-preemptible","nodePools":["` + e.pool.Name + `"]`,
 		"distributed": `,"numWorkers":3`,
 		"inferences":  `,"servingPort":{"container":8000},"autoscaling":{"minReplicas":2}`,
 	}
@@ -157,6 +157,8 @@ func TestSubmit_NativeKinds(t *testing.T) {
 	if j, _ := e.client.BatchV1().Jobs(ns).Get(e.ctx, "train", metav1.GetOptions{}); j.Labels["priorityClassName"] != "very-high" ||
 		j.Labels["kai.scheduler/preemptibility"] != "non-preemptible" {
 		t.Errorf("train's labels = %v", j.Labels)
+	} else if a := j.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != e.pool.Name {
+		t.Errorf("train's node affinity = %+v, want the node pool %s", a, e.pool.Name)
 	}
 	for _, svc := range []string{"dist", "serve"} {
 		s, err := e.client.CoreV1().Services(ns).Get(e.ctx, svc, metav1.GetOptions{})

@@ -1,0 +1,88 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// submitsWithChartRBAC proves the chart's ClusterRole enough for the submission API: Arbiter,
+// running with the chart's ServiceAccount token, creates an inference (a Deployment and a
+// Service) and a distributed training (an indexed Job and its Service), stops the training
+// (patch) and deletes the inference.
+func submitsWithChartRBAC(ctx context.Context, t *testing.T, admin kubernetes.Interface, url, dbURL, ns string) {
+	t.Helper()
+	pg, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	st := store.New(pg)
+	id := uuid.New()
+	token, hash := auth.NewAPIKey(id)
+	if _, err := st.CreateAPIKey(ctx, store.NewAPIKey{ID: id, Name: "rbac-submit", Role: "admin", ScopeType: "system",
+		ExpiresAt: time.Now().Add(time.Hour), SecretHash: hash}, store.Actor{Subject: "deploy-test", SubjectType: "system"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.ProjectNamed(ctx, "vision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		return res.StatusCode, m
+	}
+	status, inf := call("POST", "/api/v1/workloads/inferences", fmt.Sprintf(
+		`{"name":"serve","projectId":%q,"spec":{"image":"example.invalid/serve:1","servingPort":{"container":8000}}}`, p.ID))
+	if status != 202 {
+		t.Fatalf("submitting an inference with the chart's RBAC = %d %v", status, inf)
+	}
+	status, dist := call("POST", "/api/v1/workloads/distributed", fmt.Sprintf(
+		`{"name":"dist","projectId":%q,"spec":{"image":"example.invalid/train:1","numWorkers":2}}`, p.ID))
+	if status != 202 {
+		t.Fatalf("submitting a distributed training with the chart's RBAC = %d %v", status, dist)
+	}
+	for _, svc := range []string{"serve", "dist"} {
+		if _, err := admin.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
+			t.Errorf("Service %s: %v", svc, err)
+		}
+	}
+	if status, m := call("POST", "/api/v1/workloads/distributed/"+dist["workloadId"].(string)+"/suspend", ""); status != 202 {
+		t.Errorf("stopping the training with the chart's RBAC = %d %v", status, m)
+	}
+	if status, m := call("DELETE", "/api/v1/workloads/inferences/"+inf["workloadId"].(string), ""); status != 202 {
+		t.Errorf("deleting the inference with the chart's RBAC = %d %v", status, m)
+	}
+	eventually(t, "the training is suspended and the inference gone", time.Minute, func() bool {
+		j, jerr := admin.BatchV1().Jobs(ns).Get(ctx, "dist", metav1.GetOptions{})
+		_, derr := admin.AppsV1().Deployments(ns).Get(ctx, "serve", metav1.GetOptions{})
+		return jerr == nil && j.Spec.Suspend != nil && *j.Spec.Suspend && derr != nil
+	})
+}
