@@ -63,6 +63,20 @@ func TestBrowserEveryPageReadsAt1280(t *testing.T) {
 		if len(clipped) > 0 {
 			t.Errorf("%s has tables wider than their box at 1280 px: %v", href, clipped)
 		}
+		// A <table> is as wide as its cells; what clips it is its container, so no cell may end
+		// beyond the main column's right edge.
+		beyond, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+			const edge = document.querySelector('main').getBoundingClientRect().right;
+			return [...document.querySelectorAll('th, td, .th, .td')]
+				.filter(el => el.getBoundingClientRect().right > edge + 1)
+				.map(el => el.textContent.trim().slice(0, 30) + ' ends at ' + Math.round(el.getBoundingClientRect().right) + ' > ' + Math.round(edge));
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(beyond) > 0 {
+			t.Errorf("%s has table cells beyond the page's right edge at 1280 px: %v", href, beyond)
+		}
 		unlabelled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
 			.filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
 			.map(el => el.outerHTML.slice(0, 120))`))
