@@ -47,6 +47,7 @@ type submissions struct {
 	store     SubmissionStore
 	audit     AuditStore
 	cluster   WorkloadSubmitter // nil: no cluster is connected
+	foresight WorkloadForesight // the dry run; nil: no cluster is connected
 	log       *slog.Logger
 }
 
@@ -74,7 +75,11 @@ type submission struct {
 
 func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		target(c, "create", "workload", "")
+		dry, err := dryRunAsked(c)
+		if err != nil {
+			return err
+		}
+		target(c, map[bool]string{true: "dry-run", false: "create"}[dry], "workload", "")
 		if !maySomewhere(identity(c), auth.SubmitWorkload) {
 			if err := authorize(c, auth.SubmitWorkload, auth.System, "submit workloads"); err != nil {
 				return err
@@ -83,6 +88,13 @@ func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 		s, err := h.prepare(c, k)
 		if err != nil {
 			return err
+		}
+		if dry {
+			p, err := h.foresee(c.Request().Context(), s)
+			if err != nil {
+				return err
+			}
+			return c.JSON(http.StatusOK, p)
 		}
 		return h.create(c, s)
 	}
@@ -437,6 +449,7 @@ func submittedView(r store.WorkloadRecord, requestedName string) views.Submitted
 func newSubmissions(d Deps, log *slog.Logger) *submissions {
 	return &submissions{
 		workloads: &workloads{store: d.Workloads, priorities: d.Properties, log: log},
-		org:       d.Organization, props: d.Properties, store: d.Submissions, audit: d.Audit, cluster: d.Submitter, log: log,
+		org:       d.Organization, props: d.Properties, store: d.Submissions, audit: d.Audit, cluster: d.Submitter,
+		foresight: d.Foresee, log: log,
 	}
 }

@@ -82,10 +82,19 @@ type submitFixture struct {
 
 func newSubmitAPI(t *testing.T) *submitFixture {
 	t.Helper()
+	return newSubmitAPIWith(t, nil)
+}
+
+// newSubmitAPIWith is newSubmitAPI with more dependencies set by more.
+func newSubmitAPIWith(t *testing.T, more func(*web.Deps)) *submitFixture {
+	t.Helper()
 	st := store.New(testdb.New(t))
 	f := &submitFixture{st: st, cluster: &fakeCluster{exists: map[string]bool{"taken": true}}}
 	d := deps(st)
 	d.Workloads, d.Submitter, d.Submissions = st, f.cluster, st
+	if more != nil {
+		more(&d)
+	}
 	f.srv = httptest.NewServer(web.New(d))
 	t.Cleanup(f.srv.Close)
 	signIn(f.srv, newAPIKey(t, st, "admin", "system", ""))
