@@ -111,6 +111,15 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	if err := decodeJSON(c, &req, nativeworkload.Accepted...); err != nil {
 		return submission{}, err
 	}
+	return h.resolve(c, k, req)
+}
+
+// resolve checks a decoded request (the API's JSON or the Submit page's form) and resolves
+// it as prepare says.
+func (h *submissions) resolve(c echo.Context, k nativeworkload.Kind, req nativeworkload.Request) (submission, error) {
+	if h.org == nil || h.store == nil || h.props == nil {
+		return submission{}, errNoWorkloadStore
+	}
 	w, err := nativeworkload.Parse(k, req)
 	if err != nil {
 		return submission{}, err
@@ -228,8 +237,17 @@ func (h *submissions) resolvePools(ctx context.Context, s *submission) error {
 // create makes the checked submission's objects in the cluster, records the workload (so the
 // answer and the lists show it before the scheduler's first cycle) and answers 202.
 func (h *submissions) create(c echo.Context, s submission) error {
+	rec, err := h.createWorkload(c, s)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
+}
+
+// createWorkload makes and records the checked submission (the API's and the Submit page's).
+func (h *submissions) createWorkload(c echo.Context, s submission) (store.WorkloadRecord, error) {
 	if h.cluster == nil {
-		return errNoClusterToSubmit
+		return store.WorkloadRecord{}, errNoClusterToSubmit
 	}
 	ctx := c.Request().Context()
 	var (
@@ -248,7 +266,7 @@ func (h *submissions) create(c echo.Context, s submission) error {
 		}
 	}
 	if err != nil {
-		return h.clusterError(c, w, s.project, err)
+		return store.WorkloadRecord{}, h.clusterError(c, w, s.project, err)
 	}
 	target(c, "create", "workload", ref.UID)
 	rec := store.WorkloadRecord{
@@ -266,7 +284,7 @@ func (h *submissions) create(c echo.Context, s submission) error {
 			h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
 		}
 	}
-	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
+	return rec, nil
 }
 
 // errNoClusterToSubmit answers a submission on a server without a cluster.
