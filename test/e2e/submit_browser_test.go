@@ -11,7 +11,8 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// TestBrowserSubmitNamesItsVictim: a researcher fills the Submit page in a project where a
+// TestBrowserSubmitNamesItsVictim: a researcher fills the Submit page (its fields and General
+// settings following the type chosen) in a project where a
 // running low-priority preemptible Job holds both GPUs; as the form changes, the dry-run panel
 // names that Job, linked to its page, as the workload it would preempt; submitting lands on
 // the new workload's page, and the scheduler then preempts the Job named for it.
@@ -28,11 +29,42 @@ func TestBrowserSubmitNamesItsVictim(t *testing.T) {
 		t.Fatal(err)
 	}
 	loginAs(t, ctx, e.a, "rita", "rita-password-1", "researcher")
-	victim := `#dry-run a[href="/workloads/` + string(holder.UID) + `"]`
+	// The type's fields and defaults follow the type: a distributed training has workers, a
+	// workspace is high and non-preemptible, a training low and preemptible.
+	settings := func() string {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#submit-form select[name="spec.priorityClass"]').value + ' ' +
+			document.querySelector('#submit-form select[name="spec.preemptibility"]').value`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(e.a.URL+"/submit"),
 		chromedp.WaitVisible(`#submit-form input[name="name"]`),
 		htmxIdle(),
+		changeSelect(`#submit-form select[name="type"]`, "distributed"),
+		chromedp.WaitVisible(`#submit-form input[name="spec.numWorkers"]`),
+		htmxIdle(),
+		changeSelect(`#submit-form select[name="type"]`, "workspaces"),
+		chromedp.WaitNotPresent(`#submit-form input[name="spec.numWorkers"]`),
+		htmxIdle(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := settings(); s != "high non-preemptible" {
+		t.Errorf("a workspace's General settings are %q, want its type's defaults high non-preemptible", s)
+	}
+	if err := chromedp.Do(ctx, changeSelect(`#submit-form select[name="type"]`, "trainings"), htmxIdle()); err != nil {
+		t.Fatal(err)
+	}
+	if s := settings(); s != "low preemptible" {
+		t.Errorf("a training's General settings are %q, want low preemptible", s)
+	}
+
+	victim := `#dry-run a[href="/workloads/` + string(holder.UID) + `"]`
+	err = chromedp.Do(ctx,
 		chromedp.SendKeys(`#submit-form input[name="name"]`, "urgent"),
 		chromedp.SendKeys(`#submit-form input[name="spec.image"]`, "example.invalid/train:1"),
 		changeSelect(`#submit-form input[name="spec.compute.gpuDevicesRequest"]`, "2"),
