@@ -191,6 +191,9 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	}
 	if w.Priority != "" {
 		prio, err := h.workloads.checkWorkloadPriority(ctx, "spec.priorityClass", optional[string]{Set: true, Value: w.Priority}, &s.project)
+		if status, msg := statusOf(err); err != nil && status == http.StatusBadRequest && fieldOf(err) == "" {
+			return badField("spec.priorityClass", "%s", msg) // the policy's refusal concerns the priority asked for
+		}
 		if err != nil {
 			return err
 		}

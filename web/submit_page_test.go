@@ -132,6 +132,40 @@ func TestSubmitPage(t *testing.T) {
 		t.Errorf("a refused name = %d; %.600s", status, body)
 	}
 
+	// The project's policy: a priority change where it is forbidden, a preemptibility change
+	// where it is forbidden; each sentence beside its select. Defaults kept are no change.
+	admin := tokenOf(f.srv)
+	for _, tc := range []struct{ project, field, value, sentence string }{
+		{f.beta, "spec.priorityClass", "very-high", "allowPriorityChange is false"},
+		{f.gamma, "spec.preemptibility", "non-preemptible", "preemptibility"},
+	} {
+		form := url.Values{"type": {"trainings"}, "projectId": {tc.project}, "name": {"p"}, "spec.image": {"python"},
+			"spec.compute.gpuDevicesRequest": {"1"}, tc.field: {tc.value}}
+		status, _, body := submitFormPost(t, f.srv.URL, admin, form)
+		doc, _ := html.Parse(strings.NewReader(body))
+		label := findNode(doc, func(n *html.Node) bool { return n.Data == "label" && inputNamed(n, tc.field) != nil })
+		var alert *html.Node
+		if label != nil {
+			alert = findNode(label, func(n *html.Node) bool { return attr(n, "role") == "alert" })
+		}
+		if status != 400 || alert == nil || !strings.Contains(textOf(alert), tc.sentence) {
+			errs := findAll(doc, func(n *html.Node) bool { return attr(n, "role") == "alert" })
+			var texts []string
+			for _, e := range errs {
+				texts = append(texts, textOf(e))
+			}
+			t.Errorf("%s=%s in a project that forbids it = %d; alerts %q", tc.field, tc.value, status, texts)
+		}
+	}
+	before := f.cluster.count()
+	if status, location, body := submitFormPost(t, f.srv.URL, admin, url.Values{"type": {"trainings"}, "projectId": {f.beta}, "name": {"kept"},
+		"spec.image": {"python"}, "spec.compute.gpuDevicesRequest": {"1"}, "spec.priorityClass": {"low"}, "spec.preemptibility": {"preemptible"}}); status != 303 {
+		t.Errorf("the defaults kept in a project that forbids changes = %d %s %.300s", status, location, body)
+	}
+	if f.cluster.count() != before+1 {
+		t.Error("nothing was submitted")
+	}
+
 	// A viewer: no form, no navigation entry.
 	viewer := newAPIKey(t, f.st, "viewer", "system", "")
 	doc = pageAs(t, f.srv, viewer, "/submit", nil, false, 200)
