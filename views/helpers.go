@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/arbiterhq/arbiter/web/routenames"
 )
 
 // htmxConfig keeps htmx within a strict Content-Security-Policy (no inline styles or
@@ -22,7 +24,12 @@ func csrfHeaders(token string) string {
 }
 
 // navVisible hides admin-only navigation from everyone else.
-func navVisible(p Page, item NavItem) bool { return p.CanAdmin || !adminOnlyNav[item.Route] }
+func navVisible(p Page, item NavItem) bool {
+	if item.Route == routenames.Submit {
+		return p.CanSubmit
+	}
+	return p.CanAdmin || !adminOnlyNav[item.Route]
+}
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
 

@@ -64,6 +64,7 @@ type Page struct {
 	CSRFToken string
 	Banner    string // a warning across the top, e.g. when the database is unreachable
 	CanAdmin  bool   // the caller is a system admin: admin-only navigation is shown
+	CanSubmit bool   // the caller may submit workloads somewhere: Submit is shown
 	// Leader is the replica that holds the leader election lease and Self this replica's
 	// name; both empty without leader election.
 	Leader, Self string
@@ -80,6 +81,7 @@ var Navigation = []NavItem{
 	{routenames.Home, "Overview"},
 	{routenames.Workloads, "Workloads"},
 	{routenames.Nodes, "Nodes"},
+	{routenames.Submit, "Submit"},
 	{routenames.Projects, "Projects"},
 	{routenames.Departments, "Departments"},
 	{routenames.NodePools, "Node pools"},

@@ -138,6 +138,7 @@ func New(d Deps) *Server {
 	r.api.GET("/openapi.json", serveOpenAPI)
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
+	subs := newSubmissions(d, log)
 	for _, h := range []handler{
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
@@ -151,7 +152,8 @@ func New(d Deps) *Server {
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
 		newEventHistory(d, s.layout),
 		&workloadStory{workloads: workloads{store: d.Workloads, estimates: d.Estimates, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
-		newSubmissions(d, log),
+		subs,
+		&submitPage{submissions: subs, layout: s.layout},
 	} {
 		h.routes(r)
 	}
@@ -253,7 +255,8 @@ type layout struct {
 // page fills the frame's fields for a request.
 func (l layout) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
-	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System)}
+	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System),
+		CanSubmit: maySomewhere(id, auth.SubmitWorkload)}
 	if l.cluster != nil {
 		if since := l.cluster.UnreachableSince(); !since.IsZero() {
 			p.Banner = "The cluster is unreachable since " + since.Format("15:04:05 MST") +

@@ -47,6 +47,7 @@ type submissions struct {
 	store     SubmissionStore
 	audit     AuditStore
 	cluster   WorkloadSubmitter // nil: no cluster is connected
+	foresight WorkloadForesight // the dry run; nil: no cluster is connected
 	log       *slog.Logger
 }
 
@@ -74,24 +75,26 @@ type submission struct {
 
 func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		target(c, "create", "workload", "")
+		dry, err := boolParam(c, "dryRun")
+		if err != nil {
+			return err
+		}
+		target(c, map[bool]string{true: "dry-run", false: "create"}[dry], "workload", "")
 		if !maySomewhere(identity(c), auth.SubmitWorkload) {
 			if err := authorize(c, auth.SubmitWorkload, auth.System, "submit workloads"); err != nil {
 				return err
 			}
 		}
-		dryRun, err := boolParam(c, "dryRun")
-		if err != nil {
-			return err
-		}
 		s, err := h.prepare(c, k)
 		if err != nil {
 			return err
 		}
-		if dryRun {
-			// The dry run's decision (issue 16 item 3) answers from s here, creating nothing;
-			// until it is wired, a dry run must not create the workload for real.
-			return errNoDryRun
+		if dry {
+			p, err := h.foresee(c.Request().Context(), s)
+			if err != nil {
+				return err
+			}
+			return c.JSON(http.StatusOK, p)
 		}
 		return h.create(c, s)
 	}
@@ -107,6 +110,15 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 	var req nativeworkload.Request
 	if err := decodeJSON(c, &req, nativeworkload.Accepted...); err != nil {
 		return submission{}, err
+	}
+	return h.resolve(c, k, req)
+}
+
+// resolve checks a decoded request (the API's JSON or the Submit page's form) and resolves
+// it as prepare says.
+func (h *submissions) resolve(c echo.Context, k nativeworkload.Kind, req nativeworkload.Request) (submission, error) {
+	if h.org == nil || h.store == nil || h.props == nil {
+		return submission{}, errNoWorkloadStore
 	}
 	w, err := parseSubmission(k, req)
 	if err != nil {
@@ -194,6 +206,9 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	}
 	if w.Priority != "" {
 		prio, err := h.workloads.checkWorkloadPriority(ctx, "spec.priorityClass", optional[string]{Set: true, Value: w.Priority}, &s.project)
+		if status, msg := statusOf(err); err != nil && status == http.StatusBadRequest && fieldOf(err) == "" {
+			return badField("spec.priorityClass", "%s", msg) // the policy's refusal concerns the priority asked for
+		}
 		if err != nil {
 			return err
 		}
@@ -268,8 +283,17 @@ func (h *submissions) resolvePools(ctx context.Context, s *submission) error {
 // create makes the checked submission's objects in the cluster, records the workload (so the
 // answer and the lists show it before the scheduler's first cycle) and answers 202.
 func (h *submissions) create(c echo.Context, s submission) error {
+	rec, err := h.createWorkload(c, s)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
+}
+
+// createWorkload makes and records the checked submission (the API's and the Submit page's).
+func (h *submissions) createWorkload(c echo.Context, s submission) (store.WorkloadRecord, error) {
 	if h.cluster == nil {
-		return errNoClusterToSubmit
+		return store.WorkloadRecord{}, errNoClusterToSubmit
 	}
 	ctx := c.Request().Context()
 	var (
@@ -288,7 +312,7 @@ func (h *submissions) create(c echo.Context, s submission) error {
 		}
 	}
 	if err != nil {
-		return h.clusterError(c, w, s.project, err)
+		return store.WorkloadRecord{}, h.clusterError(c, w, s.project, err)
 	}
 	target(c, "create", "workload", ref.UID)
 	rec := store.WorkloadRecord{
@@ -304,11 +328,8 @@ func (h *submissions) create(c echo.Context, s submission) error {
 	if err := h.store.RecordSubmission(context.WithoutCancel(ctx), rec, actor(c), changes); err != nil {
 		h.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", requestID(c), "workload", ref.UID, "err", err)
 	}
-	return c.JSON(http.StatusAccepted, submittedView(rec, s.requestedName))
+	return rec, nil
 }
-
-// errNoDryRun answers ?dryRun=true on a server whose dry run is not wired yet.
-var errNoDryRun = &httpError{status: http.StatusNotImplemented, message: "dry runs (dryRun=true) are not available on this server yet; the request was checked and nothing was created"}
 
 // errNoClusterToSubmit answers a submission on a server without a cluster.
 var errNoClusterToSubmit = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workloads cannot be submitted; start Arbiter with a kubeconfig"}
@@ -348,6 +369,7 @@ func nameSuffix() string {
 func newSubmissions(d Deps, log *slog.Logger) *submissions {
 	return &submissions{
 		workloads: &workloads{store: d.Workloads, priorities: d.Properties, log: log},
-		org:       d.Organization, props: d.Properties, store: d.Submissions, audit: d.Audit, cluster: d.Submitter, log: log,
+		org:       d.Organization, props: d.Properties, store: d.Submissions, audit: d.Audit, cluster: d.Submitter,
+		foresight: d.Foresee, log: log,
 	}
 }

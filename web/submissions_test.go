@@ -83,10 +83,19 @@ type submitFixture struct {
 
 func newSubmitAPI(t *testing.T) *submitFixture {
 	t.Helper()
+	return newSubmitAPIWith(t, nil)
+}
+
+// newSubmitAPIWith is newSubmitAPI with more dependencies set by more.
+func newSubmitAPIWith(t *testing.T, more func(*web.Deps)) *submitFixture {
+	t.Helper()
 	st := store.New(testdb.New(t))
 	f := &submitFixture{st: st, cluster: &fakeCluster{exists: map[string]bool{"taken": true}}}
 	d := deps(st)
 	d.Workloads, d.Submitter, d.Submissions = st, f.cluster, st
+	if more != nil {
+		more(&d)
+	}
 	f.srv = httptest.NewServer(web.New(d))
 	t.Cleanup(f.srv.Close)
 	signIn(f.srv, newAPIKey(t, st, "admin", "system", ""))
@@ -250,8 +259,9 @@ func TestSubmitRefusals(t *testing.T) {
 			t.Errorf("POST %s %s = %d %s, want %d with %q", tc.kind, tc.body, r.status, r.body, tc.status, tc.want)
 		}
 	}
-	// A dry run is checked like a submission and creates nothing.
-	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.alpha, "")); r.status != 501 || !strings.Contains(r.refusal(t).Message, "nothing was created") {
+	// A dry run is checked like a submission and creates nothing; without a cluster there is no
+	// scheduler to ask (TestSubmitDryRun has one).
+	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.alpha, "")); r.status != 503 || !strings.Contains(r.refusal(t).Message, "no scheduler to ask") {
 		t.Errorf("dry run = %d %s", r.status, r.body)
 	}
 	if r := f.submit(t, admin, "trainings?dryRun=true", body(f.beta, `,"priorityClass":"very-high"`)); r.status != 400 {

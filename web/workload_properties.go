@@ -146,7 +146,7 @@ func boolParam(c echo.Context, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(raw)
 	if err != nil {
-		return false, badRequest("%s=%q must be true or false", name, raw)
+		return false, badField(name, "%s=%q must be true or false", name, raw)
 	}
 	return b, nil
 }

@@ -1,168 +1,198 @@
 package e2e
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"log/slog"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
-	"github.com/arbiterhq/arbiter/scheduler"
-	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
 )
 
-// TestDryRunIsWhatTheSchedulerDoes: on the local control plane, the scheduler's dry run of a
-// Job is compared with what the scheduler does once the same Job is created, in an unchanged
-// cluster, for the four outcomes: free capacity, reclaim of borrowed GPUs (S17), preemption
-// inside the project (S16), and waiting. The scheduler runs without the rest of Arbiter, on
-// settings given by hand: one node of 4 GPUs; project "a" deserves them all, "b" nothing.
-func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
-	t.Parallel()
-	c := sharedCluster(t)
-	sum := sha256.Sum256([]byte(t.Name()))
-	id := hex.EncodeToString(sum[:])[:8]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, id: id, client: c.Client(), sched: "arbiter-" + id}
-	pool := devcluster.Pool{Name: "p" + id, Nodes: 1, GPUs: 4}
-	if err := devcluster.AddNodes(ctx, e.client, []devcluster.Pool{pool}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.client.CoreV1().Nodes().Delete(context.Background(), pool.NodeName(0), metav1.DeleteOptions{})
-	})
-	if err := devcluster.WaitNodesReady(ctx, e.client, []devcluster.Pool{pool}); err != nil {
-		t.Fatal(err)
-	}
-	nsA, nsB := "a-"+id, "b-"+id
-	for _, ns := range []string{nsA, nsB} {
-		if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	}
-	quota := func(deserved int64) map[string]scheduler.Quota {
-		return map[string]scheduler.Quota{pool.Name: {Deserved: deserved, Limit: scheduler.NoLimit, OverQuotaWeight: 2}}
-	}
-	settings := &kube.Settings{
-		Priorities:    []scheduler.Priority{{Name: "low", Value: 40}, {Name: "high", Value: 125}},
-		WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch"}},
-		NodePools:     []scheduler.NodePool{{Name: pool.Name, LabelKey: devcluster.LabelNodePool, LabelValue: pool.Name}},
-		Projects: []scheduler.Project{{Name: "a", Quotas: quota(4), NodePools: []string{pool.Name}},
-			{Name: "b", Quotas: quota(0), NodePools: []string{pool.Name}}},
-		NamespaceProject: map[string]string{nsA: "a", nsB: "b"},
-	}
-	sched, err := kube.New(kube.Options{SchedulerName: e.sched, Config: c.RESTConfig(),
-		LoadSettings: func(context.Context) (*kube.Settings, error) { return settings, nil },
-		Log:          slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = sched.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-	e.eventually("the scheduler runs its first cycle", 2*time.Minute, func() bool { return sched.Last() != nil })
+// dryRunFlow submits trainings in one test's cluster through the API, each first as a dry run,
+// and compares what the scheduler then did with what the dry run said.
+type dryRunFlow struct {
+	e    *env
+	uids map[string]string // every workload submitted so far, by name
+}
 
-	job := func(name, ns, priority string) *kubejobs.JobWrapper {
-		return kubejobs.Job(name, ns).Pods(1).GPUs(2).CPU("1").SchedulerName(e.sched).
-			Labels(labels(priority, "preemptible"))
+// prediction is the part of a dry run's answer the test compares.
+type prediction struct {
+	outcome, reason string
+	nodes           []string
+	victims         []string // the victims' workload ids
+	rules           []string
+	raw             map[string]any
+}
+
+// training is the body of a one-pod training of gpus GPUs.
+func training(name, project string, gpus int, priority, preemptibility string) string {
+	return fmt.Sprintf(`{"name":%q,"projectId":%q,"spec":{"image":"example.invalid/run:1","command":"sleep infinity",
+		"compute":{"gpuDevicesRequest":%d,"cpuCoreRequest":0.1},"priorityClass":%q,"preemptibility":%q}}`, name, project, gpus, priority, preemptibility)
+}
+
+func (f *dryRunFlow) dryRun(body string) prediction {
+	f.e.t.Helper()
+	status, m := f.e.a.do(f.e.t, "POST", "/api/v1/workloads/trainings?dryRun=true", body)
+	if status != 200 {
+		f.e.t.Fatalf("dry run = %d %v", status, m)
 	}
-	// foresee dry-runs the Job, creates it, and returns the prediction.
-	foresee := func(w *kubejobs.JobWrapper) scheduler.Prediction {
-		t.Helper()
-		p, err := sched.DryRun(ctx, w.Obj(), scheduler.EstimateInput{})
+	p := prediction{raw: m}
+	p.outcome, _ = m["outcome"].(string)
+	p.reason, _ = m["reason"].(string)
+	for _, n := range m["nodes"].([]any) {
+		p.nodes = append(p.nodes, n.(string))
+	}
+	for _, v := range m["victims"].([]any) {
+		v := v.(map[string]any)
+		p.victims = append(p.victims, v["workloadId"].(string))
+		p.rules = append(p.rules, v["rule"].(string))
+	}
+	f.e.t.Logf("dry run: %v", m)
+	return p
+}
+
+func (f *dryRunFlow) submit(name, body string) string {
+	f.e.t.Helper()
+	status, m := f.e.a.do(f.e.t, "POST", "/api/v1/workloads/trainings", body)
+	uid, _ := m["workloadId"].(string)
+	if status != 202 || uid == "" {
+		f.e.t.Fatalf("POST trainings %s = %d %v", name, status, m)
+	}
+	f.uids[name] = uid
+	return uid
+}
+
+// evictedFor lists the workloads whose history has an eviction made for preemptor, and the
+// kinds of those events.
+func (f *dryRunFlow) evictedFor(preemptor string) (uids, kinds []string) {
+	f.e.t.Helper()
+	for _, uid := range f.uids {
+		events, err := f.e.store.WorkloadEvents(f.e.ctx, uid)
+		if err != nil {
+			f.e.t.Fatal(err)
+		}
+		for _, ev := range events {
+			if ev.PreemptorUID == preemptor && (ev.Kind == "Preempted" || ev.Kind == "Reclaimed") {
+				uids, kinds = append(uids, uid), append(kinds, ev.Kind)
+			}
+		}
+	}
+	slices.Sort(uids)
+	return uids, kinds
+}
+
+// boundNode is the node of a Job's running pod.
+func (f *dryRunFlow) boundNode(ns, job string) string {
+	for _, p := range f.e.jobPods(ns, job) {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			return p.Spec.NodeName
+		}
+	}
+	return ""
+}
+
+// TestDryRun_PredictsWhatTheSchedulerDoes: in one cluster of 4 GPUs, four dry runs through
+// the API, each followed at once by the same submission for real in the unchanged cluster:
+// free capacity (start-now, on the node named), preemption inside the project
+// (start-after-preemption: the workload named, and only it, is preempted for it under S16),
+// reclaim of borrowed GPUs (start-after-reclaim: the borrower named is reclaimed under S17),
+// and waiting (wait: the pods wait with the reason given).
+func TestDryRun_PredictsWhatTheSchedulerDoes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 4)
+	f := &dryRunFlow{e: e, uids: map[string]string{}}
+	teamNS := e.project("team", 2, store.PolicyUpdate{})
+	borrowerNS := e.project("borrower", 1, store.PolicyUpdate{})
+	ownerNS := e.project("owner", 2, store.PolicyUpdate{})
+	id := func(name string) string {
+		p, err := e.store.ProjectNamed(e.ctx, name+"-"+e.id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.client.BatchV1().Jobs(w.Obj().Namespace).Create(ctx, w.Obj(), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return p.ID.String()
 	}
-	podOf := func(ns, name string) corev1.Pod {
-		t.Helper()
-		var pod corev1.Pod
-		e.eventually(name+" has its pod", time.Minute, func() bool {
-			pods := e.jobPods(ns, name)
-			if len(pods) == 1 {
-				pod = pods[0]
-			}
-			return len(pods) == 1
-		})
-		return pod
-	}
-	runsOnPredictedNodes := func(ns, name string, p scheduler.Prediction) {
-		t.Helper()
-		e.eventually(name+" runs", time.Minute, func() bool { return e.running(ns, name) == 1 })
-		if node := e.jobPods(ns, name)[0].Spec.NodeName; !slices.Equal(p.Nodes, []string{node}) || p.NodePool != pool.Name {
-			t.Errorf("%s runs on %s in pool %s; the dry run said %v in %q", name, node, pool.Name, p.Nodes, p.NodePool)
-		}
-	}
-	evicted := func(pod corev1.Pod) {
-		t.Helper()
-		e.eventually(pod.Name+" is evicted", time.Minute, func() bool {
-			got, err := e.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			return err != nil || got.UID != pod.UID || got.DeletionTimestamp != nil
-		})
-	}
-	victims := func(p scheduler.Prediction) []string {
-		var out []string
-		for _, v := range p.Victims {
-			out = append(out, v.Namespace+"/"+v.Name+" "+string(v.Rule))
-		}
-		return out
+	team, borrower, owner := id("team"), id("borrower"), id("owner")
+	node := func(ns, job string) func() bool {
+		return func() bool { return e.running(ns, job) == 1 }
 	}
 
-	// Free capacity: a-low starts now, where the dry run said.
-	p := foresee(job("a-low", nsA, "low"))
-	if p.Outcome != scheduler.StartNow {
-		t.Fatalf("a-low: %+v, want start-now", p)
+	// Free capacity: a low-priority preemptible training of all 4 GPUs (borrowing 2).
+	body := training("victim", team, 4, "low", "preemptible")
+	p := f.dryRun(body)
+	if p.outcome != "start-now" || len(p.nodes) != 1 || len(p.victims) != 0 || p.raw["estimatedStartAt"] == nil {
+		t.Fatalf("free capacity: %v", p.raw)
 	}
-	runsOnPredictedNodes(nsA, "a-low", p)
-	aLow := podOf(nsA, "a-low")
-	p = foresee(job("b-borrow", nsB, "low"))
-	if p.Outcome != scheduler.StartNow {
-		t.Fatalf("b-borrow: %+v, want start-now", p)
+	victim := f.submit("victim", body)
+	e.eventually("the victim runs", time.Minute, node(teamNS, "victim"))
+	if n := f.boundNode(teamNS, "victim"); n != p.nodes[0] {
+		t.Errorf("the victim runs on %s, the dry run said %s", n, p.nodes[0])
 	}
-	runsOnPredictedNodes(nsB, "b-borrow", p)
-	bBorrow := podOf(nsB, "b-borrow")
 
-	// Reclaim: a is within its deserved quota and takes back what b borrows.
-	p = foresee(job("a-claim", nsA, "low"))
-	if p.Outcome != scheduler.StartAfterReclaim || !slices.Equal(victims(p), []string{nsB + "/b-borrow S17"}) {
-		t.Fatalf("a-claim: %+v, want start-after-reclaim of b-borrow", p)
+	// Preemption inside the project: a high-priority training of 2 GPUs.
+	body = training("urgent", team, 2, "high", "non-preemptible")
+	p = f.dryRun(body)
+	if p.outcome != "start-after-preemption" || !slices.Equal(p.victims, []string{victim}) || !slices.Equal(p.rules, []string{"S16"}) {
+		t.Fatalf("preemption: %v", p.raw)
 	}
-	evicted(bBorrow)
-	runsOnPredictedNodes(nsA, "a-claim", p)
-
-	// Preemption: a is at its deserved quota; a high-priority Job of a preempts its oldest
-	// low-priority one.
-	p = foresee(job("a-urgent", nsA, "high"))
-	if p.Outcome != scheduler.StartAfterPreemption || !slices.Equal(victims(p), []string{nsA + "/a-low S16"}) {
-		t.Fatalf("a-urgent: %+v, want start-after-preemption of a-low", p)
-	}
-	evicted(aLow)
-	runsOnPredictedNodes(nsA, "a-urgent", p)
-
-	// Waiting: nothing lower to preempt, nothing borrowed to reclaim.
-	p = foresee(job("a-wait", nsA, "low"))
-	if p.Outcome != scheduler.Wait || p.Reason != scheduler.InsufficientCapacity {
-		t.Fatalf("a-wait: %+v, want wait for InsufficientCapacity", p)
-	}
-	e.eventually("a-wait waits with the predicted reason", time.Minute, func() bool {
-		reason, _ := e.pendingReason(nsA, "a-wait")
-		return reason == string(p.Reason)
+	urgent := f.submit("urgent", body)
+	e.eventually("urgent runs", time.Minute, node(teamNS, "urgent"))
+	e.eventually("the preemption is in the victim's history", 30*time.Second, func() bool {
+		uids, _ := f.evictedFor(urgent)
+		return len(uids) > 0
 	})
-	if e.running(nsA, "a-wait") != 0 {
-		t.Errorf("a-wait runs; the dry run said it waits")
+	if uids, kinds := f.evictedFor(urgent); !slices.Equal(uids, p.victims) || !slices.Equal(kinds, []string{"Preempted"}) {
+		t.Errorf("evicted for urgent: %v %v; the dry run named %v", uids, kinds, p.victims)
+	}
+	if n := f.boundNode(teamNS, "urgent"); !slices.Contains(p.nodes, n) {
+		t.Errorf("urgent runs on %s, the dry run said %v", n, p.nodes)
+	}
+	// The victim, whose pod came back and waits for 4 GPUs, leaves.
+	if status, m := e.a.do(t, "DELETE", "/api/v1/workloads/trainings/"+victim, ""); status != 202 {
+		t.Fatalf("DELETE victim = %d %v", status, m)
+	}
+	e.eventually("the victim's pods are gone", time.Minute, func() bool { return len(e.jobPods(teamNS, "victim")) == 0 })
+	delete(f.uids, "victim")
+
+	// Reclaim: a borrower takes the 2 free GPUs beyond its deserved 1; the owner, within its
+	// deserved 2, would reclaim them.
+	f.submit("borrowed", training("borrowed", borrower, 2, "low", "preemptible"))
+	e.eventually("the borrower runs", time.Minute, node(borrowerNS, "borrowed"))
+	body = training("mine", owner, 2, "low", "preemptible")
+	p = f.dryRun(body)
+	if p.outcome != "start-after-reclaim" || !slices.Equal(p.victims, []string{f.uids["borrowed"]}) || !slices.Equal(p.rules, []string{"S17"}) {
+		t.Fatalf("reclaim: %v", p.raw)
+	}
+	mine := f.submit("mine", body)
+	e.eventually("mine runs", time.Minute, node(ownerNS, "mine"))
+	e.eventually("the reclaim is in the borrower's history", 30*time.Second, func() bool {
+		uids, _ := f.evictedFor(mine)
+		return len(uids) > 0
+	})
+	if uids, kinds := f.evictedFor(mine); !slices.Equal(uids, p.victims) || !slices.Equal(kinds, []string{"Reclaimed"}) {
+		t.Errorf("evicted for mine: %v %v; the dry run named %v", uids, kinds, p.victims)
+	}
+
+	// Waiting: the node is full (urgent and mine); nothing lower may be evicted for another
+	// low-priority training of the team, which is at its deserved quota.
+	body = training("later", team, 1, "low", "preemptible")
+	p = f.dryRun(body)
+	if p.outcome != "wait" || p.reason == "" || len(p.victims) != 0 || p.raw["estimateBasis"] == "" {
+		t.Fatalf("waiting: %v", p.raw)
+	}
+	later := f.submit("later", body)
+	e.eventually("later's pod waits with the reason the dry run gave", time.Minute, func() bool {
+		r, _ := e.pendingReason(teamNS, "later")
+		return r == p.reason
+	})
+	if r := e.record(later); r.Phase != "Pending" || e.running(teamNS, "later") != 0 {
+		t.Errorf("later is %s with %d pods running", r.Phase, e.running(teamNS, "later"))
+	}
+	if uids, _ := f.evictedFor(later); len(uids) != 0 {
+		t.Errorf("evicted for later: %v", uids)
+	}
+	if msg, _ := p.raw["message"].(string); strings.TrimSpace(msg) == "" {
+		t.Errorf("the wait has no sentence: %v", p.raw)
 	}
 }

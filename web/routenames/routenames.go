@@ -62,3 +62,11 @@ const (
 	// A workload's story; param id is the workload's UID (as GET /api/v1/workloads/{id}).
 	Workload = "workloads.show"
 )
+
+// The Submit page (issue 16, point 6).
+const (
+	Submit       = "submit"
+	SubmitCreate = "submit.create"  // the form, posted: creates the workload
+	SubmitFields = "submit.fields"  // the form's fields again, with the new type's defaults
+	SubmitDryRun = "submit.dry-run" // the dry-run panel for the form as it is
+)

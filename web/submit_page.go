@@ -1,0 +1,308 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/nativeworkload"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/web/routenames"
+)
+
+// submitPage is the Submit page (issue 16, point 6): a form for the four native types with
+// the dry run of what it describes beside it. The form goes through the submission API's code
+// (submissions.resolve, createWorkload, foresee), not through HTTP, so a refusal is the API's,
+// with the field it names (the form's inputs are named as the API's fields).
+type submitPage struct {
+	*submissions
+	layout
+}
+
+func (h *submitPage) routes(r router) {
+	r.page(http.MethodGet, "/submit", routenames.Submit, h.show)
+	r.page(http.MethodPost, "/submit", routenames.SubmitCreate, h.create)
+	r.page(http.MethodPost, "/submit/fields", routenames.SubmitFields, h.fields)
+	r.page(http.MethodPost, "/submit/dry-run", routenames.SubmitDryRun, h.dryRun)
+}
+
+// mayOpen refuses a caller whose role submits nowhere; a viewer sees the page without a form.
+func mayOpen(c echo.Context) error {
+	if !maySomewhere(identity(c), auth.SubmitWorkload) {
+		return authorize(c, auth.SubmitWorkload, auth.System, "submit workloads")
+	}
+	return nil
+}
+
+func (h *submitPage) show(c echo.Context) error {
+	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: maySomewhere(identity(c), auth.SubmitWorkload)}
+	if !m.CanSubmit {
+		return render(c, http.StatusOK, views.SubmitView(m))
+	}
+	f, err := h.form(c, c.QueryParam("type"), c.QueryParam("projectId"), nil)
+	if err != nil {
+		return err
+	}
+	m.Form = f
+	m.DryRun = h.panel(c, f)
+	return render(c, http.StatusOK, views.SubmitView(m))
+}
+
+// fields answers a change of type or project: the fields again, with that type's and
+// project's defaults in General settings, and the dry run of the form so changed.
+func (h *submitPage) fields(c echo.Context) error {
+	if err := mayOpen(c); err != nil {
+		return err
+	}
+	f, err := h.form(c, c.FormValue("type"), c.FormValue("projectId"), c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.SubmitFieldsView(f))
+}
+
+// dryRun answers the panel for the form as it is.
+func (h *submitPage) dryRun(c echo.Context) error {
+	if err := mayOpen(c); err != nil {
+		return err
+	}
+	f, err := h.form(c, c.FormValue("type"), c.FormValue("projectId"), c)
+	if err != nil {
+		return err
+	}
+	keepTypedSettings(c, &f)
+	return render(c, http.StatusOK, views.DryRunView(h.panel(c, f)))
+}
+
+// create submits the form through the API's code and goes to the new workload's page; a
+// refusal shows the form again with the sentence next to the field it names.
+func (h *submitPage) create(c echo.Context) error {
+	if err := mayOpen(c); err != nil {
+		return err
+	}
+	target(c, "create", "workload", "")
+	f, err := h.form(c, c.FormValue("type"), c.FormValue("projectId"), c)
+	if err != nil {
+		return err
+	}
+	keepTypedSettings(c, &f)
+	rec, err := h.submitForm(c, f)
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, rec.UID))
+	}
+	status, _ := statusOf(err)
+	if status >= 500 && status != http.StatusServiceUnavailable {
+		return err
+	}
+	f.Error = formRefusal(err)
+	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: true, Form: f, DryRun: h.panel(c, f)}
+	return render(c, status, views.SubmitView(m))
+}
+
+func (h *submitPage) submitForm(c echo.Context, f views.SubmitForm) (store.WorkloadRecord, error) {
+	s, err := h.resolveForm(c, f)
+	if err != nil {
+		return store.WorkloadRecord{}, err
+	}
+	return h.createWorkload(c, s)
+}
+
+// resolveForm turns the form into the API's request and checks and resolves it as the API
+// does.
+func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission, error) {
+	k, ok := nativeworkload.KindAt(f.Type)
+	if !ok {
+		return submission{}, badField("type", "choose one of the four types")
+	}
+	req := nativeworkload.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
+		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command}}
+	number := func(field, v string) (*int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, badField(field, "%q is not a whole number", v)
+		}
+		return &n, nil
+	}
+	var err error
+	if req.Spec.Compute.GPUDevicesRequest, err = number("spec.compute.gpuDevicesRequest", f.GPUs); err != nil {
+		return submission{}, err
+	}
+	if f.HasWorkers {
+		if req.Spec.NumWorkers, err = number("spec.numWorkers", f.Workers); err != nil {
+			return submission{}, err
+		}
+	}
+	if f.HasReplicas {
+		replicas, err := number("spec.autoscaling.minReplicas", f.Replicas)
+		if err != nil {
+			return submission{}, err
+		}
+		req.Spec.Autoscaling = &nativeworkload.Autoscaling{MinReplicas: replicas}
+		port, err := number("spec.servingPort.container", f.Port)
+		if err != nil {
+			return submission{}, err
+		}
+		req.Spec.ServingPort = &nativeworkload.ServingPort{Container: *port}
+	}
+	// Values left at their defaults are absent from the request: the defaults apply, and a
+	// project that forbids changes is not refused for keeping them.
+	if f.Priority != f.DefaultPriority {
+		req.Spec.PriorityClass = f.Priority
+	}
+	if f.Preemptibility != f.DefaultPreemptibility {
+		req.Spec.Preemptibility = f.Preemptibility
+	}
+	return h.resolve(c, k, req)
+}
+
+// panel is the dry run of the form, or the sentence saying why there is none yet.
+func (h *submitPage) panel(c echo.Context, f views.SubmitForm) views.DryRunPanel {
+	if strings.TrimSpace(f.Name) == "" || strings.TrimSpace(f.Image) == "" {
+		return views.DryRunPanel{Problem: "Give the workload a name and an image to see what the scheduler would do with it."}
+	}
+	s, err := h.resolveForm(c, f)
+	if err == nil {
+		var p PredictionJSON
+		if p, err = h.foresee(c.Request().Context(), s); err == nil {
+			return dryRunPanel(p)
+		}
+	}
+	_, msg := statusOf(err)
+	return views.DryRunPanel{Problem: msg}
+}
+
+// dryRunPanel says a prediction in the panel's words.
+func dryRunPanel(p PredictionJSON) views.DryRunPanel {
+	d := views.DryRunPanel{Outcome: p.Outcome, Nodes: p.Nodes, Message: p.Message, EstimateBasis: p.EstimateBasis}
+	nodes := strings.Join(p.Nodes, ", ")
+	switch p.Outcome {
+	case "start-now":
+		d.Headline = "Would start now on " + nodes
+		d.Message = ""
+	case "start-after-preemption":
+		d.Headline = "Would preempt these, then start on " + nodes + ":"
+	case "start-after-reclaim":
+		d.Headline = "Would reclaim from these, then start on " + nodes + ":"
+	default:
+		d.Headline = "Waits because " + cmp.Or(views.Deref(p.Reason), "it does not fit")
+		if p.QueuePosition != nil {
+			d.Headline += " (number " + strconv.Itoa(*p.QueuePosition) + " in its queue)"
+		}
+	}
+	for _, v := range p.Victims {
+		d.Victims = append(d.Victims, views.DryRunVictim{ID: v.WorkloadID, Name: v.Name, Project: v.Project, Priority: v.Priority, Rule: v.Rule, GPUs: v.GPUs})
+	}
+	if p.EstimatedStartAt != nil {
+		if time.Until(*p.EstimatedStartAt) < time.Minute {
+			d.EstimatedStart = "now"
+		} else {
+			d.EstimatedStart = p.EstimatedStartAt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	}
+	return d
+}
+
+// form builds the form for a type and project (the first of each when none or an unknown one
+// is asked for), with their defaults; from, when set, is the posted form whose typed values
+// are kept (not General settings, which take the defaults of the type and project).
+func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context) (views.SubmitForm, error) {
+	ctx := c.Request().Context()
+	f := views.SubmitForm{Type: typ, Project: project, GPUs: "1", Workers: "2", Replicas: "1", Port: "8000"}
+	for _, k := range nativeworkload.Kinds {
+		f.Types = append(f.Types, views.SubmitOption{Value: k.Path, Label: k.Type})
+	}
+	k, ok := nativeworkload.KindAt(f.Type)
+	if !ok {
+		k = nativeworkload.Training
+		f.Type = k.Path
+	}
+	f.HasWorkers, f.HasReplicas = k == nativeworkload.Distributed, k == nativeworkload.Inference
+	projects, err := h.submittableProjects(c)
+	if err != nil {
+		return f, err
+	}
+	for _, p := range projects {
+		f.Projects = append(f.Projects, views.SubmitOption{Value: p.ID.String(), Label: p.Name})
+	}
+	if !slices.ContainsFunc(f.Projects, func(o views.SubmitOption) bool { return o.Value == f.Project }) {
+		f.Project = ""
+		if len(f.Projects) > 0 {
+			f.Project = f.Projects[0].Value
+		}
+	}
+	if from != nil {
+		f.Name, f.Image, f.Command = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command")
+		for field, v := range map[string]*string{"spec.compute.gpuDevicesRequest": &f.GPUs, "spec.numWorkers": &f.Workers,
+			"spec.autoscaling.minReplicas": &f.Replicas, "spec.servingPort.container": &f.Port} {
+			if x := from.FormValue(field); x != "" {
+				*v = x
+			}
+		}
+	}
+	if h.props == nil || h.org == nil {
+		return f, errNoWorkloadStore
+	}
+	prios, err := h.props.Priorities(ctx, listquery.Query{SortBy: "value"})
+	if err != nil {
+		return f, err
+	}
+	for _, p := range prios {
+		f.Priorities = append(f.Priorities, p.Name)
+	}
+	t, err := h.workloadType(ctx, k)
+	if err != nil {
+		return f, err
+	}
+	f.DefaultPriority, f.DefaultPreemptibility = t.EffectivePriorityName, t.EffectivePreemptibility
+	if id, err := uuid.Parse(f.Project); err == nil {
+		p, err := h.org.Project(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return f, err
+		}
+		if p.DefaultPriorityName != nil && *p.DefaultPriorityName != "" {
+			f.DefaultPriority = *p.DefaultPriorityName // the project's default comes first (S7)
+		}
+	}
+	f.Priority, f.Preemptibility = f.DefaultPriority, f.DefaultPreemptibility
+	return f, nil
+}
+
+// keepTypedSettings keeps the priority and preemptibility the person chose, when the form
+// carries them.
+func keepTypedSettings(c echo.Context, f *views.SubmitForm) {
+	if v := c.FormValue("spec.priorityClass"); v != "" {
+		f.Priority = v
+	}
+	if v := c.FormValue("spec.preemptibility"); v != "" {
+		f.Preemptibility = v
+	}
+}
+
+// submittableProjects are the projects the caller may submit to, by name.
+func (h *submitPage) submittableProjects(c echo.Context) ([]store.ProjectRef, error) {
+	if h.org == nil {
+		return nil, errNoWorkloadStore
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	defer cancel()
+	refs, err := h.org.ProjectRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(refs, func(p store.ProjectRef) bool {
+		return !can(c, auth.SubmitWorkload, auth.Project(p.ID.String(), p.DepartmentID.String()))
+	})
+	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
