@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,9 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
-	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 )
 
@@ -107,22 +104,5 @@ func TestSubmitDryRun(t *testing.T) {
 	}
 	if rows := auditRows(t, f.st, "workload"); len(rows) == 0 || rows[0].Action != "dry-run" || rows[0].Result == "success" {
 		t.Errorf("a refused dry run's audit = %+v", rows)
-	}
-}
-
-// TestSubmitDryRunWithoutCluster: without a cluster a dry run is a 503 that says why.
-func TestSubmitDryRunWithoutCluster(t *testing.T) {
-	t.Parallel()
-	st := store.New(testdb.New(t))
-	d := deps(st)
-	d.Workloads, d.Submissions = st, st
-	srv := httptest.NewServer(web.New(d))
-	t.Cleanup(srv.Close)
-	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
-	dept := create(t, srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
-	p := create(t, srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"alpha","departmentId":%q,"namespaces":["team-alpha"]}`, dept))
-	r := do(t, srv, "POST", "/api/v1/workloads/trainings?dryRun=true", "application/json", fmt.Sprintf(`{"name":"a","projectId":%q,"spec":{"image":"python"}}`, p))
-	if r.status != 503 || !strings.Contains(r.refusal(t).Message, "no scheduler to ask") {
-		t.Errorf("POST = %d %s", r.status, r.body)
 	}
 }

@@ -307,8 +307,8 @@ func TestSubmitRefusals(t *testing.T) {
 	}
 }
 
-// TestSubmitWithoutCluster: a checked submission on a server without a cluster is a 503 that
-// says so.
+// TestSubmitWithoutCluster: a checked submission, or its dry run, on a server without a
+// cluster is a 503 that says so.
 func TestSubmitWithoutCluster(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t))
@@ -319,8 +319,10 @@ func TestSubmitWithoutCluster(t *testing.T) {
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
 	dept := create(t, srv, "/api/v1/org-unit/departments", `{"name":"research"}`)
 	p := create(t, srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"alpha","departmentId":%q,"namespaces":["team-alpha"]}`, dept))
-	r := do(t, srv, "POST", "/api/v1/workloads/trainings", "application/json", fmt.Sprintf(`{"name":"a","projectId":%q,"spec":{"image":"python"}}`, p))
-	if r.status != 503 || !strings.Contains(r.refusal(t).Message, "no cluster is connected") {
-		t.Errorf("POST = %d %s", r.status, r.body)
+	for _, path := range []string{"/api/v1/workloads/trainings", "/api/v1/workloads/trainings?dryRun=true"} {
+		r := do(t, srv, "POST", path, "application/json", fmt.Sprintf(`{"name":"a","projectId":%q,"spec":{"image":"python"}}`, p))
+		if r.status != 503 || !strings.Contains(r.refusal(t).Message, "no cluster is connected") {
+			t.Errorf("POST %s = %d %s", path, r.status, r.body)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -24,14 +25,7 @@ func gpuNode(name string, gpus int64) *corev1.Node {
 
 // gpuJob is a Job of parallel pods of gpus GPUs each, labelled as a submission labels it.
 func gpuJob(name string, parallel int32, gpus int64, labels map[string]string) *batchv1.Job {
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels},
-		Spec: batchv1.JobSpec{Parallelism: &parallel, Completions: &parallel, Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-			Spec: corev1.PodSpec{SchedulerName: "arbiter", Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
-			}}}}}},
-	}
+	return kubejobs.Job(name, "ns").Pods(parallel).GPUs(gpus).Labels(labels).PodLabel("app", name).SchedulerName("arbiter").Obj()
 }
 
 func foreseeSettings() *Settings {
