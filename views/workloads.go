@@ -131,11 +131,24 @@ func lockNote(r WorkloadRow) string {
 	}
 	var parts []string
 	for _, s := range []string{r.PriorityLocked, r.PreemptibilityLocked} {
-		if s != "" && !slices.Contains(parts, s) {
+		if s = asSentence(s); s != "" && !slices.Contains(parts, s) {
 			parts = append(parts, s)
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// asSentence gives a refusal (the API's message, lower-case and without a full stop) the
+// capital and the full stop it needs beside another one.
+func asSentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
 }
 
 // outcomeClass is a bulk outcome as a CSS class name.

@@ -173,11 +173,12 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 	if s := selectIn(rowOf(t, doc, f.trainA), "priority"); s == nil || hasAttr(s, "disabled") {
 		t.Error("admin: train-a's priority select is missing or disabled")
 	}
-	// beta forbids priority changes: the select is disabled with the sentence, visible and as its title.
+	// beta forbids priority changes: the select is disabled with the sentence, visible (as a
+	// sentence, capitalised) and as its title.
 	beta := rowOf(t, doc, f.betaJob)
 	s := selectIn(beta, "priority")
 	const why = "project beta does not allow changing priority"
-	if s == nil || !hasAttr(s, "disabled") || !strings.Contains(attr(s, "title"), why) || !strings.Contains(textOf(beta), why) {
+	if s == nil || !hasAttr(s, "disabled") || !strings.Contains(attr(s, "title"), why) || !strings.Contains(strings.ToLower(textOf(beta)), why) {
 		t.Errorf("beta-job's priority control: %v; row text %q", s, textOf(beta))
 	}
 	if p := selectIn(beta, "preemptibility"); p == nil || hasAttr(p, "disabled") {
@@ -186,7 +187,7 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 	// gamma forbids preemptibility changes but allows priority within its range.
 	gamma := rowOf(t, doc, f.gammaJob)
 	const whyGamma = "project gamma does not allow changing preemptibility"
-	if p := selectIn(gamma, "preemptibility"); p == nil || !hasAttr(p, "disabled") || !strings.Contains(attr(p, "title"), whyGamma) || !strings.Contains(textOf(gamma), whyGamma) {
+	if p := selectIn(gamma, "preemptibility"); p == nil || !hasAttr(p, "disabled") || !strings.Contains(attr(p, "title"), whyGamma) || !strings.Contains(strings.ToLower(textOf(gamma)), whyGamma) {
 		t.Errorf("gamma-job's preemptibility control: %v; row text %q", p, textOf(gamma))
 	}
 	if s := selectIn(gamma, "priority"); s == nil || hasAttr(s, "disabled") {
