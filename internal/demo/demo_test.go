@@ -78,6 +78,12 @@ func TestDemoJobObject(t *testing.T) {
 	if got := obj.Spec.Template.Annotations[devcluster.AnnotationRunSeconds]; got != "120" {
 		t.Errorf("run-seconds %q", got)
 	}
+	if got := obj.Annotations["arbiter.dev/expected-runtime"]; got != "2m0s" {
+		t.Errorf("expected runtime %q, want 2m0s (its 120 s)", got)
+	}
+	if got := (demoJob{project: "nlp", prefix: "x", pods: 1, gpus: 1, runSeconds: 61}).object("x").Annotations["arbiter.dev/expected-runtime"]; got != "2m0s" {
+		t.Errorf("expected runtime of a 61 s Job %q, want 2m0s (rounded up to the minute)", got)
+	}
 	if r := obj.Spec.PodFailurePolicy.Rules; len(r) != 1 || r[0].Action != batchv1.PodFailurePolicyActionIgnore || r[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
 		t.Errorf("an eviction must not fail the Job: %+v", r)
 	}

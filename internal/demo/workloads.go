@@ -19,6 +19,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
 	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/scheduler"
 )
 
 // demoJob is one Job the demo submits.
@@ -129,9 +130,13 @@ func drawDemoJob(r *rand.Rand) demoJob {
 
 // object builds the Job: its pods form one gang (parallelism = completions), finish after
 // runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job
-// (kubejobs.Job's pod-failure policy).
+// (kubejobs.Job's pod-failure policy). It declares its expected runtime as a person would,
+// rounded up to the minute, so that the waiting workloads' start estimates show from the first
+// minutes, before any has finished to take a median from.
 func (j demoJob) object(schedulerName string) *batchv1.Job {
+	expected := time.Duration((j.runSeconds+59)/60) * time.Minute
 	job := kubejobs.Job("", j.project).GenerateName(j.project+"-"+j.prefix+"-").Label(Label, "true").
+		Annotations(map[string]string{scheduler.AnnotationExpectedRuntime: expected.String()}).
 		Pods(j.pods).GPUs(j.gpus).CPU("2").Memory("8Gi").TTLAfterFinished(demoTTL).
 		PodLabel(Label, "true").PodAnnotation(devcluster.AnnotationRunSeconds, strconv.Itoa(j.runSeconds)).
 		SchedulerName(schedulerName).NoServiceAccountToken().Container("main", "example.invalid/demo/"+j.prefix+":1")
