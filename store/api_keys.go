@@ -92,15 +92,11 @@ var ErrBadKey = errors.New("the API key is not valid")
 // CheckAPIKey returns the key with id if secretHash matches and it is neither revoked nor
 // expired, and records its use.
 func (s *Store) CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte) (APIKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT * FROM api_keys WHERE id = $1`, id)
-	k, err := scanOne[APIKey](rows, err, "API key")
-	if errors.Is(err, ErrNotFound) {
-		return APIKey{}, ErrBadKey
-	}
+	k, err := s.ActiveAPIKey(ctx, id)
 	if err != nil {
 		return APIKey{}, err
 	}
-	if subtle.ConstantTimeCompare(k.SecretHash, secretHash) != 1 || k.RevokedAt != nil || !time.Now().Before(k.ExpiresAt) {
+	if subtle.ConstantTimeCompare(k.SecretHash, secretHash) != 1 {
 		return APIKey{}, ErrBadKey
 	}
 	if k.LastUsedAt == nil || time.Since(*k.LastUsedAt) > time.Minute {
