@@ -36,7 +36,7 @@ func (c *cycle) advance(j int32) bool {
 
 // admit is phase 4.
 func (c *cycle) admit() {
-	c.binds = make([]placedPod, 0, c.maxBinds())
+	c.binds = reuse(c.scratch.binds, c.maxBinds())
 	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
 	// what was freed for them is theirs (S19).
 	for j := range c.projects {

@@ -15,10 +15,21 @@ func (s *Snapshot) Plan() Plan { return s.plan(true) }
 func (s *Snapshot) plan(report bool) Plan {
 	var c cycle
 	c.st.c = &c
-	c.load(s)    // phase 1
+	c.scratch = scratches.Get().(*scratch)
+	defer c.release()
+	c.load(s) // phase 1
+	// The ranking of what runs, phase 1's last step, is sorted beside phases 2 and 3: it
+	// writes the projects' ranked lists and runningOrder, which they do not touch, and reads
+	// nothing they write. Admission reads it. The plan is the same either way.
+	ranked := make(chan struct{})
+	go func() {
+		defer close(ranked)
+		c.rank()
+	}()
 	c.nominate() // phase 2
 	c.order()    // phase 3
-	c.admit()    // phase 4
+	<-ranked
+	c.admit() // phase 4
 	if report {
 		c.report() // phase 5 (it writes the binds out beside the running report)
 	} else {
@@ -200,6 +211,8 @@ type cycle struct {
 	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
 	// that UIDs made of a common prefix and a name are told apart without comparing strings.
 	uidSkip int
+	// scratch is the memory the large arrays above are kept in from cycle to cycle
+	scratch *scratch
 }
 
 // failure is what blocked a workload's last attempt, with the numbers its message needs.
@@ -226,11 +239,25 @@ const (
 	reclaimRuntime            // borrowed work it could reclaim is younger than its reclaimMinRuntimeSeconds
 )
 
-var reasonStage = map[Reason]int8{NoMatchingNodes: 1, OverLimit: 2, NonPreemptibleOverQuota: 3, InsufficientCapacity: 4}
+// reasonStage is how far an attempt got when it failed for a reason: the further, the closer
+// the workload came to starting.
+func reasonStage(r Reason) int8 {
+	switch r {
+	case NoMatchingNodes:
+		return 1
+	case OverLimit:
+		return 2
+	case NonPreemptibleOverQuota:
+		return 3
+	case InsufficientCapacity:
+		return 4
+	}
+	return 0
+}
 
 // note keeps the failure that got furthest; among equals, the first (the earlier pool).
 func (f *failure) note(n failure) {
-	n.stage = reasonStage[n.reason]
+	n.stage = reasonStage(n.reason)
 	if f.reason == "" || n.stage > f.stage {
 		*f = n
 	}

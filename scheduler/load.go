@@ -189,8 +189,8 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 	for i := range s.Workloads {
 		total += len(s.Workloads[i].Pods)
 	}
-	c.wls = make([]wlState, 0, len(s.Workloads))
-	c.pods = make([]podState, 0, total)
+	c.wls = reuse(c.scratch.wls, len(s.Workloads))
+	c.pods = reuse(c.scratch.pods, total)
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
 		if w.Phase == PhaseCompleted || w.Phase == PhaseFailed {
@@ -237,7 +237,7 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			}
 		}
 	}
-	c.pend = make([]pendState, 0, nPending)
+	c.pend = reuse(c.scratch.pend, nPending)
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; ws.pendingPods > 0 {
 			ws.pend = int32(len(c.pend))
@@ -248,15 +248,21 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
 		}
 	}
-	slab := make([]int32, nRanked)
+	slab := reuse(c.scratch.ranked, nRanked)[:nRanked]
+	c.scratch.ranked = slab
 	for i, n := range rankedCap {
 		c.projects[i/nPools].ranked[i%nPools] = slab[:0:n]
 		slab = slab[n:]
 	}
-	// The ranking is one order over all running workloads, so it is sorted once: appending
-	// in that order leaves every project's lists sorted, and the report reuses it.
+	c.runningOrder = reuse(c.scratch.runningOrder, nRunning)
+}
+
+// rank is phase 1's last step: the ranking of each project's running work (section 8 of the
+// contract), which preemption and reclaim read. It is one order over all running workloads,
+// so it is sorted once: appending in that order leaves every project's lists sorted, and the
+// report reuses it.
+func (c *cycle) rank() {
 	c.uidSkip = c.commonUIDPrefix()
-	c.runningOrder = make([]rankItem, 0, nRunning)
 	for wi := range c.wls {
 		if c.wls[wi].running {
 			c.runningOrder = append(c.runningOrder, c.rankItemOf(int32(wi)))
@@ -473,6 +479,7 @@ func (c *cycle) buildBuckets() {
 		slab := make([]uint64, int(maxGPUs+1)*words)
 		p.buckets = make([][]uint64, maxGPUs+1)
 		p.bucketLen, p.firstWord = make([]int32, maxGPUs+1), make([]int32, maxGPUs+1)
+		p.marks = make([][]skipMark, maxGPUs+1)
 		for g := range p.buckets {
 			p.buckets[g] = slab[g*words : (g+1)*words]
 		}

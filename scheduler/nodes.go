@@ -31,6 +31,53 @@ type poolState struct {
 	// shapes are the distinct allocatable amounts of usable untainted nodes: a pod without
 	// constraints matches some node iff one of them covers it.
 	shapes []Resources
+	// marks[g] are how far into bucket g the nodes are too full for a request (see skipMark)
+	marks [][]skipMark
+}
+
+// skipMark says that every node of a bucket before position pos has too little free for req
+// (CPU, memory or pod slots, as the bucket has enough GPUs), and so for any larger request.
+// Pods that ask for no GPUs go to the fullest nodes first, whose CPU or pod slots run out long
+// before their GPUs: without marks each such pod read hundreds of full nodes before finding
+// room. A node that gains free resources or enters the bucket moves the marks back to it, so
+// a choice is the same as reading every node.
+type skipMark struct {
+	req Resources
+	pos int32
+}
+
+// maxMarks bounds the request sizes remembered per bucket; a request beyond them starts from
+// the nearest smaller one's mark.
+var maxMarks = 16
+
+// markFor is where a search of bucket g for req may start, and the mark to move forward as it
+// finds nodes too full (nil when none is kept for req).
+func (p *poolState) markFor(g int, req Resources) (int, *skipMark) {
+	marks := p.marks[g]
+	start := 0
+	for i := range marks {
+		m := &marks[i]
+		if m.req == req {
+			return int(m.pos), m
+		}
+		if req.covers(m.req) { // too full for less is too full for req
+			start = max(start, int(m.pos))
+		}
+	}
+	if len(marks) == maxMarks {
+		return start, nil
+	}
+	p.marks[g] = append(marks, skipMark{req: req, pos: int32(start)})
+	return start, &p.marks[g][len(marks)]
+}
+
+// lowerMarks moves bucket g's marks back to pos, where a node may now have room.
+func (p *poolState) lowerMarks(g, pos int) {
+	for i := range p.marks[g] {
+		if m := &p.marks[g][i]; int(m.pos) > pos {
+			m.pos = int32(pos)
+		}
+	}
 }
 
 func (p *poolState) bucketOf(free int64) int {
@@ -38,6 +85,7 @@ func (p *poolState) bucketOf(free int64) int {
 }
 
 func (p *poolState) setBit(g, pos int) {
+	p.lowerMarks(g, pos)
 	p.buckets[g][pos>>6] |= 1 << (pos & 63)
 	p.bucketLen[g]++
 	p.firstWord[g] = min(p.firstWord[g], int32(pos>>6))
@@ -191,23 +239,9 @@ func (c *cycle) chooseNode(pool int32, ps *podState) int32 {
 		first, last, step = last, first, -1
 	}
 	for g := first; ; g += step {
-		words := p.buckets[g]
-		if p.bucketLen[g] == 0 {
-			words = nil
-		}
-		for wi := int(p.firstWord[g]); wi < len(words); wi++ {
-			word := words[wi]
-			if word == 0 && wi == int(p.firstWord[g]) {
-				p.firstWord[g]++ // still a lower bound: nothing before it is set
-				continue
-			}
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &= word - 1
-				n := p.nodes[wi<<6|b]
-				if c.nodes[n].free.covers(ps.req) && c.eligible(n, ps) {
-					return n
-				}
+		if p.bucketLen[g] > 0 {
+			if n := c.searchBucket(p, g, ps); n >= 0 {
+				return n
 			}
 		}
 		if g == last {
@@ -216,10 +250,44 @@ func (c *cycle) chooseNode(pool int32, ps *podState) int32 {
 	}
 }
 
+// searchBucket is the first node by position in bucket g with room for the pod, -1 if none.
+func (c *cycle) searchBucket(p *poolState, g int, ps *podState) int32 {
+	words := p.buckets[g]
+	for int(p.firstWord[g]) < len(words) && words[p.firstWord[g]] == 0 {
+		p.firstWord[g]++ // still a lower bound: nothing before it is set
+	}
+	from, mark := p.markFor(g, ps.req)
+	from = max(from, int(p.firstWord[g])<<6)
+	for wi := from >> 6; wi < len(words); wi++ {
+		word := words[wi]
+		if wi == from>>6 {
+			word &= ^uint64(0) << (from & 63)
+		}
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			pos := wi<<6 | b
+			n := p.nodes[pos]
+			if !c.nodes[n].free.covers(ps.req) {
+				if mark != nil {
+					mark.pos = int32(pos + 1) // every node before it is too full too
+				}
+				continue
+			}
+			mark = nil // this one has room, so the mark stops here
+			if c.eligible(n, ps) {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
 // adjustNode changes a node's free resources, keeping its pool's buckets and totals right.
 func (c *cycle) adjustNode(n int32, delta Resources, add bool) {
 	ns := &c.nodes[n]
-	before := ns.free.GPUs
+	was := ns.free
+	before := was.GPUs
 	if add {
 		ns.free = ns.free.Add(delta)
 	} else {
@@ -233,5 +301,7 @@ func (c *cycle) adjustNode(n int32, delta Resources, add bool) {
 	if b0, b1 := p.bucketOf(before), p.bucketOf(ns.free.GPUs); b0 != b1 {
 		p.clearBit(b0, int(ns.pos))
 		p.setBit(b1, int(ns.pos))
+	} else if !was.covers(ns.free) {
+		p.lowerMarks(b1, int(ns.pos)) // it has more room than before
 	}
 }

@@ -8,7 +8,9 @@ import (
 // reportNodePools counts each pool's nodes and the GPUs held on them once the plan is carried
 // out (NodePoolStatus), by the same node→pool rule the cycle places pods by (poolOf).
 func (c *cycle) reportNodePools() {
-	held := make([]int64, len(c.nodes)) // by node
+	held := reuse(c.scratch.held, len(c.nodes))[:len(c.nodes)] // by node
+	clear(held)
+	c.scratch.held = held
 	for k := range c.pods {
 		ps := &c.pods[k]
 		switch {

@@ -9,6 +9,7 @@ import (
 // that cannot be tried this cycle.
 func (c *cycle) nominate() {
 	c.markWaitingForEvictions()
+	c.carveQueues()
 	for wi := range c.wls {
 		ws := &c.wls[wi]
 		if ws.pendingPods == 0 {
@@ -30,6 +31,25 @@ func (c *cycle) nominate() {
 			ws.outcome = skipped
 			*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(gang), bound: int64(have)}
 		}
+	}
+}
+
+// carveQueues gives each project an empty queue with room for its pending workloads, all
+// carved out of one array.
+func (c *cycle) carveQueues() {
+	counts := make([]int32, len(c.projects))
+	total := 0
+	for wi := range c.wls {
+		if ws := &c.wls[wi]; ws.pendingPods > 0 && ws.project >= 0 {
+			counts[ws.project]++
+			total++
+		}
+	}
+	slab := reuse(c.scratch.queues, total)[:total]
+	c.scratch.queues = slab
+	for j, n := range counts {
+		c.projects[j].queue = slab[:0:n]
+		slab = slab[n:]
 	}
 }
 
@@ -89,11 +109,7 @@ func (c *cycle) compareQueue(a, b int32) int {
 // that comparing reads neighbouring memory rather than two workloads' states scattered over
 // megabytes; only ties on both go to compareQueue. The order is compareQueue's.
 func (c *cycle) order() {
-	type queueKey struct {
-		prio, wi int32
-		queued   int64
-	}
-	var keys []queueKey
+	keys := c.scratch.queueKeys
 	for j := range c.projects {
 		q := c.projects[j].queue
 		keys = keys[:0]
@@ -114,4 +130,11 @@ func (c *cycle) order() {
 			q[i] = keys[i].wi
 		}
 	}
+	c.scratch.queueKeys = keys
+}
+
+// queueKey is what order sorts a queue by before it looks at the workloads.
+type queueKey struct {
+	prio, wi int32
+	queued   int64
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/arbiterhq/arbiter/internal/english"
 	"time"
@@ -21,13 +22,16 @@ func (c *cycle) report() {
 
 	// What runs and what waits are reported side by side: at tens of thousands of workloads
 	// each takes milliseconds, mostly reading the snapshot's workloads, and neither reads what
-	// the other writes (reportRunning writes plan.Running and its own counts, the pending
-	// side plan.Pending and the failures of waiting workloads). The plan is the same either way.
-	running := make([]int, len(c.projects)*nPools)
-	runningDone := make(chan struct{})
+	// the other writes (the running side lists and fills plan.Running, the pending side writes
+	// plan.Pending and the failures of waiting workloads). The pending side, done first, then
+	// helps fill plan.Running. The plan is the same either way.
+	var rr runningReport
+	listed, filled := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(runningDone)
-		c.reportRunning(func(j, pool int32) { running[int(j)*nPools+int(pool)]++ })
+		defer close(filled)
+		c.listRunning(&rr)
+		close(listed)
+		c.fillRunning(&rr)
 	}()
 
 	c.bindsOut()
@@ -73,10 +77,10 @@ func (c *cycle) report() {
 		}
 	}
 
-	<-runningDone
-	for i, n := range running {
-		counts[i].running = n
-	}
+	<-listed
+	c.fillRunning(&rr) // beside the other side, which started first
+	<-filled
+	c.markBorrowed(&rr, func(j, pool int32) { counts[int(j)*nPools+int(pool)].running++ })
 
 	for j := range c.projects {
 		p := &c.projects[j]
@@ -136,9 +140,30 @@ func (c *cycle) held(ws *wlState) (pool int32, gpus int64, any bool) {
 	return pool, gpus, any
 }
 
-// reportRunning lists running workloads by project, node pool and the ranking of section 8,
-// marking as borrowed those that end beyond their project's deserved quota.
-func (c *cycle) reportRunning(count func(j, pool int32)) {
+// heldBy is a workload that holds GPUs once the plan is carried out, in the pool of its first
+// pod, and its place in plan.Running.
+type heldBy struct {
+	wi, pool int32
+	at       int32
+	gpus     int64
+}
+
+// runningReport is the running side of the report while it is made: listRunning orders it,
+// both sides of the report fill its entries (fillRunning), and markBorrowed finishes it.
+type runningReport struct {
+	listed  []heldBy // in the ranking
+	first   []int32  // first[b]: where bucket b (a project and pool) starts in plan.Running
+	nPools  int32    // pools plus one: bucket b is project b/nPools-1, pool b%nPools-1
+	entryOf []int32  // with semi-preemptible workloads, each entry's part (S26)
+	filled  atomic.Int64
+}
+
+// fillChunk is how many entries a side of the report fills at a time.
+const fillChunk = 2048
+
+// listRunning orders running workloads by project, node pool and the ranking of section 8,
+// and makes room for them in plan.Running.
+func (c *cycle) listRunning(rr *runningReport) {
 	// What started in this cycle ranks among the rest by priority: sorting only that and
 	// merging it in spares sorting again what the load sorted (runningOrder).
 	n := 0
@@ -149,7 +174,7 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			}
 		}
 	}
-	started := make([]rankItem, 0, n)
+	started := reuse(c.scratch.started, n)
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
 			if _, _, ok := c.held(ws); ok {
@@ -159,17 +184,13 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 	}
 	compareRank := c.compareRank()
 	slices.SortFunc(started, compareRank)
+	c.scratch.started = started
 
 	// Then a stable counting sort by (project, pool), -1 (none) first, gives the report's order.
-	nPools := int32(len(c.pools) + 1)
-	bucketOf := func(ws *wlState, pool int32) int32 { return (ws.project+1)*nPools + pool + 1 }
-	bounds := make([]int32, 2*(int(nPools)*(len(c.projects)+1)+1))
-	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:] // first[b]: where bucket b starts
-	type heldBy struct {
-		wi, pool int32
-		gpus     int64
-	}
-	listed := make([]heldBy, 0, len(c.runningOrder)+len(started)) // in the ranking
+	rr.nPools = int32(len(c.pools) + 1)
+	bounds := make([]int32, 2*(int(rr.nPools)*(len(c.projects)+1)+1))
+	first, next := bounds[:len(bounds)/2], bounds[len(bounds)/2:]
+	listed := reuse(c.scratch.listed, len(c.runningOrder)+len(started))
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
 		var wi int32
@@ -179,41 +200,67 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			wi, started = started[0].wi, started[1:]
 		}
 		if pool, gpus, ok := c.held(&c.wls[wi]); ok {
-			listed = append(listed, heldBy{wi, pool, gpus})
-			first[bucketOf(&c.wls[wi], pool)+1]++
+			listed = append(listed, heldBy{wi: wi, pool: pool, gpus: gpus})
+			first[rr.bucketOf(&c.wls[wi], pool)+1]++
 		}
 	}
+	c.scratch.listed = listed
 	for b := 1; b < len(first); b++ {
 		first[b] += first[b-1]
 	}
 	copy(next, first)
-
-	c.plan.Running = make([]RunningWorkload, len(listed))
-	var entryOf []int32 // with semi-preemptible workloads, each entry's part (S26)
-	if c.hasSemi {
-		entryOf = make([]int32, len(listed))
-	}
-	for _, l := range listed {
-		wi, pool, gpus := l.wi, l.pool, l.gpus
-		ws := &c.wls[wi]
-		b := bucketOf(ws, pool)
-		if entryOf != nil {
-			entryOf[next[b]] = wi
-		}
-		r := &c.plan.Running[next[b]]
+	for i := range listed {
+		l := &listed[i]
+		b := rr.bucketOf(&c.wls[l.wi], l.pool)
+		l.at = next[b]
 		next[b]++
-		*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-			Priority: c.priority(ws), Preemptibility: c.preemptibilityOf(ws), GPUs: gpus}
-		if pool >= 0 {
-			r.NodePool = c.pools[pool].pool.Name
+	}
+	rr.listed, rr.first = listed, first
+	c.plan.Running = make([]RunningWorkload, len(listed))
+	if c.hasSemi {
+		rr.entryOf = make([]int32, len(listed))
+	}
+}
+
+func (rr *runningReport) bucketOf(ws *wlState, pool int32) int32 {
+	return (ws.project+1)*rr.nPools + pool + 1
+}
+
+// fillRunning writes plan.Running's entries, a chunk at a time, until none is left. Both sides
+// of the report call it once listRunning is done: each entry has its own place, and at tens of
+// thousands of entries the writing, mostly reading the snapshot's workloads, is most of the
+// running report.
+func (c *cycle) fillRunning(rr *runningReport) {
+	for {
+		to := int(rr.filled.Add(fillChunk))
+		from := to - fillChunk
+		if from >= len(rr.listed) {
+			return
 		}
-		if ws.project >= 0 {
-			r.Project = c.projects[ws.project].name
+		for _, l := range rr.listed[from:min(to, len(rr.listed))] {
+			ws := &c.wls[l.wi]
+			if rr.entryOf != nil {
+				rr.entryOf[l.at] = l.wi
+			}
+			r := &c.plan.Running[l.at]
+			*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
+				Priority: c.priority(ws), Preemptibility: c.preemptibilityOf(ws), GPUs: l.gpus}
+			if l.pool >= 0 {
+				r.NodePool = c.pools[l.pool].pool.Name
+			}
+			if ws.project >= 0 {
+				r.Project = c.projects[ws.project].name
+			}
 		}
 	}
-	// borrowed: what ends beyond the deserved quota, adding up GPUs along the ranking
+}
+
+// markBorrowed marks as borrowed the running workloads that end beyond their project's
+// deserved quota, adding up GPUs along the ranking, and counts each project's per pool.
+func (c *cycle) markBorrowed(rr *runningReport, count func(j, pool int32)) {
+	first := rr.first
 	for b := range len(first) - 1 {
-		j, pool := int32(b)/nPools-1, int32(b)%nPools-1
+		j, pool := int32(b)/rr.nPools-1, int32(b)%rr.nPools-1
 		if j < 0 || pool < 0 {
 			continue
 		}
@@ -223,13 +270,13 @@ func (c *cycle) reportRunning(count func(j, pool int32)) {
 			r := &c.plan.Running[i]
 			cum += r.GPUs
 			r.Borrowed = cum > deserved
-			if entryOf == nil || !c.isExtra(&c.wls[entryOf[i]]) || !c.heldBefore(entryOf[i]) {
+			if rr.entryOf == nil || !c.isExtra(&c.wls[rr.entryOf[i]]) || !c.heldBefore(rr.entryOf[i]) {
 				count(j, pool)
 			}
 		}
 	}
-	if entryOf != nil {
-		c.mergeParts(entryOf)
+	if rr.entryOf != nil {
+		c.mergeParts(rr.entryOf)
 	}
 }
 
