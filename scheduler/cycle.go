@@ -188,14 +188,12 @@ type cycle struct {
 	projectQP, arenaQP func(int32) int64
 	plan               Plan
 	binds              []placedPod // decided binds, in order; see bindsOut
-	// projectIndex finds projects by name while loading; lastProject is the latest found.
+	// projectIndex finds projects by name while loading
 	projectIndex map[string]int32
-	lastProject  int32
-	// resolutions are the distinct resolutions of the cycle's workloads; resolved finds the
-	// first of those whose key has a given hash (see resolveKey), lastRes is the latest found.
+	// memo holds the distinct resolutions of the cycle's workloads, and resolutions is its
+	// list once they are all loaded
+	memo        resolveMemo
 	resolutions []resolved
-	resolved    map[uint64]int32
-	lastRes     int32
 	// scratch slices reused across attempts
 	unitBuf, victimBuf, candBuf []int32
 	semiBuf                     [3][]int32

@@ -178,19 +178,103 @@ func (c *cycle) loadOrg(s *Snapshot, poolIdx map[string]int32) {
 			}
 		}
 	}
-	c.projectIndex, c.lastProject = make(map[string]int32, len(projOrder)), -1
+	c.projectIndex = make(map[string]int32, len(projOrder))
 	for i := range c.projects {
 		c.projectIndex[c.projects[i].name] = int32(i)
 	}
 }
 
+// loadIn is what loading works out for one workload from it alone: its project, its
+// resolution (in the memo of the half of the workloads it was in) and its gang size.
+type loadIn struct {
+	project, res, gang int32
+	gangWarnings       bool
+}
+
+// parallelLoad is the number of workloads from which their lookups are shared between two
+// goroutines: below it, starting one costs more than it saves.
+var parallelLoad = 4096
+
+// prepare works out loadIn for workloads [lo, hi) and the nodes their pods are bound to
+// (podNode, at podAt), resolving in m. It only reads the cycle and the snapshot.
+func (c *cycle) prepare(s *Snapshot, lo, hi int, m *resolveMemo, in []loadIn, podAt, podNode []int32, nodeIdx map[string]int32) {
+	last := int32(-1) // workloads of a project tend to come together: the latest is tried first
+	for i := lo; i < hi; i++ {
+		w := &s.Workloads[i]
+		if w.Phase == PhaseCompleted || w.Phase == PhaseFailed {
+			continue
+		}
+		j := last
+		if j < 0 || c.projects[j].name != w.Project {
+			var ok bool
+			if j, ok = c.projectIndex[w.Project]; !ok {
+				j = -1
+			} else {
+				last = j
+			}
+		}
+		gang, warnings := ResolveGangSize(w)
+		in[i] = loadIn{project: j, res: c.resolveIn(m, w, j), gang: int32(gang), gangWarnings: len(warnings) > 0}
+		for k := range w.Pods {
+			podNode[int(podAt[i])+k] = nodeOf(nodeIdx, &w.Pods[k])
+		}
+	}
+}
+
+// Where a pod is: on the node of that index, or nodeNone (not bound) or nodeGone (bound to
+// a node that is not in the snapshot).
+const (
+	nodeNone int32 = -1
+	nodeGone int32 = -2
+)
+
+func nodeOf(nodeIdx map[string]int32, p *Pod) int32 {
+	if p.NodeName == "" {
+		return nodeNone
+	}
+	if n, ok := nodeIdx[p.NodeName]; ok {
+		return n
+	}
+	return nodeGone
+}
+
 func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
+	n := len(s.Workloads)
+	podAt := reuse(c.scratch.podAt, n+1)[:n+1] // where each workload's pods start among all pods
 	total := 0
 	for i := range s.Workloads {
+		podAt[i] = int32(total)
 		total += len(s.Workloads[i].Pods)
 	}
+	podAt[n] = int32(total)
+	in := reuse(c.scratch.in, n)[:n]
+	podNode := reuse(c.scratch.podNode, total)[:total]
+	c.scratch.podAt, c.scratch.in, c.scratch.podNode = podAt, in, podNode
+
+	// What each workload needs from itself alone is worked out first, the two halves at once
+	// when there are many: it is most of loading, reading the snapshot's workloads and their
+	// labels. The second half resolves in a memo of its own, merged into the first after.
+	mid := n
+	var second resolveMemo
+	var atFirst []int32 // where the second half's resolutions are in the first's memo
+	if n >= parallelLoad {
+		mid = n / 2
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.prepare(s, mid, n, &second, in, podAt, podNode, nodeIdx)
+		}()
+		c.prepare(s, 0, mid, &c.memo, in, podAt, podNode, nodeIdx)
+		<-done
+		atFirst = c.memo.merge(&second)
+	} else {
+		c.prepare(s, 0, n, &c.memo, in, podAt, podNode, nodeIdx)
+	}
+	c.resolutions = c.memo.resolutions
+
 	c.wls = reuse(c.scratch.wls, len(s.Workloads))
 	c.pods = reuse(c.scratch.pods, total)
+	gangs := reuse(c.scratch.gangs, len(s.Workloads)) // by workload loaded, as c.wls
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
 		if w.Phase == PhaseCompleted || w.Phase == PhaseFailed {
@@ -199,24 +283,34 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 		wi := int32(len(c.wls))
 		ws := wlState{w: w, project: -1, dept: -1, pend: -1, suspended: w.Phase == PhaseSuspended,
 			start: w.StartedAt.UnixNano()}
-		if j := c.projectOf(w.Project); j >= 0 {
+		if j := in[i].project; j >= 0 {
 			ws.project, ws.dept = j, c.projects[j].dept
 		}
-		c.resolve(&ws)
+		res := in[i].res
+		if i >= mid {
+			res = atFirst[res]
+		}
+		c.useResolution(&ws, res)
 		// the gang size matters only while pods are pending (pendState), its warnings always
-		_, warnings := ResolveGangSize(w)
-		c.plan.Warnings = append(c.plan.Warnings, warnings...)
+		if in[i].gangWarnings {
+			_, warnings := ResolveGangSize(w)
+			c.plan.Warnings = append(c.plan.Warnings, warnings...)
+		}
 		if c.resolutions[ws.res].semi && !ws.suspended {
 			c.loadSemi(ws, nodeIdx)
-			continue
+		} else {
+			ws.firstPod = int32(len(c.pods))
+			c.wls = append(c.wls, ws)
+			for k := range w.Pods {
+				c.loadPod(wi, &w.Pods[k], podNode[int(podAt[i])+k])
+			}
+			c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
 		}
-		ws.firstPod = int32(len(c.pods))
-		c.wls = append(c.wls, ws)
-		for k := range w.Pods {
-			c.loadPod(wi, &w.Pods[k], nodeIdx)
+		for len(gangs) < len(c.wls) {
+			gangs = append(gangs, in[i].gang)
 		}
-		c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
 	}
+	c.scratch.gangs = gangs
 	// Count first, so that each of the following is allocated once, at its size.
 	nPools := len(c.pools)
 	nPending, nRunning, nRanked := 0, 0, 0
@@ -243,7 +337,7 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			ws.pend = int32(len(c.pend))
 			gang := 1 // replicas beyond a minimum go one by one (S26)
 			if !c.isExtra(ws) {
-				gang, _ = ResolveGangSize(ws.w)
+				gang = int(gangs[wi])
 			}
 			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
 		}
@@ -274,32 +368,17 @@ func (c *cycle) rank() {
 	}
 }
 
-// projectOf finds a project by name, -1 if there is none. Workloads of a project tend to come
-// together: the latest project is tried first.
-func (c *cycle) projectOf(name string) int32 {
-	if c.lastProject >= 0 && c.projects[c.lastProject].name == name {
-		return c.lastProject
-	}
-	j, ok := c.projectIndex[name]
-	if !ok {
-		return -1
-	}
-	c.lastProject = j
-	return j
-}
-
-func (c *cycle) loadPod(wi int32, pod *Pod, nodeIdx map[string]int32) {
+// loadPod adds a workload's pod, bound to node n (an index, nodeNone or nodeGone).
+func (c *cycle) loadPod(wi int32, pod *Pod, n int32) {
 	ws := &c.wls[wi]
 	ps := podState{pod: pod, wl: wi, node: -1, req: pod.Requests, constrained: constrained(pod)}
 	ps.req.Pods = 1 // every pod takes one slot whatever it says
 	switch {
 	case ws.suspended:
 		ws.pendingPods++
-	case pod.NodeName != "":
-		n, ok := nodeIdx[pod.NodeName]
-		if !ok {
-			return // bound to a node that is gone: it holds nothing we schedule
-		}
+	case n == nodeGone:
+		return // bound to a node that is gone: it holds nothing we schedule
+	case n != nodeNone:
 		// A pod of a victim whose eviction is in flight terminates, whether it already has its
 		// deletion mark or its owner was suspended and its controller has yet to delete it
 		// (S19, S20): it holds its node, and the victim is not chosen again.

@@ -115,12 +115,63 @@ func label(labels map[string]string, key string, bit uint8, present *uint8) stri
 // priority is a workload's resolved priority.
 func (c *cycle) priority(ws *wlState) Priority { return c.resolutions[ws.res].prio }
 
-// resolve is Catalog.Resolve for a loaded workload (S7, S8), memoised for the cycle.
-func (c *cycle) resolve(ws *wlState) {
-	w := ws.w
+// resolveMemo is a memo of resolutions: resolutions are the distinct ones, byHash finds the
+// first of those whose key has a given hash (see resolveKey), last is the latest found.
+type resolveMemo struct {
+	resolutions []resolved
+	byHash      map[uint64]int32
+	last        int32
+}
+
+// find is the resolution with key k (whose hash is h), -1 if there is none yet.
+func (m *resolveMemo) find(k *resolveKey, h uint64) int32 {
+	i, ok := m.byHash[h]
+	for ok && m.resolutions[i].key != *k {
+		i = m.resolutions[i].next
+		ok = i >= 0
+	}
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// add keeps r, whose key has hash h, and says where.
+func (m *resolveMemo) add(h uint64, r resolved) int32 {
+	next, collides := m.byHash[h]
+	if !collides {
+		next = -1
+	}
+	r.next = next
+	i := int32(len(m.resolutions))
+	m.resolutions = append(m.resolutions, r)
+	if m.byHash == nil {
+		m.byHash = make(map[uint64]int32)
+	}
+	m.byHash[h] = i
+	return i
+}
+
+// merge adds the resolutions of o that m does not have, and says where each of o's is in m.
+func (m *resolveMemo) merge(o *resolveMemo) []int32 {
+	at := make([]int32, len(o.resolutions))
+	for i := range o.resolutions {
+		r := o.resolutions[i]
+		h := r.key.hash()
+		if at[i] = m.find(&r.key, h); at[i] < 0 {
+			at[i] = m.add(h, r)
+		}
+	}
+	return at
+}
+
+// resolveIn is Catalog.Resolve for a workload of project j (-1 for none), memoised in m: the
+// index of its resolution there (S7, S8). It only reads the cycle, so two halves of the
+// workloads may be resolved at once, each in its own memo.
+func (c *cycle) resolveIn(m *resolveMemo, w *Workload, j int32) int32 {
 	k := resolveKey{typ: w.Type, group: w.Group}
-	if ws.project >= 0 {
-		k.policyClass = c.projects[ws.project].policyClass
+	if j >= 0 {
+		k.policyClass = c.projects[j].policyClass
 	}
 	l := w.Lookups
 	if l == nil {
@@ -145,7 +196,7 @@ func (c *cycle) resolve(ws *wlState) {
 	}
 	// resolvePreemptibility stops at the first valid label, unless the policy ignores labels
 	// (then it reads both, to warn about each)
-	readsBoth := ws.project >= 0 && c.projects[ws.project].policy.ForbidPreemptibilityChange
+	readsBoth := j >= 0 && c.projects[j].policy.ForbidPreemptibilityChange
 	ok = l.Present&hasOwnerPreemptible != 0
 	if ok {
 		k.ownerPreemptible, k.present = l.OwnerPreemptibility, k.present|hasOwnerPreemptible
@@ -154,40 +205,30 @@ func (c *cycle) resolve(ws *wlState) {
 		k.podPreemptible, k.present = l.PodPreemptibility, k.present|hasPodPreemptible
 	}
 	// workloads of one controller tend to come together: the latest key first
-	i, ok := c.lastRes, len(c.resolutions) > 0 && c.resolutions[c.lastRes].key == k
-	var h uint64
-	if !ok {
-		h = k.hash()
-		i, ok = c.resolved[h]
-		for ok && c.resolutions[i].key != k {
-			i = c.resolutions[i].next
-			ok = i >= 0
-		}
+	if len(m.resolutions) > 0 && m.resolutions[m.last].key == k {
+		return m.last
 	}
-	if !ok {
+	h := k.hash()
+	i := m.find(&k, h)
+	if i < 0 {
 		var policy Policy
-		if ws.project >= 0 {
-			policy = c.projects[ws.project].policy
+		if j >= 0 {
+			policy = c.projects[j].policy
 		}
 		full := c.catalog.Resolve(w, policy)
-		next, collides := c.resolved[h]
-		if !collides {
-			next = -1
-		}
-		i = int32(len(c.resolutions))
-		c.resolutions = append(c.resolutions, resolved{key: k, next: next, prio: full.Priority,
-			preemptible: full.Preemptibility == Preemptible, semi: full.Preemptibility == SemiPreemptible,
-			warnings: full.Warnings})
-		if c.resolved == nil {
-			c.resolved = make(map[uint64]int32)
-		}
-		c.resolved[h] = i
+		i = m.add(h, resolved{key: k, prio: full.Priority, preemptible: full.Preemptibility == Preemptible,
+			semi: full.Preemptibility == SemiPreemptible, warnings: full.Warnings})
 	}
-	c.lastRes = i
+	m.last = i
+	return i
+}
+
+// useResolution gives a loaded workload its resolution, the ith of the cycle's, and its warnings.
+func (c *cycle) useResolution(ws *wlState, i int32) {
 	r := &c.resolutions[i]
 	ws.res, ws.prio, ws.preemptible = i, r.prio.Value, r.preemptible
 	for _, wr := range r.warnings {
-		wr.Workload = w.UID
+		wr.Workload = ws.w.UID
 		c.plan.Warnings = append(c.plan.Warnings, wr)
 	}
 }

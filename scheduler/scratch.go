@@ -19,6 +19,9 @@ type scratch struct {
 	queues       []int32 // the projects' queues, likewise
 	queueKeys    []queueKey
 	held         []int64
+	// loading's (loadWorkloads)
+	podAt, podNode, gangs []int32
+	in                    []loadIn
 }
 
 // scratches holds the memory of finished cycles. A sync.Pool is bounded by the collector

@@ -67,7 +67,7 @@ func (c *cycle) addPart(ws wlState, pods []int32, extra bool, nodeIdx map[string
 	ws.firstPod = int32(len(c.pods))
 	c.wls = append(c.wls, ws)
 	for _, k := range pods {
-		c.loadPod(wi, &ws.w.Pods[k], nodeIdx)
+		c.loadPod(wi, &ws.w.Pods[k], nodeOf(nodeIdx, &ws.w.Pods[k]))
 	}
 	c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
 	for k := c.wls[wi].firstPod; k < int32(len(c.pods)); k++ {
