@@ -559,6 +559,11 @@ func (c *cycle) buildBuckets() {
 		p.buckets = make([][]uint64, maxGPUs+1)
 		p.bucketLen, p.firstWord = make([]int32, maxGPUs+1), make([]int32, maxGPUs+1)
 		p.marks = make([][]skipMark, maxGPUs+1)
+		roomSlab := make([]Resources, int(maxGPUs+1)*words)
+		p.room = make([][]Resources, maxGPUs+1)
+		for g := range p.room {
+			p.room[g] = roomSlab[g*words : (g+1)*words]
+		}
 		for g := range p.buckets {
 			p.buckets[g] = slab[g*words : (g+1)*words]
 		}
@@ -567,7 +572,7 @@ func (c *cycle) buildBuckets() {
 			if !ns.usable {
 				continue
 			}
-			p.setBit(p.bucketOf(ns.free.GPUs), int(ns.pos))
+			p.setBit(p.bucketOf(ns.free.GPUs), int(ns.pos), ns.free)
 			p.freeGPUs += max(ns.free.GPUs, 0)
 			if ns.untainted && !slices.Contains(p.shapes, ns.node.Allocatable) {
 				p.shapes = append(p.shapes, ns.node.Allocatable)

@@ -33,6 +33,11 @@ type poolState struct {
 	shapes []Resources
 	// marks[g] are how far into bucket g the nodes are too full for a request (see skipMark)
 	marks [][]skipMark
+	// room[g][w] is at least the most of each resource free on a node of bucket g in word w
+	// of the bitsets: a search passes over a word whose room does not cover its request
+	// without reading its nodes. A node that enters the bucket or gains free raises it; a
+	// search that reads a whole word lowers it to what it read.
+	room [][]Resources
 }
 
 // skipMark says that every node of a bucket before position pos has too little free for req
@@ -48,11 +53,18 @@ type skipMark struct {
 
 // maxMarks bounds the request sizes remembered per bucket; a request beyond them starts from
 // the nearest smaller one's mark.
-var maxMarks = 16
+const maxMarks = 16
+
+// readEveryNode turns marks and room off, so that a search reads every node: what
+// TestSearchShortcutsChooseAsAFullSearch compares with.
+var readEveryNode = false
 
 // markFor is where a search of bucket g for req may start, and the mark to move forward as it
 // finds nodes too full (nil when none is kept for req).
 func (p *poolState) markFor(g int, req Resources) (int, *skipMark) {
+	if readEveryNode {
+		return 0, nil
+	}
 	marks := p.marks[g]
 	start := 0
 	for i := range marks {
@@ -71,10 +83,11 @@ func (p *poolState) markFor(g int, req Resources) (int, *skipMark) {
 	return start, &p.marks[g][len(marks)]
 }
 
-// lowerMarks moves bucket g's marks back to pos, where a node may now have room.
-func (p *poolState) lowerMarks(g, pos int) {
+// lowerMarks moves bucket g's marks back to pos, where a node now has free: those of the
+// requests it has room for.
+func (p *poolState) lowerMarks(g, pos int, free Resources) {
 	for i := range p.marks[g] {
-		if m := &p.marks[g][i]; int(m.pos) > pos {
+		if m := &p.marks[g][i]; int(m.pos) > pos && free.covers(m.req) {
 			m.pos = int32(pos)
 		}
 	}
@@ -84,8 +97,16 @@ func (p *poolState) bucketOf(free int64) int {
 	return int(min(max(free, 0), int64(len(p.buckets)-1)))
 }
 
-func (p *poolState) setBit(g, pos int) {
-	p.lowerMarks(g, pos)
+// gained notes that the node at pos in bucket g has free resources, more than it had there.
+func (p *poolState) gained(g, pos int, free Resources) {
+	p.lowerMarks(g, pos, free)
+	r := &p.room[g][pos>>6]
+	*r = r.most(free)
+}
+
+// setBit puts the node at pos, with free resources, in bucket g.
+func (p *poolState) setBit(g, pos int, free Resources) {
+	p.gained(g, pos, free)
 	p.buckets[g][pos>>6] |= 1 << (pos & 63)
 	p.bucketLen[g]++
 	p.firstWord[g] = min(p.firstWord[g], int32(pos>>6))
@@ -258,17 +279,31 @@ func (c *cycle) searchBucket(p *poolState, g int, ps *podState) int32 {
 	}
 	from, mark := p.markFor(g, ps.req)
 	from = max(from, int(p.firstWord[g])<<6)
+	room := p.room[g]
 	for wi := from >> 6; wi < len(words); wi++ {
-		word := words[wi]
+		word, whole := words[wi], true
 		if wi == from>>6 {
 			word &= ^uint64(0) << (from & 63)
+			whole = from&63 == 0
 		}
+		if word == 0 {
+			continue
+		}
+		if !room[wi].covers(ps.req) && !readEveryNode {
+			if mark != nil {
+				mark.pos = int32(wi+1) << 6 // no node of the word has room either
+			}
+			continue
+		}
+		var most Resources // the word's room, once every node of it is read
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
 			word &= word - 1
 			pos := wi<<6 | b
 			n := p.nodes[pos]
-			if !c.nodes[n].free.covers(ps.req) {
+			free := c.nodes[n].free
+			most = most.most(free)
+			if !free.covers(ps.req) {
 				if mark != nil {
 					mark.pos = int32(pos + 1) // every node before it is too full too
 				}
@@ -278,6 +313,9 @@ func (c *cycle) searchBucket(p *poolState, g int, ps *podState) int32 {
 			if c.eligible(n, ps) {
 				return n
 			}
+		}
+		if whole {
+			room[wi] = most
 		}
 	}
 	return -1
@@ -300,8 +338,8 @@ func (c *cycle) adjustNode(n int32, delta Resources, add bool) {
 	p.freeGPUs += max(ns.free.GPUs, 0) - max(before, 0)
 	if b0, b1 := p.bucketOf(before), p.bucketOf(ns.free.GPUs); b0 != b1 {
 		p.clearBit(b0, int(ns.pos))
-		p.setBit(b1, int(ns.pos))
+		p.setBit(b1, int(ns.pos), ns.free)
 	} else if !was.covers(ns.free) {
-		p.lowerMarks(b1, int(ns.pos)) // it has more room than before
+		p.gained(b1, int(ns.pos), ns.free)
 	}
 }

@@ -166,15 +166,7 @@ const fillChunk = 2048
 func (c *cycle) listRunning(rr *runningReport) {
 	// What started in this cycle ranks among the rest by priority: sorting only that and
 	// merging it in spares sorting again what the load sorted (runningOrder).
-	n := 0
-	for wi := range c.wls {
-		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
-			if _, _, ok := c.held(ws); ok {
-				n++
-			}
-		}
-	}
-	started := reuse(c.scratch.started, n)
+	started := reuse(c.scratch.started, len(c.pend)) // each workload with pending pods has a pendState
 	for wi := range c.wls {
 		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
 			if _, _, ok := c.held(ws); ok {
