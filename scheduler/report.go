@@ -166,12 +166,15 @@ const fillChunk = 2048
 func (c *cycle) listRunning(rr *runningReport) {
 	// What started in this cycle ranks among the rest by priority: sorting only that and
 	// merging it in spares sorting again what the load sorted (runningOrder).
+	// What started is what the cycle binds pods of (a resumed workload's are bound later).
 	started := reuse(c.scratch.started, len(c.pend)) // each workload with pending pods has a pendState
-	for wi := range c.wls {
-		if ws := &c.wls[wi]; !ws.running && ws.pendingPods > 0 {
-			if _, _, ok := c.held(ws); ok {
-				started = append(started, c.rankItemOf(int32(wi)))
-			}
+	seen := reuse(c.scratch.seen, (len(c.wls)+63)/64)[:(len(c.wls)+63)/64]
+	clear(seen)
+	c.scratch.seen = seen
+	for _, b := range c.binds {
+		if ws := &c.wls[b.wi]; !ws.running && seen[b.wi>>6]&(1<<(b.wi&63)) == 0 {
+			seen[b.wi>>6] |= 1 << (b.wi & 63)
+			started = append(started, c.rankItemOf(b.wi))
 		}
 	}
 	compareRank := c.compareRank()

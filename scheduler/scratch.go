@@ -19,6 +19,7 @@ type scratch struct {
 	queues       []int32 // the projects' queues, likewise
 	queueKeys    []queueKey
 	held         []int64
+	seen         []uint64
 	// loading's (loadWorkloads)
 	podAt, podNode, gangs []int32
 	in                    []loadIn
