@@ -18,15 +18,22 @@ func referenceConfig(running, pending int) genConfig {
 
 // benchmarkPlan reports, besides wall time, the process's CPU time per cycle (cpu-ms/op, the
 // garbage collector's included): on a machine shared with other work, wall time measures the
-// neighbours too, CPU time much less so.
+// neighbours too, CPU time much less so. It also reports the median and slowest cycle
+// (p50-ms, max-ms): the mean hides how far apart single cycles are.
 func benchmarkPlan(b *testing.B, s *Snapshot) {
 	b.ReportAllocs()
 	var p Plan
+	var cycles []time.Duration
 	cpu0 := processCPU()
 	for b.Loop() {
+		t0 := time.Now()
 		p = s.Plan()
+		cycles = append(cycles, time.Since(t0))
 	}
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	slices.Sort(cycles)
+	b.ReportMetric(float64(cycles[len(cycles)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(cycles[len(cycles)-1].Microseconds())/1000, "max-ms")
 	b.ReportMetric(float64(len(p.Binds)), "binds")
 	b.ReportMetric(float64(len(p.Evictions)), "evictions")
 }
