@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The start estimate (EstimateStarts), case by case: each names the rule or the source of the
@@ -125,4 +127,27 @@ func TestEstimate_Rules(t *testing.T) {
 				wl("a").in("p").queued(1).runtime("10m"), wl("b").in("p").queued(2).runtime("10m"), wl("c").in("p").queued(3)),
 			nil, 2, map[string]time.Time{"a": minute(70), "b": minute(80), "c": never}, map[string]string{"c": "within the next 2 ends"}},
 	})
+}
+
+// TestEstimateFromTheCallersPlan: given the snapshot's own plan (EstimateInput.First, as the
+// scheduler has it), the estimate is the one it makes planning the snapshot itself.
+func TestEstimateFromTheCallersPlan(t *testing.T) {
+	for seed := range uint64(4) {
+		s := genSnapshot(seed+1, genConfig{pools: 2, nodes: 30, gpusPerNode: 8, depts: 3, projects: 10,
+			running: 150, pending: 400, maxGang: 3, maxGPUs: 2, varied: true})
+		for i := range s.Workloads {
+			if i%3 == 0 {
+				s.Workloads[i].Annotations[AnnotationExpectedRuntime] = "30m"
+			}
+		}
+		plan := s.Plan()
+		itself := s.EstimateStarts(EstimateInput{})
+		given := s.EstimateStarts(EstimateInput{First: &plan})
+		if len(itself) == 0 {
+			t.Fatalf("seed %d: nothing estimated, the snapshot tests nothing", seed)
+		}
+		if d := cmp.Diff(itself, given); d != "" {
+			t.Errorf("seed %d: estimates from the given plan differ (-itself +given):\n%s", seed, d)
+		}
+	}
 }

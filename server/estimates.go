@@ -76,7 +76,8 @@ func (e *estimator) pass(ctx context.Context) bool {
 	if r == nil || r.View == nil || !r.At.After(e.from) {
 		return false
 	}
-	est := r.View.Snapshot.EstimateStarts(scheduler.EstimateInput{Medians: e.readMedians(ctx, r.At)})
+	// r.Plan is the cycle's plan of this very snapshot: the estimate goes on from it
+	est := r.View.Snapshot.EstimateStarts(scheduler.EstimateInput{Medians: e.readMedians(ctx, r.At), First: r.Plan})
 	if len(est) > maxEstimates {
 		e.log.Warn("too many waiting workloads to keep every start estimate", "waiting", len(est), "kept", maxEstimates)
 		for uid := range est {
