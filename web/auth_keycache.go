@@ -35,10 +35,8 @@ type cachedKey struct {
 // get returns the key if it was validated with the same secret hash within the TTL and has
 // not expired since.
 func (c *keyCache) get(id uuid.UUID, secretHash []byte, now time.Time) (store.APIKey, bool) {
-	c.mu.Lock()
-	e, ok := c.entries[id]
-	c.mu.Unlock()
-	if !ok || !now.Before(e.until) || subtle.ConstantTimeCompare(e.secretHash, secretHash) != 1 {
+	e, ok := c.entry(id, now)
+	if !ok || subtle.ConstantTimeCompare(e.secretHash, secretHash) != 1 {
 		return store.APIKey{}, false
 	}
 	return e.key, true
@@ -47,13 +45,19 @@ func (c *keyCache) get(id uuid.UUID, secretHash []byte, now time.Time) (store.AP
 // active returns the key if it was validated within the TTL and has not expired since,
 // whatever secret was checked: an access token's signature stands in for the secret.
 func (c *keyCache) active(id uuid.UUID, now time.Time) (store.APIKey, bool) {
+	e, ok := c.entry(id, now)
+	return e.key, ok
+}
+
+// entry is the cached validation of key id while it holds.
+func (c *keyCache) entry(id uuid.UUID, now time.Time) (cachedKey, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[id]
 	c.mu.Unlock()
 	if !ok || !now.Before(e.until) {
-		return store.APIKey{}, false
+		return cachedKey{}, false
 	}
-	return e.key, true
+	return e, true
 }
 
 // put remembers a key the store has just validated, until the TTL or its expiry.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -56,7 +57,7 @@ func (c *Cache) indexSettings(s *Settings) {
 	}
 	for _, t := range s.WorkloadTypes {
 		x.typeByKind[[2]string{t.Group, t.Name}] = t.Name
-		x.typeBySlug[typeSlug(t.Name)] = t.Name
+		x.typeBySlug[nativeworkload.TypeSlug(t.Name)] = t.Name
 	}
 	for _, p := range s.Projects {
 		x.projects[p.Name] = true

@@ -19,15 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
 // Labels and annotations Arbiter reads and writes.
 const (
-	LabelProject        = "arbiter.dev/project"
+	LabelProject        = nativeworkload.LabelProject // written by submissions, read here (S6)
 	LabelKAIQueue       = "kai.scheduler/queue"
 	LabelRunAIQueue     = "runai/queue"
-	LabelWorkloadType   = "arbiter.dev/workload-type"
+	LabelWorkloadType   = nativeworkload.LabelWorkloadType // its value is nativeworkload.TypeSlug (S4)
 	LabelPriority       = "priorityClassName"
 	LabelPreemptibility = "kai.scheduler/preemptibility"
 	// AnnotationSuspendedBy marks a workload Arbiter suspended (S20 suspend mode), so that only

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -104,7 +105,7 @@ func queuedAt(o *owner, fallback time.Time) time.Time {
 func workloadType(o *owner, byKind map[[2]string]string, bySlug map[string]string) string {
 	if t := o.Labels[LabelWorkloadType]; t != "" {
 		// Label values cannot hold spaces: "standard-training" names "Standard training".
-		if name, ok := bySlug[typeSlug(t)]; ok {
+		if name, ok := bySlug[nativeworkload.TypeSlug(t)]; ok {
 			return name
 		}
 		return t
@@ -114,9 +115,6 @@ func workloadType(o *owner, byKind map[[2]string]string, bySlug map[string]strin
 	}
 	return o.Kind
 }
-
-// typeSlug is a type name as a label value can hold it: lower case, spaces as dashes.
-func typeSlug(name string) string { return strings.ToLower(strings.ReplaceAll(name, " ", "-")) }
 
 // projectOf is S6: the project label on the top owner or the pod, then KAI's and Run:ai's
 // queue labels, then the project owning the namespace. A label naming no project is skipped.
