@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/prefetch"
 )
 
 // maxBinds bounds how many pods the cycle binds: pending pods, and of those that need GPUs no
@@ -34,11 +36,18 @@ func (c *cycle) advance(j int32) bool {
 	if p.next == len(p.queue) {
 		return false
 	}
-	// The new head's first pod and pending state are read when it is tried, a cache miss each
-	// at tens of thousands of workloads: reading them now lets both misses run while the fair
-	// share order is put right, instead of one after the other then.
+	// Admission is a chain: each attempt changes what the next one is. Its cache misses are
+	// paid one after another unless asked for ahead (package prefetch). The new head's first
+	// pod and pending state are asked for now, to arrive while the fair share order is put
+	// right, and so is the state of the workload behind it, read when that one becomes the
+	// head: by then about as many attempts have passed as there are projects, and a few cache
+	// lines per project stay in the cache that long.
 	ws := &c.wls[p.queue[p.next]]
-	c.touched += c.pods[ws.firstPod].req.GPUs + c.pend[ws.pend].queued
+	prefetch.Of(&c.pods[ws.firstPod])
+	prefetch.Of(&c.pend[ws.pend])
+	if p.next+1 < len(p.queue) {
+		prefetch.Of(&c.wls[p.queue[p.next+1]])
+	}
 	return true
 }
 

@@ -211,8 +211,6 @@ type cycle struct {
 	uidSkip int
 	// scratch is the memory the large arrays above are kept in from cycle to cycle
 	scratch *scratch
-	// touched sums what is read ahead of use (see advance), so that the reads are made
-	touched int64
 }
 
 // failure is what blocked a workload's last attempt, with the numbers its message needs.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/arbiterhq/arbiter/internal/english"
+	"github.com/arbiterhq/arbiter/internal/prefetch"
 	"time"
 )
 
@@ -232,7 +233,19 @@ func (c *cycle) fillRunning(rr *runningReport) {
 		if from >= len(rr.listed) {
 			return
 		}
-		for _, l := range rr.listed[from:min(to, len(rr.listed))] {
+		chunk := rr.listed[from:min(to, len(rr.listed))]
+		for i, l := range chunk {
+			// An entry reads its workload's state and, through it, the snapshot's workload,
+			// two misses one after the other, and writes a place of its own: each is asked for
+			// well ahead (package prefetch), the snapshot's workload once the state is there.
+			if i+16 < len(chunk) {
+				prefetch.Of(&c.wls[chunk[i+16].wi])
+			}
+			if i+8 < len(chunk) {
+				n := &chunk[i+8]
+				prefetch.Of(c.wls[n.wi].w)
+				prefetch.Of(&c.plan.Running[n.at])
+			}
 			ws := &c.wls[l.wi]
 			if rr.entryOf != nil {
 				rr.entryOf[l.at] = l.wi
