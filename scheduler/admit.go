@@ -348,6 +348,8 @@ func (c *cycle) bindsOut() {
 	}
 	c.plan.Binds = make([]Bind, len(c.binds))
 	for i, b := range c.binds {
+		ahead(c.binds, i, func(b *placedPod) { c.state(b.wi); prefetch.Of(&c.pods[b.pod]) },
+			func(b *placedPod) { prefetch.Of(c.wls[b.wi].w); prefetch.Of(c.pods[b.pod].pod) })
 		pod := c.pods[b.pod].pod
 		c.plan.Binds[i] = Bind{Workload: c.wls[b.wi].w.UID,
 			Pod: PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}, Node: c.nodes[b.node].node.Name}

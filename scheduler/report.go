@@ -55,7 +55,8 @@ func (c *cycle) report() {
 	for j := range c.projects {
 		p := &c.projects[j]
 		pos := 0
-		for _, wi := range p.queue {
+		for i, wi := range p.queue {
+			ahead(p.queue, i, func(wi *int32) { c.state(*wi) }, func(wi *int32) { c.pointedTo(*wi) })
 			if c.wls[wi].outcome == admitted {
 				continue
 			}
@@ -172,7 +173,11 @@ func (c *cycle) listRunning(rr *runningReport) {
 	seen := reuse(c.scratch.seen, (len(c.wls)+63)/64)[:(len(c.wls)+63)/64]
 	clear(seen)
 	c.scratch.seen = seen
-	for _, b := range c.binds {
+	for i, b := range c.binds {
+		ahead(c.binds, i, func(b *placedPod) { c.state(b.wi) }, func(b *placedPod) { prefetch.Of(c.wls[b.wi].w) })
+		if i+nearAhead/2 < len(c.binds) { // and the UID's first bytes, which the ranking reads, through that
+			prefetch.String(c.wls[c.binds[i+nearAhead/2].wi].w.UID)
+		}
 		if ws := &c.wls[b.wi]; !ws.running && seen[b.wi>>6]&(1<<(b.wi&63)) == 0 {
 			seen[b.wi>>6] |= 1 << (b.wi & 63)
 			started = append(started, c.rankItemOf(b.wi))
@@ -189,6 +194,8 @@ func (c *cycle) listRunning(rr *runningReport) {
 	listed := reuse(c.scratch.listed, len(c.runningOrder)+len(started))
 	running := c.runningOrder
 	for len(running)+len(started) > 0 {
+		ahead(running, 0, c.rankedState, c.rankedPod)
+		ahead(started, 0, c.rankedState, c.rankedPod)
 		var wi int32
 		if len(started) == 0 || len(running) > 0 && compareRank(running[0], started[0]) < 0 {
 			wi, running = running[0].wi, running[1:]
@@ -218,6 +225,10 @@ func (c *cycle) listRunning(rr *runningReport) {
 	}
 }
 
+// rankedState and rankedPod ask for what listRunning reads of a ranked workload.
+func (c *cycle) rankedState(r *rankItem) { c.state(r.wi) }
+func (c *cycle) rankedPod(r *rankItem)   { prefetch.Of(&c.pods[c.wls[r.wi].firstPod]) }
+
 func (rr *runningReport) bucketOf(ws *wlState, pool int32) int32 {
 	return (ws.project+1)*rr.nPools + pool + 1
 }
@@ -235,17 +246,9 @@ func (c *cycle) fillRunning(rr *runningReport) {
 		}
 		chunk := rr.listed[from:min(to, len(rr.listed))]
 		for i, l := range chunk {
-			// An entry reads its workload's state and, through it, the snapshot's workload,
-			// two misses one after the other, and writes a place of its own: each is asked for
-			// well ahead (package prefetch), the snapshot's workload once the state is there.
-			if i+16 < len(chunk) {
-				prefetch.Of(&c.wls[chunk[i+16].wi])
-			}
-			if i+8 < len(chunk) {
-				n := &chunk[i+8]
-				prefetch.Of(c.wls[n.wi].w)
-				prefetch.Of(&c.plan.Running[n.at])
-			}
+			// each entry also writes a place of its own in plan.Running
+			ahead(chunk, i, func(l *heldBy) { c.state(l.wi) },
+				func(l *heldBy) { prefetch.Of(c.wls[l.wi].w); prefetch.Of(&c.plan.Running[l.at]) })
 			ws := &c.wls[l.wi]
 			if rr.entryOf != nil {
 				rr.entryOf[l.at] = l.wi

@@ -14,3 +14,6 @@ import "unsafe"
 
 // Of asks for the cache line holding *p. It never faults: p may be any address.
 func Of[T any](p *T) { line(uintptr(unsafe.Pointer(p))) }
+
+// String asks for the cache line holding the start of s.
+func String(s string) { line(uintptr(unsafe.Pointer(unsafe.StringData(s)))) }
