@@ -143,11 +143,11 @@ func (c *cycle) held(ws *wlState) (pool int32, gpus int64, any bool) {
 }
 
 // heldBy is a workload that holds GPUs once the plan is carried out, in the pool of its first
-// pod, and its place in plan.Running.
+// pod, its bucket (bucketOf) and its place in plan.Running.
 type heldBy struct {
-	wi, pool int32
-	at       int32
-	gpus     int64
+	wi, pool   int32
+	bucket, at int32
+	gpus       int64
 }
 
 // runningReport is the running side of the report while it is made: listRunning orders it,
@@ -203,8 +203,9 @@ func (c *cycle) listRunning(rr *runningReport) {
 			wi, started = started[0].wi, started[1:]
 		}
 		if pool, gpus, ok := c.held(&c.wls[wi]); ok {
-			listed = append(listed, heldBy{wi: wi, pool: pool, gpus: gpus})
-			first[rr.bucketOf(&c.wls[wi], pool)+1]++
+			b := rr.bucketOf(&c.wls[wi], pool)
+			listed = append(listed, heldBy{wi: wi, pool: pool, bucket: b, gpus: gpus})
+			first[b+1]++
 		}
 	}
 	c.scratch.listed = listed
@@ -214,9 +215,8 @@ func (c *cycle) listRunning(rr *runningReport) {
 	copy(next, first)
 	for i := range listed {
 		l := &listed[i]
-		b := rr.bucketOf(&c.wls[l.wi], l.pool)
-		l.at = next[b]
-		next[b]++
+		l.at = next[l.bucket]
+		next[l.bucket]++
 	}
 	rr.listed, rr.first = listed, first
 	c.plan.Running = make([]RunningWorkload, len(listed))

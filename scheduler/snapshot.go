@@ -40,12 +40,12 @@ func (r Resources) sub(o Resources) Resources {
 	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.GPUs - o.GPUs, r.Pods - o.Pods}
 }
 
-// covers reports whether r is at least o in every dimension.
 // most is, of each resource, the larger amount.
 func (r Resources) most(o Resources) Resources {
 	return Resources{max(r.MilliCPU, o.MilliCPU), max(r.Memory, o.Memory), max(r.GPUs, o.GPUs), max(r.Pods, o.Pods)}
 }
 
+// covers reports whether r is at least o in every dimension.
 func (r Resources) covers(o Resources) bool {
 	return r.MilliCPU >= o.MilliCPU && r.Memory >= o.Memory && r.GPUs >= o.GPUs && r.Pods >= o.Pods
 }

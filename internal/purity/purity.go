@@ -15,20 +15,20 @@ import (
 var ioPackages = []string{"os", "os/exec", "os/signal", "net", "database/sql", "log", "log/slog",
 	"io/ioutil", "path/filepath", "io/fs", "crypto/tls", "plugin"}
 
-// Internal are the project's own packages a decision package may use: english, its grammar
+// ownPure are the project's own packages a decision package may use: english, its grammar
 // for sentences (Plural), and prefetch, a hint to the processor's caches. Both are pure and
 // use the standard library only.
-var Internal = []string{"github.com/arbiterhq/arbiter/internal/english", "github.com/arbiterhq/arbiter/internal/prefetch"}
+var ownPure = []string{"github.com/arbiterhq/arbiter/internal/english", "github.com/arbiterhq/arbiter/internal/prefetch"}
 
 // Impure returns the dependencies that break purity: anything outside the standard library
 // (its first path element has a dot) and the standard packages that do I/O, except those
-// allowed and Internal.
+// allowed and ownPure.
 func Impure(deps, allowed []string) []string {
 	var bad []string
 	for _, d := range deps {
 		first, _, _ := strings.Cut(d, "/")
 		switch {
-		case slices.Contains(allowed, d), slices.Contains(Internal, d):
+		case slices.Contains(allowed, d), slices.Contains(ownPure, d):
 		case strings.Contains(first, "."):
 			bad = append(bad, d)
 		case slices.Contains(ioPackages, d), strings.HasPrefix(d, "net/"):
