@@ -39,6 +39,7 @@ type Config struct {
 	SessionLifetime  time.Duration
 	TrustedProxies   string // comma-separated CIDRs whose X-Forwarded-For/-Proto are believed
 	Demo             bool
+	DemoSeed         uint64 // the demo mix's seed; 0 draws one from the clock
 	LeaderElect      bool
 	MetricsAddr      string // a listener of its own for /metrics; empty: on Addr beside the console
 	// Leader election (server/leader.go; docs/operations.md "High availability").
@@ -79,6 +80,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.SessionLifetime, "session-lifetime", 12*time.Hour, "sign out this long after signing in, whatever the activity")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; empty trusts none")
 	fs.BoolVar(&c.Demo, "demo", false, "demo node pools, departments, projects and workloads")
+	fs.Uint64Var(&c.DemoSeed, "demo-seed", 0, "seed of the demo's workload mix, so that two runs submit the same jobs; 0 draws one from the clock (logged)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run the scheduler loop only while holding the lease (on by default in a cluster)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "address /metrics (Prometheus) listens on by itself; empty serves it on --addr")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; empty: the pod's own namespace in a cluster, else default")

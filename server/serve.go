@@ -95,7 +95,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		sched, schedDone = run.sched, run.done
 		defer func() { stopSched(); <-schedDone }()
 		if c.Demo {
-			defer demo.Start(schedCtx, kubeConfig, c.SchedulerName, log)()
+			defer demo.Start(schedCtx, kubeConfig, c.SchedulerName, c.DemoSeed, log)()
 		}
 	} else {
 		defer stopSched()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,7 +145,7 @@ func TestDemoRunner(t *testing.T) {
 	runFor := func(d time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		r := &demoRunner{client: client, schedulerName: "arbiter", log: log, rng: rand.New(rand.NewPCG(3, 4))}
+		r := &demoRunner{client: client, schedulerName: "arbiter", log: log, mix: NewMix(3, time.Now())}
 		if err := r.run(ctx, 10*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
@@ -170,5 +171,44 @@ func TestDemoRunner(t *testing.T) {
 	jobs, _ = client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
 	if more := len(jobs.Items) - before; more >= len(demoFirst) || gpus >= demoHighGPUs && more > 0 {
 		t.Errorf("a restart submitted %d more jobs while %d GPUs were outstanding", more, gpus)
+	}
+}
+
+// One seed, one mix: two mixes of the same seed submit the same jobs at each tick, given the
+// same cluster; another seed submits others.
+func TestMixIsItsSeed(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	describe := func(seed uint64) []string {
+		m := NewMix(seed, start)
+		var jobs []batchv1.Job
+		var out []string
+		add := func(js []*batchv1.Job) {
+			for _, j := range js {
+				jobs = append(jobs, *j)
+				c := j.Spec.Template.Spec.Containers[0]
+				gpus := c.Resources.Requests["nvidia.com/gpu"]
+				out = append(out, fmt.Sprintf("%s %s %d×%s %s", j.Namespace, j.GenerateName, *j.Spec.Parallelism, gpus.String(),
+					j.Spec.Template.Annotations["arbiter.dev/run-seconds"]))
+			}
+		}
+		add(m.First(nil, "arbiter"))
+		for i := range 200 {
+			// finish the oldest job now and then, so that the mix keeps submitting
+			if i%2 == 0 && len(jobs) > 0 {
+				jobs = jobs[1:]
+			}
+			add(m.Tick(start.Add(time.Duration(i)*3*time.Second), jobs, "arbiter"))
+		}
+		return out
+	}
+	a, b, other := describe(7), describe(7), describe(8)
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("two mixes of seed 7 differ (-first +second):\n%s", d)
+	}
+	if cmp.Equal(a, other) {
+		t.Errorf("seeds 7 and 8 submitted the same %d jobs", len(a))
+	}
+	if len(a) < 50 {
+		t.Errorf("only %d jobs in 10 minutes", len(a))
 	}
 }

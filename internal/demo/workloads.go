@@ -188,15 +188,67 @@ func jobFinished(j *batchv1.Job) bool {
 	return false
 }
 
+// Mix decides what the demo submits and when: the first batch on a cluster without demo Jobs
+// (or as much of it as tops up what an earlier run left), then at each tick a few jobs while
+// less than demoLowGPUs are outstanding, now and then one between the marks, and an urgent job
+// every minute or so. Its randomness comes from its seed alone, so that two runs with one seed
+// (--demo-seed) submit the same jobs in the same order, and a simulation can replay the demo.
+type Mix struct {
+	rng        *rand.Rand
+	nextUrgent time.Time
+	urgent     int
+}
+
+// NewMix returns the demo's mix for a seed, starting at start.
+func NewMix(seed uint64, start time.Time) *Mix {
+	return &Mix{rng: rand.New(rand.NewPCG(seed, seed>>1)), nextUrgent: start.Add(40 * time.Second)}
+}
+
+// First is the first batch, given the demo Jobs the cluster holds.
+func (m *Mix) First(jobs []batchv1.Job, schedulerName string) []*batchv1.Job {
+	var out []*batchv1.Job
+	pods, gpus := outstanding(jobs)
+	for _, j := range demoFirst {
+		if gpus >= demoLowGPUs || pods >= demoMaxPods {
+			break
+		}
+		out = append(out, j.object(schedulerName))
+		pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
+	}
+	return out
+}
+
+// Tick is what one tick at now submits, given the demo Jobs the cluster holds.
+func (m *Mix) Tick(now time.Time, jobs []batchv1.Job, schedulerName string) []*batchv1.Job {
+	pods, gpus := outstanding(jobs)
+	if now.After(m.nextUrgent) {
+		j := demoUrgent[m.urgent%len(demoUrgent)]
+		m.urgent++
+		m.nextUrgent = now.Add(time.Duration(50+m.rng.IntN(40)) * time.Second)
+		return []*batchv1.Job{j.object(schedulerName)}
+	}
+	if pods >= demoMaxPods || gpus >= demoHighGPUs {
+		return nil
+	}
+	// Below the low mark, catch up a few jobs at a time; between the marks, now and then.
+	var out []*batchv1.Job
+	for n := 0; n < 3 && pods < demoMaxPods && (gpus < demoLowGPUs || n == 0 && m.rng.IntN(3) == 0); n++ {
+		j := drawDemoJob(m.rng)
+		out = append(out, j.object(schedulerName))
+		pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
+	}
+	return out
+}
+
 // Start runs the demo trickle, its pods for schedulerName, until ctx ends or the returned stop
-// is called (which waits for it).
-func Start(ctx context.Context, cfg *rest.Config, schedulerName string, log *slog.Logger) (stop func()) {
+// is called (which waits for it). A seed of 0 draws one from the clock (and logs it).
+func Start(ctx context.Context, cfg *rest.Config, schedulerName string, seed uint64, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := runDemoWorkloads(ctx, cfg, schedulerName, log); err != nil && ctx.Err() == nil {
+		if err := runDemoWorkloads(ctx, cfg, schedulerName, seed, log); err != nil && ctx.Err() == nil {
 			log.Warn("demo workloads stopped", "err", err)
 		}
 	}()
@@ -207,17 +259,20 @@ type demoRunner struct {
 	client        kubernetes.Interface
 	schedulerName string
 	log           *slog.Logger
-	rng           *rand.Rand
+	mix           *Mix
+	seed          uint64
 	failures      int
 }
 
-func runDemoWorkloads(ctx context.Context, cfg *rest.Config, schedulerName string, log *slog.Logger) error {
+func runDemoWorkloads(ctx context.Context, cfg *rest.Config, schedulerName string, seed uint64, log *slog.Logger) error {
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		return err
 	}
-	seed := uint64(time.Now().UnixNano())
-	d := &demoRunner{client: client, schedulerName: schedulerName, log: log, rng: rand.New(rand.NewPCG(seed, seed>>1))}
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	d := &demoRunner{client: client, schedulerName: schedulerName, log: log, mix: NewMix(seed, time.Now()), seed: seed}
 	return d.run(ctx, 3*time.Second)
 }
 
@@ -238,21 +293,12 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 	if err != nil {
 		return err
 	}
-	// The first batch, or as much of it as tops up what an earlier run left.
-	pods, gpus := outstanding(jobs)
-	for _, j := range demoFirst {
-		if gpus >= demoLowGPUs || pods >= demoMaxPods {
-			break
-		}
-		if d.submit(ctx, j) {
-			pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
-		}
-	}
-	d.log.Info("demo workloads are trickling in", "projects", len(demoProjects), "namespaces", "vision, nlp, speech, search, ads")
+	d.submitAll(ctx, d.mix.First(jobs, d.schedulerName))
+	d.log.Info("demo workloads are trickling in", "projects", len(demoProjects), "namespaces", "vision, nlp, speech, search, ads",
+		"seed", d.seed)
 
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	nextUrgent, urgent := time.Now().Add(40*time.Second), 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -264,23 +310,15 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 			d.warn(ctx, "listing demo jobs", err)
 			continue
 		}
-		pods, gpus := outstanding(jobs)
-		if time.Now().After(nextUrgent) {
-			d.submit(ctx, demoUrgent[urgent%len(demoUrgent)])
-			urgent++
-			nextUrgent = time.Now().Add(time.Duration(50+d.rng.IntN(40)) * time.Second)
-			continue
-		}
-		if pods >= demoMaxPods || gpus >= demoHighGPUs {
-			continue
-		}
-		// Below the low mark, catch up a few jobs at a time; between the marks, now and then.
-		for n := 0; n < 3 && pods < demoMaxPods && (gpus < demoLowGPUs || n == 0 && d.rng.IntN(3) == 0); n++ {
-			j := drawDemoJob(d.rng)
-			if !d.submit(ctx, j) {
-				break
-			}
-			pods, gpus = pods+int(j.pods), gpus+int64(j.pods)*j.gpus
+		d.submitAll(ctx, d.mix.Tick(time.Now(), jobs, d.schedulerName))
+	}
+}
+
+// submitAll submits jobs in order, stopping at the first refusal.
+func (d *demoRunner) submitAll(ctx context.Context, jobs []*batchv1.Job) {
+	for _, j := range jobs {
+		if !d.submit(ctx, j) {
+			return
 		}
 	}
 }
@@ -293,14 +331,14 @@ func (d *demoRunner) jobs(ctx context.Context) ([]batchv1.Job, error) {
 	return list.Items, nil
 }
 
-func (d *demoRunner) submit(ctx context.Context, j demoJob) bool {
-	created, err := d.client.BatchV1().Jobs(j.project).Create(ctx, j.object(d.schedulerName), metav1.CreateOptions{})
+func (d *demoRunner) submit(ctx context.Context, j *batchv1.Job) bool {
+	created, err := d.client.BatchV1().Jobs(j.Namespace).Create(ctx, j, metav1.CreateOptions{})
 	if err != nil {
 		d.warn(ctx, "submitting a demo job", err)
 		return false
 	}
 	d.failures = 0
-	d.log.Debug("demo job submitted", "job", j.project+"/"+created.Name, "pods", j.pods, "gpusPerPod", j.gpus, "priority", j.priority)
+	d.log.Debug("demo job submitted", "job", j.Namespace+"/"+created.Name)
 	return true
 }
 
