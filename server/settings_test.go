@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/arbiterhq/arbiter/internal/demo"
 	"github.com/arbiterhq/arbiter/internal/devcluster"
@@ -71,5 +74,22 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	}
 	if got := projects["vision"].NodePools; len(got) < 2 || got[0] != "a100" || got[1] != "h100" {
 		t.Errorf("vision tries pools %v, want a100, h100 first", got)
+	}
+
+	// The simulation's copy of the organization (demo.Organization) is what was seeded.
+	simPools, simDepartments, simProjects := demo.Organization()
+	seeded := s.Projects
+	for i := range seeded {
+		seeded[i].NodePools = nil // the simulation's projects try every pool, by name, as these do
+	}
+	if d := cmp.Diff(simProjects, seeded); d != "" {
+		t.Errorf("demo.Organization's projects are not the seeded ones (-simulated +seeded):\n%s", d)
+	}
+	if d := cmp.Diff(simDepartments, s.Departments); d != "" {
+		t.Errorf("demo.Organization's departments are not the seeded ones (-simulated +seeded):\n%s", d)
+	}
+	labelled := slices.DeleteFunc(slices.Clone(s.NodePools), func(p scheduler.NodePool) bool { return p.LabelKey == "" })
+	if d := cmp.Diff(simPools, labelled); d != "" {
+		t.Errorf("demo.Organization's node pools are not the seeded ones (-simulated +seeded):\n%s", d)
 	}
 }

@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -160,4 +163,52 @@ func SeedOrganization(ctx context.Context, st *store.Store) (created int, err er
 		return created, fmt.Errorf("demo organization: %w", errors.Join(errs...))
 	}
 	return created, nil
+}
+
+// Organization is the demo organization as a scheduling snapshot holds it once seeded: its
+// node pools, departments and projects (each project owns the namespace of its name), for a
+// simulation that replays the demo without a database (scheduler/kube's thrash simulation).
+// The seeded organization and this one come from the same tables above.
+func Organization() (pools []scheduler.NodePool, departments []scheduler.Department, projects []scheduler.Project) {
+	for _, p := range demoPools {
+		pools = append(pools, scheduler.NodePool{Name: p.name, LabelKey: devcluster.LabelNodePool, LabelValue: p.name,
+			Placement: scheduler.Placement(p.placement)})
+	}
+	quotas := func(qs []demoQuota) map[string]scheduler.Quota {
+		out := map[string]scheduler.Quota{}
+		for _, q := range qs {
+			limit := int64(q.limit)
+			if q.limit < 0 {
+				limit = scheduler.NoLimit
+			}
+			out[q.pool] = scheduler.Quota{Deserved: int64(q.deserved), Limit: limit, OverQuotaWeight: int64(q.weight)}
+		}
+		return out
+	}
+	for _, d := range demoDepartments {
+		departments = append(departments, scheduler.Department{Name: d.name, Quotas: quotas(d.quotas), PriorityPolicy: scheduler.Fence})
+	}
+	for _, p := range demoProjects {
+		pol := p.policy
+		projects = append(projects, scheduler.Project{Name: p.name, Department: p.department, Quotas: quotas(p.quotas),
+			Policy: scheduler.Policy{
+				ForbidPriorityChange:       pol.AllowPriorityChange.Set && !*pol.AllowPriorityChange.Value,
+				ForbidPreemptibilityChange: pol.AllowPreemptibilityChange.Set && !*pol.AllowPreemptibilityChange.Value,
+				PreemptionOrder:            scheduler.PreemptionOrder(valueOr(pol.PreemptionOrder, string(scheduler.OldestFirst))),
+				PreemptionMode:             scheduler.PreemptionMode(valueOr(pol.PreemptionMode, string(scheduler.Terminate))),
+				MinRuntimeSeconds:          int64(valueOr(pol.MinRuntimeSeconds, 0)),
+				Queueing:                   scheduler.Queueing(valueOr(pol.Queueing, string(scheduler.BestEffort))),
+			}, PriorityPolicy: scheduler.Fence})
+	}
+	// by name, as a snapshot lists them
+	slices.SortFunc(departments, func(a, b scheduler.Department) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(projects, func(a, b scheduler.Project) int { return strings.Compare(a.Name, b.Name) })
+	return pools, departments, projects
+}
+
+func valueOr[T any](o store.Optional[T], zero T) T {
+	if o.Set && o.Value != nil {
+		return *o.Value
+	}
+	return zero
 }
