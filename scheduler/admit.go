@@ -54,11 +54,13 @@ func (c *cycle) advance(j int32) bool {
 // admit is phase 4.
 func (c *cycle) admit() {
 	c.binds = reuse(c.scratch.binds, c.maxBinds())
-	// Workloads for which an earlier cycle evicted go first, onto free capacity only, so that
-	// what was freed for them is theirs (S19).
+	c.claimHeads()
+	// Workloads for which an earlier cycle evicted, or that it resumed, go first, onto free
+	// capacity only, with what was set aside for them given back: it is theirs (S19).
 	for j := range c.projects {
 		for _, wi := range c.projects[j].queue {
 			if ws := &c.wls[wi]; ws.w.Nominated && !ws.waitEvictions && ws.outcome == waiting {
+				c.giveBack(wi)
 				c.attempt(wi, false)
 			}
 		}
@@ -90,6 +92,13 @@ func (c *cycle) blockBehind(j, head int32) {
 // unit, otherwise pod by pod. With allowEvict it may reclaim and preempt (S18).
 func (c *cycle) attempt(wi int32, allowEvict bool) {
 	ws := &c.wls[wi]
+	if ws.evicted || ws.w.PreemptedBy != "" {
+		// A workload of pods placed one by one, running some and waiting with others, that
+		// this cycle or an earlier one evicts: placing its others now would leave it
+		// running, and its preemptor waiting for it for ever (S19); nor does it evict.
+		*c.failOf(ws) = failure{reason: InsufficientCapacity, pool: -1}
+		return
+	}
 	if c.isExtra(ws) {
 		if !c.extrasMayGo(wi) {
 			ws.outcome, *c.failOf(ws) = skipped, failure{reason: InsufficientCapacity, pool: -1}
@@ -124,6 +133,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 		reserved = reserved || evicted
 		i += n
 	}
+	c.admittedClaimant(wi)
 	switch {
 	case reserved:
 		ws.outcome = reservedBehindEvictions
@@ -183,6 +193,9 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 		f.reason = NoMatchingNodes // the project may use no node pool at all
 	}
 	*c.failOf(ws) = f
+	if allowEvict && f.reason == InsufficientCapacity {
+		c.claimPools(wi, unit)
+	}
 	return false, false
 }
 
@@ -196,7 +209,7 @@ func (c *cycle) placeIn(wi int32, unit []int32, pool int32, f *failure) bool {
 		}
 	}
 	gpus := c.unitGPUs(unit)
-	if !c.quotaAllows(wi, pool, gpus, f) {
+	if !c.quotaAllows(wi, pool, gpus, f) || c.heldBack(wi, pool, gpus, f) {
 		return false
 	}
 	if free := c.pools[pool].freeGPUs; gpus > free {
@@ -284,6 +297,7 @@ func (c *cycle) commit(wi int32, mark int) {
 				mode = Terminate // replicas beyond a minimum go one by one (S26)
 			}
 			c.evictedOrder = append(c.evictedOrder, o.id)
+			c.noteEvicted(o.id)
 			if c.isExtra(v) && c.addToEviction(v, ws.w.UID, o.rule) {
 				continue
 			}

@@ -319,7 +319,7 @@ func resume(name, project string, gpus int64) Resume {
 }
 
 // checkPlan compares whole plans. Sections the expectation leaves nil (Running, Projects,
-// Departments, Warnings, NodePools) are not compared; pending workloads' priority, preemptibility,
+// Departments, Warnings, NodePools, Reservations) are not compared; pending workloads' priority, preemptibility,
 // requested GPUs and message are compared only where the expectation gives a message.
 func checkPlan(t *testing.T, got, want Plan) {
 	t.Helper()
@@ -337,6 +337,9 @@ func checkPlan(t *testing.T, got, want Plan) {
 	}
 	if want.NodePools == nil {
 		got.NodePools = nil
+	}
+	if want.Reservations == nil {
+		got.Reservations = nil
 	}
 	opts := []cmp.Option{cmpopts.EquateEmpty()}
 	detailed := false

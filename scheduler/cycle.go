@@ -30,6 +30,7 @@ func (s *Snapshot) plan(report bool) Plan {
 	c.order()    // phase 3
 	<-ranked
 	c.admit() // phase 4
+	c.reservationsOut()
 	if report {
 		c.report() // phase 5 (it writes the binds out beside the running report)
 	} else {
@@ -209,6 +210,20 @@ type cycle struct {
 	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
 	// that UIDs made of a common prefix and a name are told apart without comparing strings.
 	uidSkip int
+	// reservations are the snapshot's reservations this cycle holds, reservationOf those of
+	// workloads in the snapshot by workload (reserve.go)
+	reservations  []heldReservation
+	reservationOf map[int32]int32
+	// claims are, by pool, the waiting workloads that hold what they may evict off it for the
+	// rest of the cycle (claim.go); nil until the first
+	claims        []poolClaims
+	claimedBy     []bool                   // by project*pools+pool: see claimedPool
+	inQuotaClaims map[int32][]inQuotaClaim // by claimant: see admittedClaimant
+	// terminating and borrowed are, by pool, the GPUs of pods terminating at the snapshot and
+	// those projects borrow; nil until asked (claim.go)
+	terminating, borrowed []int64
+	evictedGPUs           []int64 // by pool, of the workloads this plan evicts so far (noteEvicted)
+	claimBuf              []int32
 	// scratch is the memory the large arrays above are kept in from cycle to cycle
 	scratch *scratch
 }
@@ -221,8 +236,10 @@ type failure struct {
 	dept   bool  // the department's quota, not the project's, was the bound
 	amount int64 // what it would use / ask for
 	bound  int64 // the limit, deserved quota or free GPUs it met
-	// head is the strict queue's blocked head (BehindStrictHead)
+	// head is the strict queue's blocked head (BehindStrictHead), or with held the workload
+	// that claimed the pool (InsufficientCapacity; claim.go)
 	head int32
+	held bool
 	// delay says that evictions were held back (S27) and until when (Unix nanoseconds)
 	delay delayKind
 	until int64

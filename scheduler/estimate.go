@@ -142,6 +142,10 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 				}
 			}
 			started := sim.apply(&plan, t)
+			// The simulation carries a plan out at once (victims gone, pods made), and the
+			// workloads reserved for are tried first in the next cycle: reservations, which
+			// bridge the seconds that takes in the cluster, have done their work.
+			sim.s.Reservations = nil
 			if first && round == 0 {
 				// what the first cycle admits waits too, for seconds
 				for _, uid := range started {

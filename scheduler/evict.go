@@ -35,6 +35,23 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 	return false
 }
 
+// placedNow reports whether more of a running workload was placed in this cycle (pods placed
+// one by one): it is not evicted in the same cycle, which would leave those pods running.
+func (c *cycle) placedNow(v *wlState) bool {
+	if v.outcome == admitted || v.outcome == reservedBehindEvictions {
+		return true
+	}
+	if v.pendingPods == 0 {
+		return false
+	}
+	for k := v.firstPod; k < v.firstPod+v.pods; k++ { // some placed, the attempt failed later
+		if ps := &c.pods[k]; !ps.bound && ps.node >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // mayReclaimFrom reports whether project k's borrowed work in the pool may be reclaimed for
 // a workload of project j: k borrows, and across departments k's department borrows too.
 func (c *cycle) mayReclaimFrom(k, j, pool int32, deptInQuota bool) bool {
@@ -102,7 +119,7 @@ func (c *cycle) borrowedTail(k, pool int32) int32 {
 		if !v.preemptible {
 			return -1 // non-preemptible work ranks first: nothing earlier may go
 		}
-		if !v.terminating && !c.reclaimRuntimeLeft(v) {
+		if !v.terminating && !c.placedNow(v) && !c.reclaimRuntimeLeft(v) {
 			return ranked[i]
 		}
 		// terminating work is going anyway; young work stays (S27) but earlier borrowed
@@ -149,7 +166,7 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		freed := c.pools[pool].freeGPUs
 		for _, v := range proj.ranked[pool] {
 			vs := &c.wls[v]
-			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.minRuntimeLeft(vs) {
+			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.placedNow(vs) || c.minRuntimeLeft(vs) {
 				continue
 			}
 			cands = append(cands, v)

@@ -26,6 +26,7 @@ func (c *cycle) load(s *Snapshot) {
 	nodeIdx := c.loadNodes(s)
 	c.loadOrg(s, poolIdx)
 	c.loadWorkloads(s, nodeIdx)
+	c.loadReservations(s, nodeIdx)
 	c.buildBuckets()
 }
 
@@ -384,13 +385,21 @@ func (c *cycle) loadPod(wi int32, pod *Pod, n int32) {
 // account adds GPUs (negative to take them away) to the workload's project and department in a pool.
 func (c *cycle) account(wi, pool int32, gpus int64) {
 	ws := &c.wls[wi]
-	if pool < 0 || ws.project < 0 {
+	if ws.project < 0 {
 		return
 	}
-	for _, g := range [2]*group{&c.projects[ws.project].group, &c.depts[ws.dept].group} {
+	c.accountTo(ws.project, ws.dept, ws.preemptible, pool, gpus)
+}
+
+// accountTo adds GPUs to a project's and its department's allocation in a pool.
+func (c *cycle) accountTo(project, dept int32, preemptible bool, pool int32, gpus int64) {
+	if pool < 0 {
+		return
+	}
+	for _, g := range [2]*group{&c.projects[project].group, &c.depts[dept].group} {
 		sh := &g.shares[pool]
 		sh.alloc += gpus
-		if !ws.preemptible {
+		if !preemptible {
 			sh.allocNP += gpus
 		}
 	}

@@ -87,6 +87,24 @@ type Resume struct {
 	GPUs      int64
 }
 
+// Reservation is capacity set aside for a workload that cannot take it at once: a preemptor
+// whose victims still hold their nodes, or a resumed workload whose controller has yet to make
+// its pods (S19). A plan lists those it makes; the caller gives them back in each later
+// snapshot until the workload's pods are bound (or the workload is gone), and no other
+// workload is placed on them meanwhile.
+type Reservation struct {
+	Workload       string // UID
+	Project        string
+	NonPreemptible bool
+	Pods           []ReservedPod
+}
+
+// ReservedPod is where one of a reservation's pods goes, and what it asks for there.
+type ReservedPod struct {
+	Node     string
+	Requests Resources
+}
+
 // PendingWorkload is a workload that waits, and why (S23).
 type PendingWorkload struct {
 	Workload       string // UID
@@ -147,13 +165,15 @@ type NodePoolStatus struct {
 
 // Plan is the outcome of one scheduling cycle.
 type Plan struct {
-	Binds       []Bind
-	Evictions   []Eviction
-	Resumes     []Resume
-	Pending     []PendingWorkload // by project, then queue position
-	Running     []RunningWorkload // by project, node pool, then rank (section 8 of the contract)
-	Warnings    []Warning         // by workload UID
-	Projects    []QueueStatus     // by project, then node pool
-	Departments []QueueStatus     // by department, then node pool
-	NodePools   []NodePoolStatus  // every node pool, by name
+	Binds     []Bind
+	Evictions []Eviction
+	Resumes   []Resume
+	// Reservations made in this plan (by workload UID); see Reservation.
+	Reservations []Reservation
+	Pending      []PendingWorkload // by project, then queue position
+	Running      []RunningWorkload // by project, node pool, then rank (section 8 of the contract)
+	Warnings     []Warning         // by workload UID
+	Projects     []QueueStatus     // by project, then node pool
+	Departments  []QueueStatus     // by department, then node pool
+	NodePools    []NodePoolStatus  // every node pool, by name
 }

@@ -168,6 +168,14 @@ func checkInvariants(s *Snapshot, p *Plan) error {
 			evicted[e.Workload] = true
 		}
 	}
+	// S19 over time: a workload this plan evicts gets none of its pods placed by it, which
+	// would leave it running and its preemptor waiting for it (replicas beyond a minimum
+	// excepted: their minimum runs on, S26)
+	for _, b := range p.Binds {
+		if evicted[b.Workload] {
+			return fmt.Errorf("%s is evicted and has pod %s bound in the same plan", b.Workload, b.Pod.Name)
+		}
+	}
 	boundPods := map[string]bool{}
 	for _, w := range wls {
 		if !w.alive {

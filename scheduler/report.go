@@ -362,6 +362,10 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 			" of non-preemptible work in pool " + pool + ", deserved " + strconv.FormatInt(f.bound, 10) +
 			"; submit it as preemptible or wait for other non-preemptible work to finish."
 	case InsufficientCapacity:
+		if f.held {
+			return "Held back in pool " + pool + " for " + c.wls[f.head].w.Name + ", which waits for capacity there and " + c.heldWhy(ws, f.head) +
+				"; it starts once that one has started, or when more capacity is free."
+		}
 		if pool == "" {
 			return "Not enough free capacity for " + gpus(e.RequestedGPUs) + "; it starts when other work finishes."
 		}
@@ -384,6 +388,14 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 			", which cannot start yet; it starts after that one does."
 	}
 	return string(f.reason)
+}
+
+// heldWhy says why a workload held back for another would be evicted by it once running.
+func (c *cycle) heldWhy(ws *wlState, by int32) string {
+	if c.wls[by].project == ws.project {
+		return "would preempt it (higher priority in its project, S16)"
+	}
+	return "would reclaim it (inside its deserved quota, S17)"
 }
 
 // delayNote adds to a waiting workload's sentence why nothing was evicted for it yet (S27).

@@ -322,4 +322,6 @@ type Snapshot struct {
 	Departments   []Department
 	Projects      []Project
 	Workloads     []Workload
+	// Reservations are those of earlier plans still in force (reserve.go, S19).
+	Reservations []Reservation
 }

@@ -283,10 +283,9 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 			return fmt.Errorf("namespace %s: %w", p.name, err)
 		}
 	}
-	for _, dep := range demoDeployments {
-		obj := demoDeployment(dep.project, dep.name, dep.replicas, dep.gpus, d.schedulerName)
-		if _, err := d.client.AppsV1().Deployments(dep.project).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("deployment %s/%s: %w", dep.project, dep.name, err)
+	for _, obj := range Deployments(d.schedulerName) {
+		if _, err := d.client.AppsV1().Deployments(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("deployment %s/%s: %w", obj.Namespace, obj.Name, err)
 		}
 	}
 	jobs, err := d.jobs(ctx)
@@ -351,4 +350,13 @@ func (d *demoRunner) warn(ctx context.Context, what string, err error) {
 	if d.failures == 1 || d.failures%20 == 0 {
 		d.log.Warn("demo: "+what, "err", err, "failures", d.failures)
 	}
+}
+
+// Deployments are the demo's inference services, as it creates them.
+func Deployments(schedulerName string) []*appsv1.Deployment {
+	out := make([]*appsv1.Deployment, 0, len(demoDeployments))
+	for _, dep := range demoDeployments {
+		out = append(out, demoDeployment(dep.project, dep.name, dep.replicas, dep.gpus, schedulerName))
+	}
+	return out
 }

@@ -43,7 +43,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		_, m := view.Workload(uid)
 		return m
 	}
-	now := time.Now()
+	now := s.clock()
 	phaseCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	g, gctx := errgroup.WithContext(phaseCtx)
@@ -104,6 +104,12 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				return nil
 			})
 		}
+	}
+	// What the plan set aside is kept from everyone else until its workload is bound (S19),
+	// whatever becomes of the calls below: a failed eviction or resume lets the reservation
+	// lapse with its nomination.
+	for _, r := range plan.Reservations {
+		s.cache.Reserve(r, now)
 	}
 	for _, r := range plan.Resumes {
 		m := meta(r.Workload)

@@ -57,6 +57,10 @@ type Cache struct {
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
 	nominated map[string]time.Time
+	// reserved is capacity set aside for workloads that cannot take it at once (S19): a
+	// preemptor's place while its victims terminate, a resumed workload's while its pods are
+	// made. Each snapshot carries them; Settle ends them (inflight.go).
+	reserved map[string]reservation
 	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report
 	// one; an entry goes with its workload.
 	boundAt map[string]time.Time
@@ -93,6 +97,7 @@ func NewCache(schedulerName string) *Cache {
 		evicting:      map[string]string{},
 		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
+		reserved:      map[string]reservation{},
 		boundAt:       map[string]time.Time{},
 		members:       map[types.UID]map[types.UID]*podEntry{},
 		byController:  map[types.UID]map[types.UID]*podEntry{},

@@ -74,6 +74,21 @@ func (c *Cache) Nominate(workload string, now time.Time) {
 	c.mu.Unlock()
 }
 
+// reservation is a plan's reservation and when it was last needed: made, or its workload
+// still waiting for evictions made for it.
+type reservation struct {
+	scheduler.Reservation
+	since time.Time
+}
+
+// Reserve keeps capacity a plan set aside for a workload until its pods are bound (S19); a
+// later reservation for the same workload replaces it.
+func (c *Cache) Reserve(r scheduler.Reservation, now time.Time) {
+	c.mu.Lock()
+	c.reserved[r.Workload] = reservation{Reservation: r, since: now}
+	c.mu.Unlock()
+}
+
 // MarkBound records when Arbiter bound a workload's pods.
 func (c *Cache) MarkBound(workload string, at time.Time) {
 	c.mu.Lock()
@@ -97,8 +112,9 @@ func (c *Cache) SetScheduledReason(pod types.UID, reason string) {
 
 // Settle moves the eviction marks on (S19), once per cycle before its snapshot: a victim stays
 // marked while any of its pods still hold resources; once none does, its preemptor is
-// nominated. A nomination ends when its workload runs, or when nominationTTL passes without
-// the workload's pods appearing.
+// nominated. A nomination ends when its workload's pods are all bound (a workload of pods
+// placed one by one may run some while the rest wait for their victims), or when
+// nominationTTL passes without the workload's pods appearing.
 //
 // A victim holds resources exactly when its workload is Running: a workload built from pods
 // runs as soon as one of them is on a node, and one built from a suspended owner's template
@@ -122,10 +138,59 @@ func (c *Cache) Settle(now time.Time) {
 	}
 	for uid, since := range c.nominated {
 		_, present := c.built[types.UID(uid)]
-		if c.running(uid) || !present && now.Sub(since) > nominationTTL {
+		if c.allBound(uid) || !present && now.Sub(since) > nominationTTL {
 			delete(c.nominated, uid)
 		}
 	}
+	c.settleReservations(now)
+}
+
+// settleReservations ends the reservations whose work is done: the workload's pods are all
+// bound, or it neither waits for evictions made for it nor is nominated, or it has been
+// nominated for reservationTTL without its pods being bound (the capacity goes back to
+// everyone). A workload of several pods placed one by one may run with some of them while the
+// others wait for their victims: its reservation lasts until they are bound too.
+func (c *Cache) settleReservations(now time.Time) {
+	if len(c.reserved) == 0 {
+		return
+	}
+	waiting := map[string]bool{}
+	for _, preemptor := range c.evicting {
+		waiting[preemptor] = true
+	}
+	for _, ev := range c.evictingPods {
+		waiting[ev.preemptor] = true
+	}
+	for uid, r := range c.reserved {
+		_, nominated := c.nominated[uid]
+		switch {
+		case c.allBound(uid):
+			delete(c.reserved, uid)
+		case waiting[uid]:
+			r.since = now
+			c.reserved[uid] = r
+		case !nominated || now.Sub(r.since) > reservationTTL:
+			delete(c.reserved, uid)
+		}
+	}
+}
+
+// reservationTTL bounds how long a reservation outlives the evictions made for it: its
+// workload, nominated, is bound in the next cycle unless its pods are still being made.
+const reservationTTL = 2 * nominationTTL
+
+// allBound reports whether a workload is built and every pod of it is on a node.
+func (c *Cache) allBound(uid string) bool {
+	b := c.built[types.UID(uid)]
+	if b == nil || b.w.Phase != scheduler.PhaseRunning {
+		return false
+	}
+	for i := range b.w.Pods {
+		if b.w.Pods[i].NodeName == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // running reports whether a workload is built and Running.

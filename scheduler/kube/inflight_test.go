@@ -6,6 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/scheduler"
 )
 
 // cycleView takes a view as the scheduler's cycle does: the cycle's settings given, the marks
@@ -93,5 +96,86 @@ func TestS19_NominationWaitsForItsPodsUntilTTL(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// reservedFor lists the workloads a view's snapshot carries reservations for.
+func reservedFor(v *View) []string {
+	var out []string
+	for _, r := range v.Snapshot.Reservations {
+		out = append(out, r.Workload)
+	}
+	return out
+}
+
+// TestS19_ReservationLastsUntilItsWorkloadRuns: a reservation is carried by every snapshot
+// while its preemptor waits for its victims, then while it is nominated, and ends once it
+// runs; a reservation whose workload is neither waiting nor nominated ends at the next Settle,
+// and one nominated for longer than reservationTTL ends too.
+func TestS19_ReservationLastsUntilItsWorkloadRuns(t *testing.T) {
+	settings := &Settings{}
+	r := scheduler.Reservation{Workload: "p1", Project: "p", Pods: []scheduler.ReservedPod{{Node: "n1", Requests: scheduler.Resources{GPUs: 8}}}}
+
+	t.Run("through the eviction and the nomination, until it runs", func(t *testing.T) {
+		c := NewCache("arbiter")
+		victim := gpuPod("victim", "v1", 8, nil)
+		victim.Spec.NodeName = "n1"
+		c.UpsertPod(victim)
+		c.MarkEvicting("v1", "p1")
+		c.Reserve(r, t0)
+		// victims that take long to go keep it whatever the time
+		if d := cmp.Diff([]string{"p1"}, reservedFor(cycleView(c, t0.Add(10*reservationTTL), settings))); d != "" {
+			t.Errorf("while the victim terminates (-want +got):\n%s", d)
+		}
+		c.DeletePod("v1")
+		c.UpsertPod(gpuPod("preemptor", "p1", 8, nil))
+		if d := cmp.Diff([]string{"p1"}, reservedFor(cycleView(c, t0.Add(10*reservationTTL+time.Second), settings))); d != "" {
+			t.Errorf("once nominated (-want +got):\n%s", d)
+		}
+		c.Assume("p1", "n1", t0.Add(10*reservationTTL+2*time.Second))
+		if got := reservedFor(cycleView(c, t0.Add(10*reservationTTL+2*time.Second), settings)); len(got) != 0 {
+			t.Errorf("once it runs: still reserved for %v", got)
+		}
+	})
+	t.Run("a resumed workload's, until the TTL", func(t *testing.T) {
+		c := NewCache("arbiter")
+		c.Nominate("p1", t0)
+		c.Reserve(r, t0)
+		c.UpsertPod(gpuPod("resumed", "p1", 8, nil)) // pods made, but not bound
+		if d := cmp.Diff([]string{"p1"}, reservedFor(cycleView(c, t0.Add(reservationTTL), settings))); d != "" {
+			t.Errorf("within the TTL (-want +got):\n%s", d)
+		}
+		if got := reservedFor(cycleView(c, t0.Add(reservationTTL+time.Second), settings)); len(got) != 0 {
+			t.Errorf("past the TTL: still reserved for %v", got)
+		}
+	})
+	t.Run("neither waiting nor nominated", func(t *testing.T) {
+		c := NewCache("arbiter")
+		c.Reserve(r, t0)
+		if got := reservedFor(cycleView(c, t0, settings)); len(got) != 0 {
+			t.Errorf("reserved for %v", got)
+		}
+	})
+}
+
+// TestS19_APartlyRunningPreemptorStaysNominated: a workload of pods placed one by one that runs
+// some while the rest wait for their victims stays nominated, to be tried first, until they
+// are bound too.
+func TestS19_APartlyRunningPreemptorStaysNominated(t *testing.T) {
+	c := NewCache("arbiter")
+	job := kubejobs.Job("w", "ns").UID("w1").Pods(2).Created(t0).Obj()
+	c.UpsertOwner(ownerFromJob(job))
+	ref := controllerRef("batch/v1", "Job", "w", "w1")
+	running, waiting := gpuPod("w-a", "pa", 1, &ref), gpuPod("w-b", "pb", 1, &ref)
+	running.Spec.NodeName = "n1"
+	c.UpsertPod(running)
+	c.UpsertPod(waiting)
+	c.Nominate("w1", t0)
+	if d := cmp.Diff(map[string]string{"w1": "nominated"}, flags(cycleView(c, t0.Add(time.Second), &Settings{}))); d != "" {
+		t.Errorf("running one pod, waiting with the other (-want +got):\n%s", d)
+	}
+	c.Assume("pb", "n1", t0.Add(2*time.Second))
+	if d := cmp.Diff(map[string]string{"w1": ""}, flags(cycleView(c, t0.Add(2*time.Second), &Settings{}))); d != "" {
+		t.Errorf("with both bound (-want +got):\n%s", d)
 	}
 }

@@ -108,6 +108,17 @@ type Scheduler struct {
 	newTerm atomic.Bool
 	// ownersSynced report whether the owner informers' handlers have had their first lists
 	ownersSynced []cache.InformerSynced
+	// now is the clock cycles decide and mark by; nil is the wall clock (a simulation sets its
+	// own: thrash_sim_test.go)
+	now func() time.Time
+}
+
+// clock is the time now, by the scheduler's clock.
+func (s *Scheduler) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // New builds a scheduler; Run starts it.
@@ -367,7 +378,7 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 
 // cycle settles the cache, takes a snapshot, plans, applies and publishes the result.
 func (s *Scheduler) cycle(ctx context.Context) {
-	start := time.Now()
+	start := s.clock()
 	if s.newTerm.Swap(false) {
 		clear(s.lastReason)
 		clear(s.warned)
@@ -381,9 +392,9 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	}
 	view.CompareWith(prev)
 	plan := view.Snapshot.Plan()
-	decided := time.Now()
+	decided := s.clock()
 	s.apply(ctx, &plan, view)
-	r := &Result{At: start, Decide: decided.Sub(start), Apply: time.Since(decided), View: view, Plan: &plan}
+	r := &Result{At: start, Decide: decided.Sub(start), Apply: s.clock().Sub(decided), View: view, Plan: &plan}
 	s.last.Store(r)
 	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
 		s.log.Debug("cycle", "workloads", len(view.Snapshot.Workloads), "rebuilt", len(view.rebuilt), "binds", len(plan.Binds), "evictions", len(plan.Evictions), "resumes", len(plan.Resumes),

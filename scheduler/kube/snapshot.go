@@ -3,7 +3,9 @@ package kube
 import (
 	"iter"
 	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -150,9 +152,16 @@ func (c *Cache) Snapshot(now time.Time) *View {
 		}
 	}
 	for uid := range c.nominated {
-		if w, _ := v.Workload(uid); w != nil && w.Phase != scheduler.PhaseRunning {
+		if w, _ := v.Workload(uid); w != nil && slices.ContainsFunc(w.Pods, func(p scheduler.Pod) bool { return p.NodeName == "" }) {
 			w.Nominated = true
 		}
+	}
+	if len(c.reserved) > 0 {
+		snap.Reservations = make([]scheduler.Reservation, 0, len(c.reserved))
+		for _, r := range c.reserved {
+			snap.Reservations = append(snap.Reservations, r.Reservation)
+		}
+		slices.SortFunc(snap.Reservations, func(a, b scheduler.Reservation) int { return strings.Compare(a.Workload, b.Workload) })
 	}
 	return v
 }

@@ -1,0 +1,32 @@
+-- The demo's thrash figures, from the workload history Arbiter keeps (workload_events): how many
+-- evictions, per hour, whose preemptor was not admitted within 30 s, whose victim had been
+-- admitted at most 1 s before, and whose victim was admitted while its preemptor already
+-- waited. docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
+-- private PostgreSQL:
+--
+--   psql -h ./.arbiter/postgres/socket -U postgres arbiter -f hack/thrash-figures.sql
+WITH ev AS (
+    SELECT e.workload_uid AS victim, e.preemptor_uid AS preemptor, e.at
+    FROM workload_events e
+    WHERE e.kind IN ('Preempted', 'Reclaimed') AND e.preemptor_uid <> ''
+), span AS (
+    SELECT min(at) AS first, max(at) AS last FROM workload_events
+), facts AS (
+    SELECT ev.*,
+        (SELECT max(a.at) FROM workload_events a
+          WHERE a.workload_uid = ev.victim AND a.kind = 'Admitted' AND a.at <= ev.at) AS victim_admitted,
+        (SELECT max(q.at) FROM workload_events q
+          WHERE q.workload_uid = ev.preemptor AND q.kind IN ('Queued', 'Preempted', 'Reclaimed') AND q.at <= ev.at) AS preemptor_waiting,
+        (SELECT min(a.at) FROM workload_events a
+          WHERE a.workload_uid = ev.preemptor AND a.kind = 'Admitted' AND a.at >= ev.at) AS preemptor_admitted
+    FROM ev
+)
+SELECT
+    round(extract(epoch FROM (SELECT last - first FROM span)) / 60, 1) AS minutes,
+    count(*) AS evictions,
+    round(count(*) / greatest(extract(epoch FROM (SELECT last - first FROM span)) / 3600, 1e-9)) AS evictions_per_hour,
+    count(*) FILTER (WHERE at < (SELECT last FROM span) - interval '30 s'
+        AND (preemptor_admitted IS NULL OR preemptor_admitted > at + interval '30 s')) AS preemptor_not_admitted_in_30s,
+    count(*) FILTER (WHERE victim_admitted >= at - interval '1 s') AS victim_admitted_within_1s,
+    count(*) FILTER (WHERE victim_admitted >= preemptor_waiting) AS victim_admitted_while_preemptor_waited
+FROM facts;
