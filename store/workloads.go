@@ -182,6 +182,13 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 			// event is dropped when a person's PriorityChanged of the last ten minutes already
 			// says it ("Changed priority from X to Y." begins "Changed priority from X to Y by
 			// Z."), so the timeline shows the change once, with who made it.
+			// The label is patched inside the person's transaction, which holds the workload's
+			// row (AddWorkloadEvents): the scheduler can see it and get here before that commits.
+			// Taking the row first waits for the person's change, and the insert, a statement
+			// of its own, then sees it.
+			if e.Kind == "PriorityChanged" && actor == "scheduler" {
+				b.Queue(`SELECT 1 FROM workloads WHERE uid = $1 FOR UPDATE`, e.WorkloadUID)
+			}
 			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
 			         SELECT $1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer
 			         WHERE NOT ($3 = 'PriorityChanged' AND $6 = 'scheduler' AND EXISTS (
@@ -282,32 +289,45 @@ func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) 
 	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
 }
 
-// AddWorkloadEvent records a change people made to a workload (PriorityChanged, S9): the event
-// in its history and the audit row, in one transaction. apply, when not nil, makes the change
-// itself (the label patch on the cluster) inside that transaction, so the history and the audit
-// log hold only changes that were made: if apply fails nothing is written.
-func (s *Store) AddWorkloadEvent(ctx context.Context, ev WorkloadEvent, by Actor, changes map[string]Change, apply func(ctx context.Context) error) error {
+// AddWorkloadEvents records a change people made to a workload (S9): its events in the
+// workload's history (PriorityChanged, PreemptibilityChanged) and the audit row, in one
+// transaction. apply, when not nil, makes the change itself (the label patch on the cluster)
+// inside that transaction, so the history and the audit log hold only changes that were made:
+// if apply fails nothing is written.
+func (s *Store) AddWorkloadEvents(ctx context.Context, evs []WorkloadEvent, by Actor, changes map[string]Change, apply func(ctx context.Context) error) error {
+	if len(evs) == 0 {
+		return Invalid("a change of a workload records at least one event")
+	}
+	uid := evs[0].WorkloadUID
 	return s.InTx(ctx, func(tx pgx.Tx) error {
+		// The row is held until the change commits: the scheduler may see the new label before
+		// then, and its own report of the change waits for this one (RecordWorkloads).
 		var name string
-		if err := tx.QueryRow(ctx, `SELECT name FROM workloads WHERE uid = $1`, ev.WorkloadUID).Scan(&name); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT name FROM workloads WHERE uid = $1 FOR UPDATE`, uid).Scan(&name); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return NotFound("workload %s was not found", ev.WorkloadUID)
+				return NotFound("workload %s was not found", uid)
 			}
 			return err
 		}
-		at := ev.At
-		if at.IsZero() {
-			at = time.Now()
+		now := time.Now()
+		for _, ev := range evs {
+			if ev.WorkloadUID != uid {
+				return Invalid("the events of one change are of one workload, not of %s and %s", uid, ev.WorkloadUID)
+			}
+			at := ev.At
+			if at.IsZero() {
+				at = now
+			}
+			actor := ev.Actor
+			if actor == "" {
+				actor = by.Subject
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
+				ev.WorkloadUID, at, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
+				return err
+			}
 		}
-		actor := ev.Actor
-		if actor == "" {
-			actor = by.Subject
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
-			ev.WorkloadUID, at, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
-			return err
-		}
-		entry := by.entry("update", "workload", ev.WorkloadUID, name)
+		entry := by.entry("update", "workload", uid, name)
 		for k, c := range changes {
 			entry.Changes[k] = c
 		}
