@@ -52,7 +52,7 @@ type workloads struct {
 	store      WorkloadStore
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
-	estimates  StartEstimates // nil: no cluster is connected
+	estimating bool // false: no cluster is connected, so nothing is estimated
 	log        *slog.Logger
 	layout
 }
@@ -95,7 +95,7 @@ func (h *workloads) listWorkloads(c echo.Context) error {
 	}
 	now := time.Now()
 	return c.JSON(http.StatusOK, map[string]any{
-		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now)) }),
+		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now), r) }),
 		"next":      next,
 	})
 }
@@ -182,7 +182,7 @@ func (h *workloads) getWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now())))
+	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now()), r))
 }
 
 func (h *workloads) listWorkloadEvents(c echo.Context) error {
@@ -230,7 +230,7 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(view))
+	return c.JSON(http.StatusOK, h.withEstimate(view, r))
 }
 
 // mayChangeWorkloads refuses a caller whose role changes no workload anywhere (a viewer).
