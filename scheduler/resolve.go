@@ -131,12 +131,19 @@ func (c *Catalog) ResolvePriority(w *Workload, policy Policy) (Priority, []Warni
 	return p, warnings
 }
 
+// firstPodLabel is a label of the workload's first pod, as a source of its own after the
+// workload's labels. A bare pod has none: its labels are the workload's, read already.
 func firstPodLabel(w *Workload, key string) (string, bool) {
-	if len(w.Pods) == 0 {
+	if len(w.Pods) == 0 || w.isOwnPod() {
 		return "", false
 	}
 	v, ok := w.Pods[0].Labels[key]
 	return v, ok
+}
+
+// isOwnPod reports whether the workload is a bare pod, its own top owner.
+func (w *Workload) isOwnPod() bool {
+	return len(w.Pods) > 0 && w.Pods[0].UID == w.UID && w.UID != ""
 }
 
 func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {

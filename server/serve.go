@@ -131,7 +131,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Cycles:       lastCycle(sched),
 		Pods:         workloadPods(sched),
 		Foresee:      foresight(run),
-		Estimates:    startEstimates(run),
+		Estimating:   run != nil,
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,
 		Cluster:      clusterStatus(run),

@@ -47,7 +47,7 @@ type Workload struct {
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,
-// Reclaimed, Suspended, Resumed, PriorityChanged, Completed or Failed.
+// Reclaimed, Suspended, Resumed, PriorityChanged, PreemptibilityChanged, Completed or Failed.
 type WorkloadEvent struct {
 	ID      int64     `json:"id"`
 	At      time.Time `json:"at"`

@@ -180,7 +180,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
 	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
-		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now)), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
+		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now), r), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
 		if !canChange || r.FinishedAt != nil {
 			return row, nil
 		}

@@ -30,7 +30,7 @@ type WorkloadStore interface {
 	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
 	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	ProjectNamed(ctx context.Context, name string) (store.Project, error)
-	AddWorkloadEvent(ctx context.Context, ev store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
+	AddWorkloadEvents(ctx context.Context, evs []store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
 }
 
 // WorkloadLabeler patches labels on a workload's top owner in the cluster (S9); a nil value
@@ -52,7 +52,7 @@ type workloads struct {
 	store      WorkloadStore
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
-	estimates  StartEstimates // nil: no cluster is connected
+	estimating bool // false: no cluster is connected, so nothing is estimated
 	log        *slog.Logger
 	layout
 }
@@ -95,7 +95,7 @@ func (h *workloads) listWorkloads(c echo.Context) error {
 	}
 	now := time.Now()
 	return c.JSON(http.StatusOK, map[string]any{
-		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now)) }),
+		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now), r) }),
 		"next":      next,
 	})
 }
@@ -182,7 +182,7 @@ func (h *workloads) getWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now())))
+	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now()), r))
 }
 
 func (h *workloads) listWorkloadEvents(c echo.Context) error {
@@ -203,9 +203,9 @@ type workloadPatchRequest struct {
 }
 
 // patchWorkload changes a workload's priority and/or preemptibility by labelling its top owner
-// (S9), within the project's policy and the caller's role, and records a PriorityChanged event
-// and an audit row. The answer is the record with the requested values; the scheduler's next
-// cycle records what it resolved from the labels.
+// (S9), within the project's policy and the caller's role, and records a PriorityChanged and/or
+// PreemptibilityChanged event and an audit row. The answer is the record with the requested
+// values; the scheduler's next cycle records what it resolved from the labels.
 //
 // Roles that may edit any workload of the project (research manager, department admin, admin)
 // change any; a researcher only those they submitted through Arbiter (the record's submitter,
@@ -230,7 +230,7 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(view))
+	return c.JSON(http.StatusOK, h.withEstimate(view, r))
 }
 
 // mayChangeWorkloads refuses a caller whose role changes no workload anywhere (a viewer).
@@ -283,9 +283,9 @@ func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope)
 
 // changeWorkload is the change of a visible workload's priority and/or preemptibility, for the
 // API's PATCH and the Workloads page's inline and bulk changes alike: the caller's role, the
-// project's policy, then the labels on the top owner (S9) with a PriorityChanged event and an
-// audit row. The answer is the record with the requested values; the scheduler's next cycle
-// records what it resolved from the labels.
+// project's policy, then the labels on the top owner (S9) with a PriorityChanged and/or
+// PreemptibilityChanged event and an audit row. The answer is the record with the requested
+// values; the scheduler's next cycle records what it resolved from the labels.
 func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project, req workloadPatchRequest) (views.Workload, error) {
 	view := workloadView(r, time.Now())
 	if err := mayChangeWorkload(c, r, scope); err != nil {
@@ -293,7 +293,12 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 	}
 	set := map[string]*string{}
 	changes := map[string]store.Change{}
-	var what []string
+	// one event a change: PriorityChanged, PreemptibilityChanged, each saying who made it
+	var evs []store.WorkloadEvent
+	event := func(kind, what string) {
+		who := identity(c).DisplayName
+		evs = append(evs, store.WorkloadEvent{WorkloadUID: r.UID, Kind: kind, Actor: who, Message: "Changed " + what + " by " + who + "."})
+	}
 	if req.Priority.Set {
 		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project)
 		if err != nil {
@@ -301,7 +306,7 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		}
 		set[labelPriority] = &prio.Name
 		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
-		what = append(what, fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
+		event("PriorityChanged", fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
 	}
 	if req.Preemptibility.Set {
@@ -312,11 +317,11 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		switch v := req.Preemptibility.Value; {
 		case req.Preemptibility.Null:
 			set[labelPreemptibility] = nil
-			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
+			event("PreemptibilityChanged", fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
 		case v == store.Preemptible || v == store.NonPreemptible || v == store.SemiPreemptible:
 			set[labelPreemptibility] = &v
 			to = v
-			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
+			event("PreemptibilityChanged", fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
 			view.Preemptible, view.Preemptibility = v == store.Preemptible, v
 		default:
 			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible, store.SemiPreemptible)
@@ -327,10 +332,7 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		return view, errNoCluster
 	}
 
-	by := actor(c)
-	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
-		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
-	err := h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
+	err := h.store.AddWorkloadEvents(c.Request().Context(), evs, actor(c), changes, func(ctx context.Context) error {
 		return h.labelerError(c, r, h.labeler.PatchWorkloadLabels(ctx, r.UID, set))
 	})
 	if err != nil {
