@@ -295,7 +295,9 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 	changes := map[string]store.Change{}
 	var what []string
 	if req.Priority.Set {
-		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project)
+		// In a project that forbids changes the scheduler ignores priority labels, so the
+		// recorded priority is the one its policy gives.
+		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project, r.PriorityName)
 		if err != nil {
 			return view, err
 		}
@@ -305,7 +307,13 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
 	}
 	if req.Preemptibility.Set {
-		if err := preemptibilityChangeForbidden(project); err != nil {
+		// As for priority: in a project that forbids changes the recorded preemptibility is the
+		// one its policy gives.
+		asked := req.Preemptibility.Value
+		if req.Preemptibility.Null {
+			asked = ""
+		}
+		if err := preemptibilityRefused(project, asked, r.Preemptibility); err != nil {
 			return view, err
 		}
 		var to any
@@ -361,10 +369,12 @@ var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, messa
 
 // checkWorkloadPriority resolves a requested priority name against the dictionary and the
 // project's policy (S7): the project must allow changing priority, and the value must be within
-// its minPriority..maxPriority.
+// its minPriority..maxPriority. policyGives is the priority the policy gives the workload when
+// it asks for none: asking for it explicitly changes nothing today, so a project that forbids
+// changes accepts it (and the label keeps it if the default changes later, S9).
 // field is the request's name for it ("priority" in a PATCH, "spec.priorityClass" in a
 // submission).
-func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project) (store.Priority, error) {
+func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project, policyGives string) (store.Priority, error) {
 	dict, err := h.priorities.Priorities(ctx, listquery.Query{})
 	if err != nil {
 		return store.Priority{}, err
@@ -385,7 +395,7 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req
 	if !ok {
 		return prio, badField(field, "%s %q is not in the priority dictionary; use one of: %s", field, req.Value, strings.Join(names, ", "))
 	}
-	if project == nil {
+	if project == nil || (prio.Name == policyGives && !project.AllowPriorityChange) {
 		return prio, nil
 	}
 	if err := priorityChangeForbidden(project); err != nil {
@@ -421,7 +431,14 @@ func priorityChangeForbidden(project *store.Project) error {
 // preemptibilityChangeForbidden says why the project's policy allows no change of
 // preemptibility (nil: it allows one).
 func preemptibilityChangeForbidden(project *store.Project) error {
-	if project != nil && !project.AllowPreemptibilityChange {
+	return preemptibilityRefused(project, "", "")
+}
+
+// preemptibilityRefused says why the project's policy refuses the preemptibility asked for
+// (nil: it accepts it): a project that forbids changes still accepts the one its workloads get
+// without asking (policyGives), as asking for it changes nothing today.
+func preemptibilityRefused(project *store.Project, asked, policyGives string) error {
+	if project != nil && !project.AllowPreemptibilityChange && (asked == "" || asked != policyGives) {
 		return badRequest("project %s does not allow changing preemptibility (its policy's allowPreemptibilityChange is false); its workloads keep their type's default", project.Name)
 	}
 	return nil
