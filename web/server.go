@@ -51,6 +51,9 @@ type Deps struct {
 	Foresee WorkloadForesight
 	// Estimates are the start estimates of waiting workloads; nil: no cluster.
 	Estimates StartEstimates
+	// Standings are what a change of a running workload's preemptibility is checked against
+	// (S14); nil: no cluster.
+	Standings PreemptibilityStandings
 
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
@@ -145,7 +148,7 @@ func New(d Deps) *Server {
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimates: d.Estimates, log: log, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimates: d.Estimates, standings: d.Standings, log: log, layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),

@@ -52,7 +52,8 @@ type workloads struct {
 	store      WorkloadStore
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
-	estimates  StartEstimates // nil: no cluster is connected
+	estimates  StartEstimates          // nil: no cluster is connected
+	standings  PreemptibilityStandings // nil: no cluster is connected
 	log        *slog.Logger
 	layout
 }
@@ -203,15 +204,20 @@ type workloadPatchRequest struct {
 }
 
 // patchWorkload changes a workload's priority and/or preemptibility by labelling its top owner
-// (S9), within the project's policy and the caller's role, and records a PriorityChanged event
-// and an audit row. The answer is the record with the requested values; the scheduler's next
-// cycle records what it resolved from the labels.
+// (S9), within the project's policy, the caller's role and S14, and records a PriorityChanged
+// event and an audit row. The answer is the record with the requested values; the scheduler's
+// next cycle records what it resolved from the labels. With ?dryRun=true it is checked alike
+// and answered alike, and nothing is changed.
 //
 // Roles that may edit any workload of the project (research manager, department admin, admin)
 // change any; a researcher only those they submitted through Arbiter (the record's submitter,
 // docs/security.md "Ownership").
 func (h *workloads) patchWorkload(c echo.Context) error {
-	target(c, "update", "workload", c.Param("id"))
+	dry, err := boolParam(c, "dryRun")
+	if err != nil {
+		return err
+	}
+	target(c, map[bool]string{true: "dry-run", false: "update"}[dry], "workload", c.Param("id"))
 	if err := mayChangeWorkloads(c); err != nil {
 		return err
 	}
@@ -226,7 +232,7 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view, err := h.changeWorkload(c, r, scope, project, req)
+	view, err := h.changeWorkload(c, r, scope, project, req, dry)
 	if err != nil {
 		return err
 	}
@@ -279,72 +285,6 @@ func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope)
 		return store.Conflict("workload %s finished at %s; its priority and preemptibility can no longer change", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
 	}
 	return nil
-}
-
-// changeWorkload is the change of a visible workload's priority and/or preemptibility, for the
-// API's PATCH and the Workloads page's inline and bulk changes alike: the caller's role, the
-// project's policy, then the labels on the top owner (S9) with a PriorityChanged event and an
-// audit row. The answer is the record with the requested values; the scheduler's next cycle
-// records what it resolved from the labels.
-func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project, req workloadPatchRequest) (views.Workload, error) {
-	view := workloadView(r, time.Now())
-	if err := mayChangeWorkload(c, r, scope); err != nil {
-		return view, err
-	}
-	set := map[string]*string{}
-	changes := map[string]store.Change{}
-	var what []string
-	if req.Priority.Set {
-		// In a project that forbids changes the scheduler ignores priority labels, so the
-		// recorded priority is the one its policy gives.
-		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project, r.PriorityName)
-		if err != nil {
-			return view, err
-		}
-		set[labelPriority] = &prio.Name
-		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
-		what = append(what, fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
-		view.Priority, view.PriorityValue = prio.Name, prio.Value
-	}
-	if req.Preemptibility.Set {
-		// As for priority: in a project that forbids changes the recorded preemptibility is the
-		// one its policy gives.
-		asked := req.Preemptibility.Value
-		if req.Preemptibility.Null {
-			asked = ""
-		}
-		if err := preemptibilityRefused(project, asked, r.Preemptibility); err != nil {
-			return view, err
-		}
-		var to any
-		switch v := req.Preemptibility.Value; {
-		case req.Preemptibility.Null:
-			set[labelPreemptibility] = nil
-			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
-		case v == store.Preemptible || v == store.NonPreemptible || v == store.SemiPreemptible:
-			set[labelPreemptibility] = &v
-			to = v
-			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
-			view.Preemptible, view.Preemptibility = v == store.Preemptible, v
-		default:
-			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible, store.SemiPreemptible)
-		}
-		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
-	}
-	if h.labeler == nil {
-		return view, errNoCluster
-	}
-
-	by := actor(c)
-	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
-		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
-	err := h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
-		return h.labelerError(c, r, h.labeler.PatchWorkloadLabels(ctx, r.UID, set))
-	})
-	if err != nil {
-		return workloadView(r, time.Now()), err
-	}
-	return view, nil
 }
 
 // errNoCluster answers a change of labels on a server without a cluster.
