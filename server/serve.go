@@ -130,6 +130,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Labeler:      workloadLabeler(sched),
 		Cycles:       lastCycle(sched),
 		Pods:         workloadPods(sched),
+		Standings:    preemptibilityStandings(sched),
 		Foresee:      foresight(run),
 		Estimating:   run != nil,
 		Metrics:      metricsOnMainPort(c, m),

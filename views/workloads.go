@@ -87,6 +87,19 @@ type WorkloadsPage struct {
 	BulkAction         string // where the bulk form posts (with the filters in its query)
 	Bulk               []BulkOutcome
 	BulkError          string
+	// BulkPreview says Bulk is a preview: what applying the form would do, nothing changed.
+	BulkPreview bool
+	// BulkForm is the bulk form as posted, kept after a preview (or a refusal) so that it can
+	// be applied as it is.
+	BulkForm BulkForm
+}
+
+// BulkForm is the bulk form's choices: the values to set ("" leaves one as it is), whether
+// all matching the filter are meant, and the rows selected (their rows' boxes stay ticked).
+type BulkForm struct {
+	Priority, Preemptibility string
+	All                      bool
+	Selected                 map[string]bool
 }
 
 // WorkloadRow is one workload of the Workloads page with the changes the caller may make.
@@ -103,6 +116,7 @@ type WorkloadRow struct {
 	CSRFToken            string
 	Saved                string // "priority" or "preemptibility" after a change
 	Error                string // a refused change's sentence
+	Selected             bool   // ticked for the bulk form (kept after a preview)
 }
 
 // BulkOutcome is what a bulk change did to one workload: changed, refused (with the
@@ -154,7 +168,7 @@ func asSentence(s string) string {
 // outcomeClass is a bulk outcome as a CSS class name.
 func outcomeClass(o string) string {
 	switch o {
-	case "changed":
+	case "changed", "would change":
 		return "changed"
 	case "not found":
 		return "notfound"

@@ -52,6 +52,9 @@ type Deps struct {
 	// Estimating says a scheduler makes start estimates (a cluster is connected); the
 	// estimates themselves are in the workload records, the same on every replica.
 	Estimating bool
+	// Standings are what a change of a running workload's preemptibility is checked against
+	// (S14); nil: no cluster.
+	Standings PreemptibilityStandings
 
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
@@ -146,7 +149,7 @@ func New(d Deps) *Server {
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, log: log, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, standings: d.Standings, log: log, layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),

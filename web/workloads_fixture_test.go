@@ -85,11 +85,20 @@ type workloadFixture struct {
 
 func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture {
 	t.Helper()
+	return newWorkloadAPIWith(t, labeler, nil)
+}
+
+// newWorkloadAPIWith is newWorkloadAPI with more dependencies set by more.
+func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*web.Deps)) *workloadFixture {
+	t.Helper()
 	st := store.New(testdb.New(t))
 	d := deps(st)
 	d.Workloads = st
 	d.Labeler = labeler
 	d.Estimating = true
+	if more != nil {
+		more(&d)
+	}
 	srv := httptest.NewServer(web.New(d))
 	t.Cleanup(srv.Close)
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
