@@ -277,12 +277,13 @@ type ProjectRef struct {
 	ID           uuid.UUID `db:"id"`
 	Name         string    `db:"name"`
 	DepartmentID uuid.UUID `db:"department_id"`
+	CreatedAt    time.Time `db:"created_at"` // the organization's order (project colours on the Nodes page)
 }
 
 // ProjectRefs lists every project's name, id and department (what deciding who may see which
 // workloads needs, without quotas or policy).
 func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id FROM projects ORDER BY name`)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id, created_at FROM projects ORDER BY name`)
 	return scanAll[ProjectRef](rows, err)
 }
 
