@@ -151,6 +151,9 @@ func ReasonText(reason string) string {
 	if w, ok := reasonWords[reason]; ok {
 		return w
 	}
+	if r := []rune(reason); len(r) > 64 { // a code the page does not know: bounded
+		return string(r[:63]) + "…"
+	}
 	return reason
 }
 
