@@ -84,12 +84,22 @@ var WorkloadSpec = listquery.Spec{
 		"allocatedGpus":  {Kind: listquery.Int, Column: "w.allocated_gpus", Sortable: true},
 		"pendingSeconds": {Kind: listquery.Int, Column: pendingSecondsSQL, Sortable: true},
 		"submitter":      {Kind: listquery.String, Column: "w.submitter", Sortable: true},
+		"nodePool":       {Kind: listquery.String, Column: "w.node_pool", Sortable: true},
+		"waiting":        {Kind: listquery.Bool, Column: WaitingSQL, Sortable: false},
 	},
 	DefaultSort:  "createdAt",
 	TieBreak:     "w.uid",
 	SearchColumn: "w.name",
 	Paged:        true,
 }
+
+// WaitingSQL is whether a workload waits to run: unfinished and pending, preempted and waiting
+// to come back, or suspended by Arbiter until it is admitted. A Job its owner stopped is
+// Suspended too, but the scheduler gives it neither a reason nor a queue position (it has no
+// pods to place), so it waits for nobody. The Overview counts with this expression and the
+// Workloads view filters with it (filterBy=waiting==true), so the two cannot disagree.
+const WaitingSQL = `(w.finished_at IS NULL AND (w.phase IN ('Pending', 'Preempted') OR ` +
+	`(w.phase = 'Suspended' AND (w.queue_position > 0 OR w.reason <> ''))))`
 
 // pendingSecondsSQL is how long a workload has waited: until it started, or until now.
 const pendingSecondsSQL = `CASE WHEN w.phase IN ('Pending', 'Suspended', 'Preempted') THEN extract(epoch FROM now() - w.queued_at)::bigint ELSE 0 END`
@@ -285,12 +295,13 @@ type ProjectRef struct {
 	ID           uuid.UUID `db:"id"`
 	Name         string    `db:"name"`
 	DepartmentID uuid.UUID `db:"department_id"`
+	CreatedAt    time.Time `db:"created_at"` // the organization's order (project colours on the Nodes page)
 }
 
 // ProjectRefs lists every project's name, id and department (what deciding who may see which
 // workloads needs, without quotas or policy).
 func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id FROM projects ORDER BY name`)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id, created_at FROM projects ORDER BY name`)
 	return scanAll[ProjectRef](rows, err)
 }
 

@@ -64,6 +64,8 @@ type WorkloadEvent struct {
 // WorkloadFilter is the Workloads page's filters, as they stand in its URL.
 type WorkloadFilter struct {
 	Project, Phase, Priority, Preemptible, Type, Search string
+	Reason                                              string // a waiting reason's code, or "none"
+	Pool                                                string // the node pool the workload runs in
 	Finished                                            bool   // the tab with finished workloads (deleted=true)
 	SortBy, SortOrder                                   string // kept by the filter form
 }
@@ -77,6 +79,7 @@ type WorkloadsPage struct {
 	Projects           []string // the projects the caller sees, for the filter
 	Priorities         []Priority
 	Phases             []string
+	Reasons            []string // the scheduler's waiting reasons, for the filter
 	Columns            []SortLink
 	CSVHref            string
 	LiveHref           string // this view (filters, order, page): the table refreshes itself from it

@@ -153,7 +153,7 @@ func New(d Deps) *Server {
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
-		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
+		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, s.layout),
 		&workloadStory{workloads: workloads{store: d.Workloads, estimating: d.Estimating, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 		subs,

@@ -30,11 +30,22 @@ var workloadPhases = []string{"Pending", "Running", "Suspended", "Preempted", "C
 // bulkLimit bounds "all matching the filter" in one bulk change.
 const bulkLimit = 2000
 
+// waitingPhase is the Phase filter's choice of every workload that waits to run, in whichever
+// phase (store.WaitingSQL): what the Overview's waiting figures count and link to.
+const waitingPhase = "waiting"
+
+// noReason is the Reason filter's value for workloads the scheduler has given no reason yet.
+const noReason = "none"
+
+// waitingReasons are the Reason filter's choices: the scheduler's reasons (S23).
+var waitingReasons = []string{"GangIncomplete", "NoProject", "OverLimit", "NonPreemptibleOverQuota",
+	"InsufficientCapacity", "NoMatchingNodes", "WaitingForEvictions", "BehindStrictHead"}
+
 // workloadPageFilter reads the page's filters from its URL.
 func workloadPageFilter(v url.Values) views.WorkloadFilter {
 	return views.WorkloadFilter{Project: v.Get("project"), Phase: v.Get("phase"), Priority: v.Get("priority"),
-		Preemptible: v.Get("preemptible"), Type: v.Get("type"), Search: v.Get("search"), Finished: v.Get("deleted") == "true",
-		SortBy: v.Get("sortBy"), SortOrder: v.Get("sortOrder")}
+		Preemptible: v.Get("preemptible"), Type: v.Get("type"), Reason: v.Get("reason"), Pool: v.Get("pool"),
+		Search: v.Get("search"), Finished: v.Get("deleted") == "true", SortBy: v.Get("sortBy"), SortOrder: v.Get("sortOrder")}
 }
 
 // workloadPageQuery turns the page's URL into the API's list query: the filters become
@@ -52,13 +63,28 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 		p.Set("sortBy", "priorityValue")
 	}
 	var terms []string
-	for field, value := range map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type} {
+	fields := map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type, "nodePool": f.Pool}
+	if f.Phase == waitingPhase {
+		delete(fields, "phase")
+		terms = append(terms, "waiting==true")
+	}
+	for field, value := range fields {
 		if value != "" {
 			if strings.Contains(value, ",") {
 				return listquery.Query{}, f, badField(field, "a filter value cannot contain a comma")
 			}
 			terms = append(terms, field+"=="+value)
 		}
+	}
+	switch f.Reason {
+	case "":
+	case noReason:
+		terms = append(terms, "reason==")
+	default:
+		if strings.Contains(f.Reason, ",") {
+			return listquery.Query{}, f, badField("reason", "a filter value cannot contain a comma")
+		}
+		terms = append(terms, "reason=="+f.Reason)
 	}
 	switch f.Preemptible {
 	case "":
@@ -111,7 +137,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 		return err
 	}
 	m := views.WorkloadsPage{
-		Page: h.page(c, "Workloads", routenames.Workloads), Filter: f, Phases: workloadPhases,
+		Page: h.page(c, "Workloads", routenames.Workloads), Filter: f, Phases: workloadPhases, Reasons: waitingReasons,
 		Priorities: mapSlice(prios, func(p store.Priority) views.Priority {
 			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
 		}),
