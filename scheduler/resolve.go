@@ -131,12 +131,19 @@ func (c *Catalog) ResolvePriority(w *Workload, policy Policy) (Priority, []Warni
 	return p, warnings
 }
 
+// firstPodLabel is a label of the workload's first pod, as a source of its own after the
+// workload's labels. A bare pod has none: its labels are the workload's, read already.
 func firstPodLabel(w *Workload, key string) (string, bool) {
-	if len(w.Pods) == 0 {
+	if len(w.Pods) == 0 || w.isOwnPod() {
 		return "", false
 	}
 	v, ok := w.Pods[0].Labels[key]
 	return v, ok
+}
+
+// isOwnPod reports whether the workload is a bare pod, its own top owner.
+func (w *Workload) isOwnPod() bool {
+	return len(w.Pods) > 0 && w.Pods[0].UID == w.UID && w.UID != ""
 }
 
 func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {
@@ -144,7 +151,7 @@ func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {
 }
 
 func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) Priority {
-	p, found := c.userPriority(w, policy, warnings)
+	p, found := c.userPriority(w, policy, t, cat, warnings)
 	if !found {
 		p, found = c.defaultPriority(policy, t, cat)
 	}
@@ -155,7 +162,7 @@ func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, c
 }
 
 // userPriority is S7 steps 1-3: what the user asked for on the workload.
-func (c *Catalog) userPriority(w *Workload, policy Policy, warnings *[]Warning) (Priority, bool) {
+func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, bool) {
 	type source struct {
 		value, where string
 		ok           bool
@@ -185,6 +192,9 @@ func (c *Catalog) userPriority(w *Workload, policy Policy, warnings *[]Warning) 
 			continue
 		}
 		if policy.ForbidPriorityChange {
+			if p.Name == c.policyPriority(policy, t, cat).Name {
+				return p, true // what the policy gives anyway: asked for explicitly, no change (S9)
+			}
 			warn(warnings, w, PriorityChangeNotAllowed, "The project does not allow changing priority; "+
 				s.where+" ("+s.value+") is ignored.")
 			return Priority{}, false
@@ -192,6 +202,17 @@ func (c *Catalog) userPriority(w *Workload, policy Policy, warnings *[]Warning) 
 		return p, true
 	}
 	return Priority{}, false
+}
+
+// policyPriority is the priority a workload gets without asking for one (S7 steps 4-7 and
+// the clamp), without warnings.
+func (c *Catalog) policyPriority(policy Policy, t *WorkloadType, cat *Category) Priority {
+	p, found := c.defaultPriority(policy, t, cat)
+	if !found {
+		p = c.clusterDefault()
+	}
+	var none []Warning
+	return c.clamp(&Workload{}, p, policy, &none)
 }
 
 // defaultPriority is S7 steps 4-6.
@@ -239,7 +260,7 @@ func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadT
 			continue
 		}
 		if validPreemptibility(s.v) {
-			if policy.ForbidPreemptibilityChange {
+			if policy.ForbidPreemptibilityChange && Preemptibility(s.v) != c.defaultPreemptibility(t, cat, p) {
 				warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
 					s.where+" label "+LabelPreemptibility+" ("+s.v+") is ignored.")
 				break
@@ -249,6 +270,12 @@ func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadT
 		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+
 			LabelPreemptibility+" is not preemptible, non-preemptible or semi-preemptible; it is ignored.")
 	}
+	return c.defaultPreemptibility(t, cat, p)
+}
+
+// defaultPreemptibility is S8 steps 3-5: what a workload gets without a label. A label naming
+// it is no change, which a project that forbids changes takes without a warning (S9).
+func (c *Catalog) defaultPreemptibility(t *WorkloadType, cat *Category, p Priority) Preemptibility {
 	if t != nil && validPreemptibility(string(t.Preemptibility)) {
 		return t.Preemptibility
 	}

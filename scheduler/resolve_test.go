@@ -74,6 +74,10 @@ func TestS7_Priority(t *testing.T) {
 		{"unknown type: cluster default", resolveCase(nil, nil, "", "Nope"), Policy{}, p("low"), nil},
 		{"change not allowed", resolveCase(map[string]string{LabelPriority: "high"}, nil, "", "Standard training"),
 			Policy{ForbidPriorityChange: true}, p("low"), []WarningCode{PriorityChangeNotAllowed}},
+		// S9: an explicit label equal to what the policy gives changes nothing, so a project that
+		// forbids changes takes it without a warning.
+		{"change not allowed: a label naming the policy's own priority is no change", resolveCase(map[string]string{LabelPriority: "medium"}, nil, "", "Standard training"),
+			Policy{ForbidPriorityChange: true, DefaultPriority: "medium"}, p("medium"), nil},
 		{"clamped to maximum", resolveCase(map[string]string{LabelPriority: "very-high"}, nil, "", "Standard training"),
 			Policy{MaxPriority: "medium"}, p("medium"), []WarningCode{PriorityClamped}},
 		{"clamped to minimum", resolveCase(nil, nil, "", "Standard training"),
@@ -127,6 +131,7 @@ func TestS8_Preemptibility(t *testing.T) {
 		{"policy forbids: owner label ignored, type applies", resolveCase(map[string]string{LabelPreemptibility: "preemptible"}, nil, "", "Sticky training"), NonPreemptible, 1, forbid},
 		{"policy forbids: pod label ignored, category applies", resolveCase(nil, map[string]string{LabelPreemptibility: "non-preemptible"}, "", "Standard training"), Preemptible, 1, forbid},
 		{"policy forbids: no label, no warning", resolveCase(nil, nil, "", "Standard training"), Preemptible, 0, forbid},
+		{"policy forbids: a label naming the type's own is no change (S9)", resolveCase(map[string]string{LabelPreemptibility: "non-preemptible"}, nil, "", "Sticky training"), NonPreemptible, 0, forbid},
 	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

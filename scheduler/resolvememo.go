@@ -96,7 +96,7 @@ func lookUpLabels(w *Workload) LabelLookups {
 	var l LabelLookups
 	l.OwnerPriority = label(w.Labels, LabelPriority, hasOwnerPrio, &l.Present)
 	l.OwnerPreemptibility = label(w.Labels, LabelPreemptibility, hasOwnerPreemptible, &l.Present)
-	if len(w.Pods) > 0 {
+	if len(w.Pods) > 0 && !w.isOwnPod() { // a bare pod's labels are the workload's (firstPodLabel)
 		l.PodPriority = label(w.Pods[0].Labels, LabelPriority, hasPodPrio, &l.Present)
 		l.PodPreemptibility = label(w.Pods[0].Labels, LabelPreemptibility, hasPodPreemptible, &l.Present)
 	}

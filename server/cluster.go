@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/devcluster"
 	"github.com/arbiterhq/arbiter/internal/metrics"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -143,7 +144,12 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		records.Store(rec)
 	}
 	go run.health.run(ctx)
-	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log}
+	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log,
+		share: func(est map[string]scheduler.Estimate) {
+			if rec := records.Load(); rec != nil {
+				rec.shareEstimates(est)
+			}
+		}}
 	go run.estimates.run(ctx)
 	st.OnConfigChange(func(string) { sched.Reload() })
 

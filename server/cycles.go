@@ -59,12 +59,3 @@ type dryRunner struct{ run *schedulerRun }
 func (d dryRunner) DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error) {
 	return d.run.sched.DryRun(ctx, obj, scheduler.EstimateInput{Medians: d.run.estimates.lastMedians()})
 }
-
-// startEstimates gives the web layer the start estimates of waiting workloads, or nil (not a
-// typed nil) without a cluster.
-func startEstimates(run *schedulerRun) web.StartEstimates {
-	if run == nil {
-		return nil
-	}
-	return run.estimates
-}

@@ -15,7 +15,9 @@ import (
 // here, off the scheduling goroutine: a pass takes the last cycle's snapshot and simulates
 // forward (scheduler.EstimateStarts). It costs far more than a cycle (tens of cycles), so it
 // runs at most every estimateEvery, and never more than a tenth of the time: a pass that took
-// 600 ms waits 6 s before the next.
+// 600 ms waits 6 s before the next. Only the leader has cycles, so only its passes run; it
+// shares their estimates with the workload records (recorder.shareEstimates), which every
+// replica reads, so that each answers the same.
 
 const (
 	estimateEvery = 5 * time.Second
@@ -23,32 +25,25 @@ const (
 	mediansEvery = time.Minute
 	// mediansWindow is how far back completed workloads count towards a median runtime.
 	mediansWindow = 30 * 24 * time.Hour
-	// maxEstimates bounds the estimates kept (one per waiting workload of the last pass).
+	// maxEstimates bounds the estimates shared (one per waiting workload of the last pass).
 	maxEstimates = 100000
 )
 
-// estimator keeps the last pass's estimates by workload UID.
+// estimator makes the passes and shares each one's estimates, by workload UID.
 type estimator struct {
 	last    func() *kube.Result
 	medians func(ctx context.Context, since time.Time) ([]store.RuntimeMedian, error)
-	log     *slog.Logger
+	// share takes each pass's estimates, a new map each time that the estimator does not touch
+	// again (the current term's recorder.shareEstimates; nothing on a replica not leading).
+	share func(map[string]scheduler.Estimate)
+	log   *slog.Logger
 
-	mu        sync.RWMutex
-	estimates map[string]scheduler.Estimate
+	mu sync.RWMutex
 	// what the last pass was made from, and the medians last read (written under mu, which
 	// the pass goroutine alone writes, so it reads them without)
 	from       time.Time
 	runtimes   map[scheduler.RuntimeKey]time.Duration
 	runtimesAt time.Time
-}
-
-// StartEstimate is a waiting workload's estimate from the last pass; false when the last
-// pass had none for it (it did not wait then, or no pass has run).
-func (e *estimator) StartEstimate(uid string) (scheduler.Estimate, bool) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	est, ok := e.estimates[uid]
-	return est, ok
 }
 
 // run makes a pass whenever a newer cycle than the last pass's has run, at the pace above,
@@ -88,8 +83,11 @@ func (e *estimator) pass(ctx context.Context) bool {
 		}
 	}
 	e.mu.Lock()
-	e.estimates, e.from = est, r.At
+	e.from = r.At
 	e.mu.Unlock()
+	if e.share != nil {
+		e.share(est)
+	}
 	return true
 }
 

@@ -35,18 +35,25 @@ type recorder struct {
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
 	lifecycle lifecycle.State
 
-	mu       sync.Mutex
-	pending  map[string]store.WorkloadRecord
-	events   []store.WorkloadEvent
-	finished map[string]string // uid → final phase
-	stopped  map[string]bool   // stopped by their owner since the last write
-	wake     chan struct{}
+	mu        sync.Mutex
+	pending   map[string]store.WorkloadRecord
+	events    []store.WorkloadEvent
+	finished  map[string]string // uid → final phase
+	stopped   map[string]bool   // stopped by their owner since the last write
+	estimates map[string]store.WorkloadEstimate
+	wake      chan struct{}
+
+	// sent is each waiting workload's start estimate as last queued to be written in this term
+	// (estimates.go); a new term's recorder starts without, so it writes every estimate once.
+	estMu sync.Mutex
+	sent  map[string]scheduler.Estimate
 }
 
 func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recorder, error) {
 	r := &recorder{
 		st: st, log: log, lifecycle: lifecycle.State{}, pending: map[string]store.WorkloadRecord{},
-		finished: map[string]string{}, stopped: map[string]bool{}, wake: make(chan struct{}, 1),
+		finished: map[string]string{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
+		wake: make(chan struct{}, 1),
 	}
 	// Workloads recorded as unfinished before this start: if the cluster no longer shows
 	// them after the first cycle, they ended while Arbiter was not running.
@@ -81,7 +88,7 @@ func (r *recorder) run(ctx context.Context) {
 func (r *recorder) flush(ctx context.Context) {
 	if r.acting != nil && !r.acting() {
 		r.mu.Lock()
-		waiting := len(r.pending)+len(r.events)+len(r.finished)+len(r.stopped) > 0
+		waiting := len(r.pending)+len(r.events)+len(r.finished)+len(r.stopped)+len(r.estimates) > 0
 		r.mu.Unlock()
 		if waiting {
 			r.signal() // try again after run's pause
@@ -94,9 +101,14 @@ func (r *recorder) flush(ctx context.Context) {
 		records = append(records, rec)
 	}
 	events, finished, stopped := r.events, r.finished, r.stopped
+	estimates := make([]store.WorkloadEstimate, 0, len(r.estimates))
+	for _, e := range r.estimates {
+		estimates = append(estimates, e)
+	}
 	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]string{}, map[string]bool{}
+	r.estimates = map[string]store.WorkloadEstimate{}
 	r.mu.Unlock()
-	if len(records)+len(events)+len(finished)+len(stopped) == 0 {
+	if len(records)+len(events)+len(finished)+len(stopped)+len(estimates) == 0 {
 		return
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
@@ -111,6 +123,13 @@ func (r *recorder) flush(ctx context.Context) {
 	if err == nil && len(stopped) > 0 {
 		if err = r.st.StopWorkloads(ctx, slices.Collect(maps.Keys(stopped))); err != nil {
 			records, events, finished = nil, nil, nil
+		}
+	}
+	// The estimates go last, after the records they belong to; each statement has the store's
+	// deadline, and a batch holds only estimates that changed (shareEstimates).
+	if err == nil && len(estimates) > 0 {
+		if err = r.st.RecordEstimates(ctx, estimates); err != nil {
+			records, events, finished, stopped = nil, nil, nil, nil
 		}
 	}
 	if err != nil {
@@ -128,6 +147,11 @@ func (r *recorder) flush(ctx context.Context) {
 		for uid := range stopped {
 			if _, newer := r.pending[uid]; !newer {
 				r.stopped[uid] = true
+			}
+		}
+		for _, e := range estimates {
+			if _, newer := r.estimates[e.UID]; !newer {
+				r.estimates[e.UID] = e
 			}
 		}
 		r.mu.Unlock()
@@ -162,6 +186,7 @@ func (r *recorder) observe(res *kube.Result) {
 
 // merge adds one cycle's change to the pending batch.
 func (r *recorder) merge(ch lifecycle.Change) {
+	r.forgetEstimates(ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rec := range ch.Records {
@@ -194,5 +219,61 @@ func storeRecord(r lifecycle.Record) store.WorkloadRecord {
 		Phase: string(r.Phase), Reason: r.Reason, Message: r.Message, QueuePosition: r.QueuePosition,
 		Gang: r.Gang, RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt, Submitter: r.Submitter,
+	}
+}
+
+// shareEstimates queues the start estimates of a pass that differ from those last queued in
+// this term, and takes away those of workloads that no longer wait: the write stays the size
+// of what changed, not of the queue. est is not changed afterwards (each pass makes a new map).
+func (r *recorder) shareEstimates(est map[string]scheduler.Estimate) {
+	r.estMu.Lock()
+	var changed []store.WorkloadEstimate
+	for uid, e := range est {
+		if old, ok := r.sent[uid]; !ok || !old.At.Equal(e.At) || old.Basis != e.Basis {
+			se := store.WorkloadEstimate{UID: uid, Basis: e.Basis}
+			if !e.At.IsZero() {
+				at := e.At
+				se.At = &at
+			}
+			changed = append(changed, se)
+		}
+	}
+	for uid := range r.sent {
+		if _, ok := est[uid]; !ok {
+			changed = append(changed, store.WorkloadEstimate{UID: uid})
+		}
+	}
+	r.sent = est
+	r.estMu.Unlock()
+	if len(changed) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for _, e := range changed {
+		r.estimates[e.UID] = e
+	}
+	r.mu.Unlock()
+	r.signal()
+}
+
+// forgetEstimates drops what was sent of the workloads whose record the store clears of its
+// estimate (one that runs, finished or stopped by its owner: RecordWorkloads, FinishWorkloads,
+// StopWorkloads), so that the estimate is written again once they wait again.
+func (r *recorder) forgetEstimates(ch lifecycle.Change) {
+	r.estMu.Lock()
+	defer r.estMu.Unlock()
+	if len(r.sent) == 0 {
+		return
+	}
+	for _, rec := range ch.Records {
+		if rec.Phase == scheduler.PhaseRunning {
+			delete(r.sent, rec.UID)
+		}
+	}
+	for uid := range ch.Finished {
+		delete(r.sent, uid)
+	}
+	for _, uid := range ch.Stopped {
+		delete(r.sent, uid)
 	}
 }

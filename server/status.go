@@ -116,3 +116,25 @@ func (last lastPods) WorkloadPods(uid string) ([]views.WorkloadPod, bool) {
 	}
 	return pods, true
 }
+
+// preemptibilityStandings gives the web layer what a change of a running workload's
+// preemptibility is checked against (S14), from the scheduler's last cycle; nil (not a typed
+// nil) without a scheduler.
+func preemptibilityStandings(s *kube.Scheduler) web.PreemptibilityStandings {
+	if s == nil {
+		return nil
+	}
+	return lastStandings(s.Last)
+}
+
+// lastStandings reads a running workload's standing out of the last cycle's plan and view.
+type lastStandings func() *kube.Result
+
+func (last lastStandings) PreemptibilityStanding(uid, department string) (scheduler.PreemptibilityChange, bool) {
+	r := last()
+	if r == nil || r.View == nil {
+		return scheduler.PreemptibilityChange{}, false
+	}
+	w, _ := r.Workload(uid)
+	return r.Plan.PreemptibilityStanding(w, department)
+}

@@ -9,7 +9,7 @@ import (
 
 // SchedulingKinds are the workload events the Event history shows beside the audit log:
 // what the scheduler or people did to running work.
-var SchedulingKinds = []string{"Preempted", "Reclaimed", "Suspended", "Resumed", "PriorityChanged"}
+var SchedulingKinds = []string{"Preempted", "Reclaimed", "Suspended", "Resumed", "PriorityChanged", "PreemptibilityChanged"}
 
 // SchedulingEvent is a workload event with the names of its workload and its preemptor.
 type SchedulingEvent struct {

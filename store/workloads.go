@@ -43,6 +43,10 @@ type WorkloadRecord struct {
 	// Submitter is the subject of who submitted the workload through Arbiter (its top owner's
 	// arbiter.dev/submitted-by annotation); empty for workloads created otherwise.
 	Submitter string `db:"submitter"`
+	// EstimatedStartAt and EstimateBasis are a waiting workload's start estimate, as the leader
+	// last made it (RecordEstimates); EstimateBasis is "" when there is none yet.
+	EstimatedStartAt *time.Time `db:"estimated_start_at"`
+	EstimateBasis    string     `db:"estimate_basis"`
 }
 
 // WorkloadEvent is one entry of a workload's history.
@@ -80,12 +84,22 @@ var WorkloadSpec = listquery.Spec{
 		"allocatedGpus":  {Kind: listquery.Int, Column: "w.allocated_gpus", Sortable: true},
 		"pendingSeconds": {Kind: listquery.Int, Column: pendingSecondsSQL, Sortable: true},
 		"submitter":      {Kind: listquery.String, Column: "w.submitter", Sortable: true},
+		"nodePool":       {Kind: listquery.String, Column: "w.node_pool", Sortable: true},
+		"waiting":        {Kind: listquery.Bool, Column: WaitingSQL, Sortable: false},
 	},
 	DefaultSort:  "createdAt",
 	TieBreak:     "w.uid",
 	SearchColumn: "w.name",
 	Paged:        true,
 }
+
+// WaitingSQL is whether a workload waits to run: unfinished and pending, preempted and waiting
+// to come back, or suspended by Arbiter until it is admitted. A Job its owner stopped is
+// Suspended too, but the scheduler gives it neither a reason nor a queue position (it has no
+// pods to place), so it waits for nobody. The Overview counts with this expression and the
+// Workloads view filters with it (filterBy=waiting==true), so the two cannot disagree.
+const WaitingSQL = `(w.finished_at IS NULL AND (w.phase IN ('Pending', 'Preempted') OR ` +
+	`(w.phase = 'Suspended' AND (w.queue_position > 0 OR w.reason <> ''))))`
 
 // pendingSecondsSQL is how long a workload has waited: until it started, or until now.
 const pendingSecondsSQL = `CASE WHEN w.phase IN ('Pending', 'Suspended', 'Preempted') THEN extract(epoch FROM now() - w.queued_at)::bigint ELSE 0 END`
@@ -162,11 +176,17 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				    started_at = coalesce(excluded.started_at, workloads.started_at),
 				    finished_at = excluded.finished_at, updated_at = now(),
 				    -- the first submitter recorded stays: an annotation edited later does not move ownership
-				    submitter = CASE WHEN workloads.submitter = '' THEN excluded.submitter ELSE workloads.submitter END`,
+				    submitter = CASE WHEN workloads.submitter = '' THEN excluded.submitter ELSE workloads.submitter END,
+				    -- a record from a cycle is of a workload in the cluster's active set: no longer
+				    -- stopped by its owner, so its estimate is to come (RecordEstimates); one that
+				    -- runs waits no more
+				    estimated_start_at = CASE WHEN excluded.phase = 'Running' THEN NULL ELSE workloads.estimated_start_at END,
+				    estimate_basis = CASE WHEN excluded.phase = 'Running' OR workloads.estimate_basis = $27 THEN ''
+				                          ELSE workloads.estimate_basis END`,
 				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
 				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
 				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-				r.StartedAt, r.FinishedAt, r.Submitter)
+				r.StartedAt, r.FinishedAt, r.Submitter, OwnerStoppedBasis)
 		}
 		for _, e := range events {
 			at := e.At
@@ -182,6 +202,13 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 			// event is dropped when a person's PriorityChanged of the last ten minutes already
 			// says it ("Changed priority from X to Y." begins "Changed priority from X to Y by
 			// Z."), so the timeline shows the change once, with who made it.
+			// The label is patched inside the person's transaction, which holds the workload's
+			// row (AddWorkloadEvents): the scheduler can see it and get here before that commits.
+			// Taking the row first waits for the person's change, and the insert, a statement
+			// of its own, then sees it.
+			if e.Kind == "PriorityChanged" && actor == "scheduler" {
+				b.Queue(`SELECT 1 FROM workloads WHERE uid = $1 FOR UPDATE`, e.WorkloadUID)
+			}
 			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
 			         SELECT $1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer
 			         WHERE NOT ($3 = 'PriorityChanged' AND $6 = 'scheduler' AND EXISTS (
@@ -208,7 +235,8 @@ func (s *Store) FinishWorkloads(ctx context.Context, phases map[string]string, a
 		b := &pgx.Batch{}
 		for uid, phase := range phases {
 			b.Queue(`UPDATE workloads SET phase = $2, finished_at = $3, reason = '', message = '', queue_position = 0,
-			         allocated_gpus = 0, updated_at = now() WHERE uid = $1 AND finished_at IS NULL`, uid, phase, at)
+			         allocated_gpus = 0, updated_at = now(), estimated_start_at = NULL, estimate_basis = ''
+			         WHERE uid = $1 AND finished_at IS NULL`, uid, phase, at)
 			kind := phase
 			if phase == "Preempted" {
 				kind = "Failed"
@@ -267,12 +295,13 @@ type ProjectRef struct {
 	ID           uuid.UUID `db:"id"`
 	Name         string    `db:"name"`
 	DepartmentID uuid.UUID `db:"department_id"`
+	CreatedAt    time.Time `db:"created_at"` // the organization's order (project colours on the Nodes page)
 }
 
 // ProjectRefs lists every project's name, id and department (what deciding who may see which
 // workloads needs, without quotas or policy).
 func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id FROM projects ORDER BY name`)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id, created_at FROM projects ORDER BY name`)
 	return scanAll[ProjectRef](rows, err)
 }
 
@@ -282,32 +311,45 @@ func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) 
 	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
 }
 
-// AddWorkloadEvent records a change people made to a workload (PriorityChanged, S9): the event
-// in its history and the audit row, in one transaction. apply, when not nil, makes the change
-// itself (the label patch on the cluster) inside that transaction, so the history and the audit
-// log hold only changes that were made: if apply fails nothing is written.
-func (s *Store) AddWorkloadEvent(ctx context.Context, ev WorkloadEvent, by Actor, changes map[string]Change, apply func(ctx context.Context) error) error {
+// AddWorkloadEvents records a change people made to a workload (S9): its events in the
+// workload's history (PriorityChanged, PreemptibilityChanged) and the audit row, in one
+// transaction. apply, when not nil, makes the change itself (the label patch on the cluster)
+// inside that transaction, so the history and the audit log hold only changes that were made:
+// if apply fails nothing is written.
+func (s *Store) AddWorkloadEvents(ctx context.Context, evs []WorkloadEvent, by Actor, changes map[string]Change, apply func(ctx context.Context) error) error {
+	if len(evs) == 0 {
+		return Invalid("a change of a workload records at least one event")
+	}
+	uid := evs[0].WorkloadUID
 	return s.InTx(ctx, func(tx pgx.Tx) error {
+		// The row is held until the change commits: the scheduler may see the new label before
+		// then, and its own report of the change waits for this one (RecordWorkloads).
 		var name string
-		if err := tx.QueryRow(ctx, `SELECT name FROM workloads WHERE uid = $1`, ev.WorkloadUID).Scan(&name); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT name FROM workloads WHERE uid = $1 FOR UPDATE`, uid).Scan(&name); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return NotFound("workload %s was not found", ev.WorkloadUID)
+				return NotFound("workload %s was not found", uid)
 			}
 			return err
 		}
-		at := ev.At
-		if at.IsZero() {
-			at = time.Now()
+		now := time.Now()
+		for _, ev := range evs {
+			if ev.WorkloadUID != uid {
+				return Invalid("the events of one change are of one workload, not of %s and %s", uid, ev.WorkloadUID)
+			}
+			at := ev.At
+			if at.IsZero() {
+				at = now
+			}
+			actor := ev.Actor
+			if actor == "" {
+				actor = by.Subject
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
+				ev.WorkloadUID, at, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
+				return err
+			}
 		}
-		actor := ev.Actor
-		if actor == "" {
-			actor = by.Subject
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
-			ev.WorkloadUID, at, ev.Kind, ev.Reason, ev.Message, actor); err != nil {
-			return err
-		}
-		entry := by.entry("update", "workload", ev.WorkloadUID, name)
+		entry := by.entry("update", "workload", uid, name)
 		for k, c := range changes {
 			entry.Changes[k] = c
 		}
@@ -355,8 +397,14 @@ func (s *Store) RecordSubmission(ctx context.Context, r WorkloadRecord, by Actor
 func (s *Store) RecordWorkloadAction(ctx context.Context, ev WorkloadEvent, phase string, by Actor, action string, apply func(ctx context.Context) error) error {
 	return s.InTx(ctx, func(tx pgx.Tx) error {
 		var name string
-		err := tx.QueryRow(ctx, `UPDATE workloads SET phase = $2, reason = '', message = '', queue_position = 0, updated_at = now()
-		                         WHERE uid = $1 RETURNING name`, ev.WorkloadUID, phase).Scan(&name)
+		// Stopped, it has no estimate until run again; run again, its estimate is to come.
+		basis := ""
+		if phase == "Suspended" {
+			basis = OwnerStoppedBasis
+		}
+		err := tx.QueryRow(ctx, `UPDATE workloads SET phase = $2, reason = '', message = '', queue_position = 0, updated_at = now(),
+		                         estimated_start_at = NULL, estimate_basis = $3
+		                         WHERE uid = $1 RETURNING name`, ev.WorkloadUID, phase, basis).Scan(&name)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return NotFound("workload %s was not found", ev.WorkloadUID)
 		}
@@ -381,14 +429,14 @@ func (s *Store) RecordWorkloadAction(ctx context.Context, ev WorkloadEvent, phas
 }
 
 // StopWorkloads records workloads whose owner stopped them (a Job suspended by a person, not by
-// Arbiter) as Suspended: their pods are gone, so nothing is allocated or queued. The event
+// Arbiter) as Suspended: their pods are gone, so nothing is allocated, queued or estimated. The event
 // is written by whoever stopped them through Arbiter (RecordWorkloadAction).
 func (s *Store) StopWorkloads(ctx context.Context, uids []string) error {
 	if len(uids) == 0 {
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE workloads SET phase = 'Suspended', reason = '', message = '', queue_position = 0,
-	                            allocated_gpus = 0, nodes = '{}', updated_at = now()
-	                            WHERE uid = ANY($1) AND finished_at IS NULL`, uids)
+	                            allocated_gpus = 0, nodes = '{}', updated_at = now(), estimated_start_at = NULL, estimate_basis = $2
+	                            WHERE uid = ANY($1) AND finished_at IS NULL`, uids, OwnerStoppedBasis)
 	return classify(err)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // SchedulingEventsView is the Event history's second tab: what the scheduler and people did
-// to workloads (Preempted, Reclaimed, Suspended, Resumed, PriorityChanged), filterable by kind,
+// to workloads (Preempted, Reclaimed, Suspended, Resumed, PriorityChanged, PreemptibilityChanged), filterable by kind,
 // project and workload, newest first.
 type SchedulingEventsView struct {
 	Kinds                   []string // the kinds one may filter by

@@ -23,10 +23,21 @@ type NodeGrid struct {
 	Projects []string       // the projects the caller may read, by name: the project filter's choices
 }
 
-// ProjectColor is a project and its colour in the grid (a class gpu-c0 … gpu-c7).
+// ProjectColor is a project and its swatch in the grid.
 type ProjectColor struct {
 	Project string
-	Color   int
+	Swatch
+}
+
+// Swatch is how a project's GPUs look: a colour (class gpu-c0 … gpu-c11) and a pattern over
+// it (gpu-p0, plain, … gpu-p4), so that colours alike to a reader still differ in pattern.
+type Swatch struct {
+	Color, Pattern int
+}
+
+// Classes are the swatch's classes.
+func (s Swatch) Classes() []string {
+	return []string{"gpu-c" + strconv.Itoa(s.Color), "gpu-p" + strconv.Itoa(s.Pattern)}
 }
 
 // NodeGPUs is one node and its GPUs.
@@ -55,19 +66,19 @@ type GPUCell struct {
 	Workload    string // namespace/name, when held
 	WorkloadUID string
 	Project     string
-	Color       int    // the project's colour, when held
+	Swatch             // the project's colour and pattern, when held
 	Priority    string // the workload's resolved priority, when held
 	Preemptible bool
 	Label       string // the cell in words: the hover title and what a screen reader says
 	Dim         bool   // not of the project the page is filtered by
 }
 
-// gpuCellClasses are a GPU cell's classes: its state, its project's colour, dimmed when the
+// gpuCellClasses are a GPU cell's classes: its state, its project's swatch, dimmed when the
 // page is filtered by another project.
 func gpuCellClasses(c GPUCell) []string {
 	cls := []string{"gpu", "gpu-" + c.State}
 	if c.State == GPUHeld {
-		cls = append(cls, "gpu-c"+strconv.Itoa(c.Color))
+		cls = append(cls, c.Swatch.Classes()...)
 		if !c.Preemptible && c.Priority != "" {
 			cls = append(cls, "gpu-fixed")
 		}

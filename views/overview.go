@@ -1,6 +1,13 @@
 package views
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/arbiterhq/arbiter/internal/english"
+	"github.com/arbiterhq/arbiter/web/routenames"
+)
 
 // OverviewPage is the Overview, the landing page after sign-in.
 type OverviewPage struct {
@@ -14,18 +21,34 @@ type OverviewLive struct {
 	Connected                     bool // a scheduler reports live status; false: zeros and a sentence
 	Nodes, ReadyNodes             int
 	GPUs, AllocatedGPUs, FreeGPUs int
-	Running, Pending              int
+	Running                       int
+	Waiting                       WaitingCounts
 	Preemptions, Reclaims         int // in the last 24 hours
 	Pools                         []NodePool
 	Projects                      []ProjectBar
-	MoreProjects                  bool // more projects than the page shows
-	PendingReasons                []ReasonCount
+	MoreProjects                  bool            // more projects than the page shows
+	WaitingReasons                []WaitingReason // the most common first
 }
 
-// ReasonCount is how many pending workloads wait for one reason.
-type ReasonCount struct {
-	Reason string
-	Count  int
+// WaitingCounts is how many workloads wait to run, and in which phase: pending, preempted and
+// waiting to come back, suspended by Arbiter until admitted.
+type WaitingCounts struct {
+	Total, Pending, Preempted, Suspended int
+}
+
+// WaitingReason is how many workloads wait for one reason ("" when the scheduler has given
+// none yet), and whose.
+type WaitingReason struct {
+	Reason       string
+	Count        int
+	Projects     []ProjectCount // the projects whose work waits for it, the most waiting first
+	MoreProjects int            // projects beyond those named
+}
+
+// ProjectCount is how many of a project's workloads wait for one reason.
+type ProjectCount struct {
+	Project string
+	Count   int
 }
 
 // ProjectBar is a project's deserved GPUs against what it has allocated, over all its pools.
@@ -83,8 +106,17 @@ func (b ProjectBar) DeservedX(scale int) int { return min(scaled(b.Deserved, sca
 
 // Label says the bar in words, for screen readers and on hover.
 func (b ProjectBar) Label() string {
-	return fmt.Sprintf("%s: %d of %d deserved GPUs allocated; %d non-preemptible, %d borrowed",
-		b.Name, b.Allocated, b.Deserved, min(b.NonPreemptible, max(b.Allocated-b.Borrowed, 0)), b.Borrowed)
+	return fmt.Sprintf("%s: %d of %d deserved GPUs allocated, %s; %d non-preemptible",
+		b.Name, b.Allocated, b.Deserved, b.QuotaWords(), min(b.NonPreemptible, max(b.Allocated-b.Borrowed, 0)))
+}
+
+// QuotaWords says where the project stands against its deserved quota: what it borrows beyond
+// it (summed over its pools, as the scheduler counts it) is how far it is over quota.
+func (b ProjectBar) QuotaWords() string {
+	if b.Borrowed > 0 {
+		return "over quota by " + english.Plural(b.Borrowed, "GPU")
+	}
+	return "within quota"
 }
 
 // PoolUsedWidth is the allocated part of a pool's bar.
@@ -100,10 +132,68 @@ func PoolLabel(p NodePool) string {
 	return fmt.Sprintf("%s: %d of %d GPUs allocated", p.Name, p.Status.AllocatedGPUs, p.Status.GPUs)
 }
 
-// ReasonText is a pending reason as the page shows it.
+// reasonWords are the scheduler's waiting reasons (S23) in a few plain words; the page shows the
+// code beside them, as the Workloads table does, so the two can be matched.
+var reasonWords = map[string]string{
+	"":                        "No reason given yet",
+	"GangIncomplete":          "Not all of its gang's pods exist yet",
+	"NoProject":               "Its namespace belongs to no project",
+	"OverLimit":               "The project is at its GPU limit",
+	"NonPreemptibleOverQuota": "Non-preemptible work beyond the project's deserved quota",
+	"InsufficientCapacity":    "Not enough free GPUs",
+	"NoMatchingNodes":         "No node matches what it asks for",
+	"WaitingForEvictions":     "Preempted work is releasing GPUs for it",
+	"BehindStrictHead":        "Behind the head of a strict queue",
+}
+
+// ReasonText is a waiting reason as the page says it.
 func ReasonText(reason string) string {
-	if reason == "" {
-		return "No reason given yet"
+	if w, ok := reasonWords[reason]; ok {
+		return w
+	}
+	if r := []rune(reason); len(r) > 64 { // a code the page does not know: bounded
+		return string(r[:63]) + "…"
 	}
 	return reason
+}
+
+// reasonParam is a reason as the Workloads view's filter takes it: "none" for no reason yet.
+func reasonParam(reason string) string {
+	if reason == "" {
+		return "none"
+	}
+	return reason
+}
+
+// WorkloadsFiltered is the Workloads view filtered by the given parameter names and values
+// (docs/console.md lists them): the Overview links each figure to the workloads it counts.
+func WorkloadsFiltered(ctx context.Context, nameValues ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		v.Set(nameValues[i], nameValues[i+1])
+	}
+	return URL(ctx, routenames.Workloads) + "?" + v.Encode()
+}
+
+// listComma is the comma after item i of n in a list written out.
+func listComma(i, n int) string {
+	if i < n-1 {
+		return ","
+	}
+	return ""
+}
+
+// WaitingNote says which phases the waiting workloads are in, when any is not Pending.
+func (w WaitingCounts) Note() string {
+	if w.Preempted == 0 && w.Suspended == 0 {
+		return ""
+	}
+	s := itoa(w.Pending) + " pending"
+	if w.Preempted > 0 {
+		s += ", " + itoa(w.Preempted) + " preempted"
+	}
+	if w.Suspended > 0 {
+		s += ", " + itoa(w.Suspended) + " suspended"
+	}
+	return s
 }

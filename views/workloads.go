@@ -47,7 +47,7 @@ type Workload struct {
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,
-// Reclaimed, Suspended, Resumed, PriorityChanged, Completed or Failed.
+// Reclaimed, Suspended, Resumed, PriorityChanged, PreemptibilityChanged, Completed or Failed.
 type WorkloadEvent struct {
 	ID      int64     `json:"id"`
 	At      time.Time `json:"at"`
@@ -64,6 +64,8 @@ type WorkloadEvent struct {
 // WorkloadFilter is the Workloads page's filters, as they stand in its URL.
 type WorkloadFilter struct {
 	Project, Phase, Priority, Preemptible, Type, Search string
+	Reason                                              string // a waiting reason's code, or "none"
+	Pool                                                string // the node pool the workload runs in
 	Finished                                            bool   // the tab with finished workloads (deleted=true)
 	SortBy, SortOrder                                   string // kept by the filter form
 }
@@ -77,6 +79,7 @@ type WorkloadsPage struct {
 	Projects           []string // the projects the caller sees, for the filter
 	Priorities         []Priority
 	Phases             []string
+	Reasons            []string // the scheduler's waiting reasons, for the filter
 	Columns            []SortLink
 	CSVHref            string
 	LiveHref           string // this view (filters, order, page): the table refreshes itself from it
@@ -87,6 +90,19 @@ type WorkloadsPage struct {
 	BulkAction         string // where the bulk form posts (with the filters in its query)
 	Bulk               []BulkOutcome
 	BulkError          string
+	// BulkPreview says Bulk is a preview: what applying the form would do, nothing changed.
+	BulkPreview bool
+	// BulkForm is the bulk form as posted, kept after a preview (or a refusal) so that it can
+	// be applied as it is.
+	BulkForm BulkForm
+}
+
+// BulkForm is the bulk form's choices: the values to set ("" leaves one as it is), whether
+// all matching the filter are meant, and the rows selected (their rows' boxes stay ticked).
+type BulkForm struct {
+	Priority, Preemptibility string
+	All                      bool
+	Selected                 map[string]bool
 }
 
 // WorkloadRow is one workload of the Workloads page with the changes the caller may make.
@@ -103,6 +119,7 @@ type WorkloadRow struct {
 	CSRFToken            string
 	Saved                string // "priority" or "preemptibility" after a change
 	Error                string // a refused change's sentence
+	Selected             bool   // ticked for the bulk form (kept after a preview)
 }
 
 // BulkOutcome is what a bulk change did to one workload: changed, refused (with the
@@ -154,7 +171,7 @@ func asSentence(s string) string {
 // outcomeClass is a bulk outcome as a CSS class name.
 func outcomeClass(o string) string {
 	switch o {
-	case "changed":
+	case "changed", "would change":
 		return "changed"
 	case "not found":
 		return "notfound"

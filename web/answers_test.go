@@ -20,7 +20,6 @@ import (
 type apiError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
-	Details string `json:"details,omitempty"`
 }
 
 // listed is a list answer: the items under its key and the offset of the next page (nil on

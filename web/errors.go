@@ -16,7 +16,6 @@ import (
 type apiError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
-	Details string `json:"details,omitempty"`
 }
 
 // httpError is an error that already knows its status and its sentence for people, and the

@@ -108,9 +108,12 @@ func TestEventHistoryShowsChangesFromTo(t *testing.T) {
 	if diff := cmp.Diff([]string{"preemptibility: preemptible → non-preemptible", "priority: low → high"}, lines); diff != "" {
 		t.Errorf("one line per field (-want +got):\n%s", diff)
 	}
-	// The scheduling tab shows the same change as an event, by whom.
+	// The scheduling tab shows the same change as events, one of each kind, by whom (newest
+	// first: the two share their time, and preemptibility was written second).
 	doc = page(t, f.srv, tokenOf(f.srv), "/event-history?tab=scheduling&workload=train-a", 200)
-	if rows := tableRows(t, doc, "scheduling-table"); len(rows) != 1 || rows[0][1] != "PriorityChanged" || !strings.Contains(rows[0][4], "priority from low to high") {
+	rows = tableRows(t, doc, "scheduling-table")
+	if len(rows) != 2 || rows[0][1] != "PreemptibilityChanged" || !strings.Contains(rows[0][4], "preemptibility from preemptible to non-preemptible") ||
+		rows[1][1] != "PriorityChanged" || !strings.Contains(rows[1][4], "priority from low to high") {
 		t.Errorf("scheduling rows: %q", rows)
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -23,6 +24,9 @@ type LastCycle interface {
 type nodes struct {
 	cycles    LastCycle     // nil: no cluster is connected
 	workloads WorkloadStore // who may read which project's workloads
+	projects  interface {   // the organization's projects, whose order gives their swatches
+		ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
+	}
 	layout
 }
 
@@ -33,7 +37,7 @@ func (h *nodes) routes(r router) {
 func (h *nodes) nodesPage(c echo.Context) error {
 	m := views.NodesPage{Page: h.page(c, "Nodes", routenames.Nodes), Pool: c.QueryParam("pool"), Project: c.QueryParam("project"),
 		LiveHref: pathTo(c, routenames.Nodes) + "?" + c.QueryParams().Encode()}
-	m.NodeGrid = nodeGrid(nil, nil, gridFilter{}, nil)
+	m.NodeGrid = nodeGrid(nil, nil, gridFilter{}, nil, nil)
 	if h.cycles != nil {
 		m.Connected = true
 		snap, plan := h.cycles.LastCycle()
@@ -45,8 +49,16 @@ func (h *nodes) nodesPage(c echo.Context) error {
 			visible := func(project string) bool {
 				return scope.All || project != "" && slices.Contains(scope.Projects, project)
 			}
+			var swatches map[string]views.Swatch
+			if h.projects != nil {
+				refs, err := h.projects.ProjectRefs(c.Request().Context())
+				if err != nil {
+					return err
+				}
+				swatches = projectSwatches(refs)
+			}
 			m.Cycled = true
-			m.NodeGrid = nodeGrid(snap, plan, gridFilter{Pool: m.Pool, Project: m.Project}, visible)
+			m.NodeGrid = nodeGrid(snap, plan, gridFilter{Pool: m.Pool, Project: m.Project}, visible, swatches)
 		}
 	}
 	return render(c, http.StatusOK, views.NodesView(m))

@@ -3,7 +3,6 @@ package web
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,18 +10,6 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/views"
 )
-
-// projectPalette is how many colours the Nodes page has for projects (classes gpu-c0 … in
-// static/arbiter.css).
-const projectPalette = 8
-
-// projectColor is a project's colour on the Nodes page: the same for a name on every page and
-// in every cycle, so a person learns it.
-func projectColor(project string) int {
-	h := fnv.New32a()
-	h.Write([]byte(project))
-	return int(h.Sum32() % projectPalette)
-}
 
 // gridFilter is what the Nodes page is filtered by; empty fields do not filter.
 type gridFilter struct {
@@ -33,8 +20,9 @@ type gridFilter struct {
 // to it hold cells in a stable order (by workload name, then pod name), the GPUs pods Arbiter
 // does not schedule request next, and the rest are free. A workload is named only when
 // visible says its project may be read by the caller; otherwise its cells say only that
-// another project holds them. Priority and preemptibility are as the plan resolved them.
-func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visible func(project string) bool) views.NodeGrid {
+// another project holds them. Priority and preemptibility are as the plan resolved them; a
+// project's cells and legend entry wear its swatch (projectSwatches).
+func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visible func(project string) bool, swatches map[string]views.Swatch) views.NodeGrid {
 	g := views.NodeGrid{Nodes: []views.NodeGPUs{}, Legend: []views.ProjectColor{}, Pools: []string{}, Projects: []string{}}
 	if snap == nil {
 		return g
@@ -97,7 +85,7 @@ func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visi
 			c := views.GPUCell{State: views.GPUHidden}
 			if visible(h.w.Project) {
 				c = views.GPUCell{State: views.GPUHeld, Workload: h.w.Namespace + "/" + h.w.Name, WorkloadUID: h.w.UID,
-					Project: h.w.Project, Color: projectColor(h.w.Project)}
+					Project: h.w.Project, Swatch: swatchOf(swatches, h.w.Project)}
 				if r := running[h.w.UID]; r != nil {
 					c.Priority, c.Preemptible = r.Priority.Name, r.Preemptibility == scheduler.Preemptible
 				}
@@ -130,7 +118,7 @@ func nodeGrid(snap *scheduler.Snapshot, plan *scheduler.Plan, f gridFilter, visi
 		g.Nodes = append(g.Nodes, ng)
 	}
 	for _, p := range slices.Sorted(maps.Keys(legend)) {
-		g.Legend = append(g.Legend, views.ProjectColor{Project: p, Color: projectColor(p)})
+		g.Legend = append(g.Legend, views.ProjectColor{Project: p, Swatch: swatchOf(swatches, p)})
 	}
 	return g
 }

@@ -8,31 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestProjectColorIsStable(t *testing.T) {
-	seen := map[int]bool{}
-	for _, p := range []string{"", "team-a", "team-b", "vision", "nlp", "speech", "robotics", "search"} {
-		c := projectColor(p)
-		if c < 0 || c >= projectPalette {
-			t.Fatalf("projectColor(%q) = %d, outside the palette", p, c)
-		}
-		for range 3 {
-			if again := projectColor(p); again != c {
-				t.Fatalf("projectColor(%q) = %d, then %d", p, c, again)
-			}
-		}
-		seen[c] = true
-	}
-	// FNV-1a of the name: fixed values, so a project keeps its colour across releases.
-	for p, want := range map[string]int{"team-a": 6, "team-b": 3, "vision": 1, "nlp": 5, "robotics": 0} {
-		if got := projectColor(p); got != want {
-			t.Errorf("projectColor(%q) = %d, want %d", p, got, want)
-		}
-	}
-	if len(seen) < 4 {
-		t.Errorf("8 projects share %d colours", len(seen))
-	}
-}
-
 func TestNodeGrid(t *testing.T) {
 	gpus := func(n int64) scheduler.Resources { return scheduler.Resources{GPUs: n} }
 	pod := func(name, node string, n int64) scheduler.Pod {
@@ -65,9 +40,10 @@ func TestNodeGrid(t *testing.T) {
 		{Workload: "u4", Priority: scheduler.Priority{Name: "high"}, Preemptibility: scheduler.Preemptible},
 	}}
 	notSecret := func(p string) bool { return p != "secret" }
-	a, b := projectColor("team-a"), projectColor("team-b")
-	beta := views.GPUCell{State: views.GPUHeld, Workload: "ml/beta", WorkloadUID: "u2", Project: "team-b", Color: b, Priority: "low", Preemptible: true}
-	zeta := views.GPUCell{State: views.GPUHeld, Workload: "ml/zeta", WorkloadUID: "u1", Project: "team-a", Color: a, Priority: "high"}
+	a, b := views.Swatch{Color: 3, Pattern: 1}, views.Swatch{Color: 4, Pattern: 2}
+	swatches := map[string]views.Swatch{"team-a": a, "team-b": b, "secret": {Color: 5, Pattern: 3}}
+	beta := views.GPUCell{State: views.GPUHeld, Workload: "ml/beta", WorkloadUID: "u2", Project: "team-b", Swatch: b, Priority: "low", Preemptible: true}
+	zeta := views.GPUCell{State: views.GPUHeld, Workload: "ml/zeta", WorkloadUID: "u1", Project: "team-a", Swatch: a, Priority: "high"}
 	labelled := func(c views.GPUCell, label string) views.GPUCell { c.Label = label; return c }
 	dim := func(c views.GPUCell) views.GPUCell { c.Dim = true; return c }
 	n1 := views.NodeGPUs{Name: "n1", Pool: "a100", Ready: true, GPUs: 4, Held: 3, Cells: []views.GPUCell{
@@ -86,7 +62,7 @@ func TestNodeGrid(t *testing.T) {
 		{State: views.GPUFree, Label: "GPU 1: free"}, {State: views.GPUFree, Label: "GPU 2: free"},
 	}}
 	pools, projects := []string{"a100", "default"}, []string{"team-a", "team-b"}
-	legend := []views.ProjectColor{{Project: "team-a", Color: a}, {Project: "team-b", Color: b}}
+	legend := []views.ProjectColor{{Project: "team-a", Swatch: a}, {Project: "team-b", Swatch: b}}
 	for _, tc := range []struct {
 		name    string
 		snap    *scheduler.Snapshot
@@ -115,7 +91,7 @@ func TestNodeGrid(t *testing.T) {
 			}, Legend: []views.ProjectColor{}, Pools: pools, Projects: []string{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := nodeGrid(tc.snap, plan, tc.filter, tc.visible)
+			got := nodeGrid(tc.snap, plan, tc.filter, tc.visible, swatches)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("nodeGrid (-want +got):\n%s", d)
 			}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
@@ -50,52 +49,29 @@ func (h *overview) overviewLive(c echo.Context) error {
 	return render(c, http.StatusOK, views.OverviewLiveView(live))
 }
 
+// live reads what the Overview is made of, over what the caller may read, and counts it
+// (overviewFigures).
 func (h *overview) live(c echo.Context) (views.OverviewLive, error) {
 	ctx := c.Request().Context()
-	m := views.OverviewLive{Connected: h.connected}
+	in := overviewInput{Connected: h.connected}
 	pools, err := h.org.store.NodePools(ctx, listquery.Query{SortBy: "name", Limit: listquery.MaxLimit})
 	if err != nil {
-		return m, err
+		return views.OverviewLive{}, err
 	}
-	for _, p := range pools {
-		v := h.org.nodePoolView(p)
-		m.Pools = append(m.Pools, v)
-		m.Nodes += v.Status.Nodes
-		m.ReadyNodes += v.Status.ReadyNodes
-		m.GPUs += v.Status.GPUs
-		m.AllocatedGPUs += v.Status.AllocatedGPUs
-	}
-	m.FreeGPUs = max(m.GPUs-m.AllocatedGPUs, 0)
-
+	in.Pools = mapSlice(pools, h.org.nodePoolView)
 	projects, next, err := h.org.visibleProjects(c, listquery.Query{SortBy: "name", Limit: listquery.MaxLimit})
 	if err != nil {
-		return m, err
+		return views.OverviewLive{}, err
 	}
-	m.MoreProjects = next != nil
-	for _, p := range projects {
-		v := h.org.projectView(p)
-		bar := views.ProjectBar{Name: v.Name, Allocated: v.Status.Allocated, Borrowed: v.Status.Borrowed,
-			NonPreemptible: v.Status.AllocatedNonPreemptible}
-		for _, q := range v.Resources {
-			bar.Deserved += q.GPU.Deserved
-		}
-		m.Projects = append(m.Projects, bar)
-	}
-
+	in.Projects, in.MoreProjects = mapSlice(projects, h.org.projectView), next != nil
 	if h.workloads.store != nil {
 		scope, err := h.workloads.workloadScope(c)
 		if err != nil {
-			return m, err
+			return views.OverviewLive{}, err
 		}
-		n, err := h.workloads.store.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow))
-		if err != nil {
-			return m, err
+		if in.Counts, err = h.workloads.store.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow)); err != nil {
+			return views.OverviewLive{}, err
 		}
-		m.Running, m.Pending = n.Phases["Running"], n.Phases["Pending"]
-		m.Preemptions, m.Reclaims = n.Events["Preempted"], n.Events["Reclaimed"]
-		m.PendingReasons = mapSlice(n.PendingReasons, func(r store.ReasonCount) views.ReasonCount {
-			return views.ReasonCount{Reason: r.Reason, Count: r.Count}
-		})
 	}
-	return m, nil
+	return overviewFigures(in), nil
 }

@@ -38,7 +38,7 @@ type overviewFigures struct {
 var (
 	tileRE    = regexp.MustCompile(`id="tile-([a-z-]+)"><span class="tile-label">[^<]*</span>\s*<span class="tile-value">(\d+)</span>`)
 	projectRE = regexp.MustCompile(`data-project="([^"]+)"`)
-	reasonRE  = regexp.MustCompile(`<li><span class="count">(\d+)</span>\s*([^<]+?)\s*</li>`)
+	reasonRE  = regexp.MustCompile(`<li data-reason="([^"]*)" data-count="(\d+)">`)
 )
 
 func readOverview(t *testing.T, html string) overviewFigures {
@@ -54,7 +54,7 @@ func readOverview(t *testing.T, html string) overviewFigures {
 		f.Projects = append(f.Projects, m[1])
 	}
 	for _, m := range reasonRE.FindAllStringSubmatch(html, -1) {
-		f.Reasons[m[2]], _ = strconv.Atoi(m[1])
+		f.Reasons[m[1]], _ = strconv.Atoi(m[2])
 	}
 	return f
 }
@@ -77,10 +77,10 @@ func apiFigures(t *testing.T, srv *httptest.Server, token string, preemptions, r
 	}
 	f.Tiles["gpus-free"] = f.Tiles["gpus-total"] - f.Tiles["gpus-allocated"]
 	running := decodeList[views.Workload](t, getAsKey("/api/v1/workloads?filterBy=phase==Running&limit=500"), "workloads").Items
-	pending := decodeList[views.Workload](t, getAsKey("/api/v1/workloads?filterBy=phase==Pending&limit=500"), "workloads").Items
-	f.Tiles["running"], f.Tiles["pending"] = len(running), len(pending)
-	for _, w := range pending {
-		f.Reasons[orDefault(w.Reason, "No reason given yet")]++
+	waiting := decodeList[views.Workload](t, getAsKey("/api/v1/workloads?filterBy=waiting==true&limit=500"), "workloads").Items
+	f.Tiles["running"], f.Tiles["pending"] = len(running), len(waiting)
+	for _, w := range waiting {
+		f.Reasons[w.Reason]++
 	}
 	for _, p := range decodeList[views.Project](t, getAsKey("/api/v1/org-unit/projects?limit=500"), "projects").Items {
 		f.Projects = append(f.Projects, p.Name)
@@ -89,7 +89,7 @@ func apiFigures(t *testing.T, srv *httptest.Server, token string, preemptions, r
 }
 
 // TestOverviewMatchesAPI: the Overview's figures equal the API's — node pools' status, workload
-// counts by phase, pending by reason, the projects — for an admin and for a project viewer; the
+// counts running and waiting, waiting by reason, the projects — for an admin and for a project viewer; the
 // preemptions and reclaims of the last 24 hours count, older ones do not.
 func TestOverviewMatchesAPI(t *testing.T) {
 	t.Parallel()
@@ -169,8 +169,8 @@ func TestOverviewMatchesAPI(t *testing.T) {
 	if diff := cmp.Diff(wantTiles, page.Tiles); diff != "" {
 		t.Errorf("admin's tiles (-want +got):\n%s", diff)
 	}
-	if html := string(get(t, srv, "/").body); !regexp.MustCompile(`aria-label="alpha: 6 of 4 deserved GPUs allocated; 2 non-preemptible, 2 borrowed"`).MatchString(html) {
-		t.Errorf("alpha's bar is not described as allocated 6 of 4, 2 non-preemptible, 2 borrowed")
+	if html := string(get(t, srv, "/").body); !regexp.MustCompile(`aria-label="alpha: 6 of 4 deserved GPUs allocated, over quota by 2 GPUs; 2 non-preemptible"`).MatchString(html) {
+		t.Errorf("alpha's bar is not described as allocated 6 of 4, over quota by 2, 2 non-preemptible")
 	}
 }
 

@@ -49,8 +49,12 @@ type Deps struct {
 	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
 	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
 	Foresee WorkloadForesight
-	// Estimates are the start estimates of waiting workloads; nil: no cluster.
-	Estimates StartEstimates
+	// Estimating says a scheduler makes start estimates (a cluster is connected); the
+	// estimates themselves are in the workload records, the same on every replica.
+	Estimating bool
+	// Standings are what a change of a running workload's preemptibility is checked against
+	// (S14); nil: no cluster.
+	Standings PreemptibilityStandings
 
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
@@ -145,13 +149,13 @@ func New(d Deps) *Server {
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimates: d.Estimates, log: log, layout: s.layout},
+		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, standings: d.Standings, log: log, layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
-		&nodes{cycles: d.Cycles, workloads: d.Workloads, layout: s.layout},
+		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, s.layout),
-		&workloadStory{workloads: workloads{store: d.Workloads, estimates: d.Estimates, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
+		&workloadStory{workloads: workloads{store: d.Workloads, estimating: d.Estimating, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
 		subs,
 		&submitPage{submissions: subs, layout: s.layout},
 	} {

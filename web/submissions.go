@@ -193,19 +193,17 @@ func (h *submissions) workloadType(ctx context.Context, k nativeworkload.Kind) (
 
 // resolvePolicy applies the project's policy to the requested priority and preemptibility,
 // with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the default is
-// a change, which the policy may forbid or bound. Absent values are the defaults, which no
-// label repeats.
+// a change, which the policy may forbid or bound. A value the caller gave is kept as a label
+// even when it equals today's default, so that it does not follow the default when that
+// changes (S9); only absent values are left to the defaults.
 func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	w := &s.workload
 	def, err := h.defaultPriority(ctx, s.project, s.typ)
 	if err != nil {
 		return err
 	}
-	if w.Priority == def.Name {
-		w.Priority = ""
-	}
 	if w.Priority != "" {
-		prio, err := h.workloads.checkWorkloadPriority(ctx, "spec.priorityClass", optional[string]{Set: true, Value: w.Priority}, &s.project)
+		prio, err := h.workloads.checkWorkloadPriority(ctx, "spec.priorityClass", optional[string]{Set: true, Value: w.Priority}, &s.project, def.Name)
 		if status, msg := statusOf(err); err != nil && status == http.StatusBadRequest && fieldOf(err) == "" {
 			return badField("spec.priorityClass", "%s", msg) // the policy's refusal concerns the priority asked for
 		}
@@ -216,11 +214,8 @@ func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	} else {
 		s.priority = def
 	}
-	if w.Preemptibility == s.typ.EffectivePreemptibility {
-		w.Preemptibility = ""
-	}
 	if w.Preemptibility != "" {
-		if err := preemptibilityChangeForbidden(&s.project); err != nil {
+		if err := preemptibilityRefused(&s.project, w.Preemptibility, s.typ.EffectivePreemptibility); err != nil {
 			return badField("spec.preemptibility", "%s", err.Error())
 		}
 	}

@@ -273,12 +273,13 @@ func TestSubmitRefusals(t *testing.T) {
 	if n := f.cluster.count(); n != 0 {
 		t.Errorf("%d refused submissions or dry runs reached the cluster", n)
 	}
-	// The type's default priority is no change: beta accepts it (Standard training: low).
+	// The type's default priority is no change: beta accepts it (Standard training: low), and
+	// keeps it as asked (S9; TestSubmitKeepsExplicitValues).
 	if r := f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"low","preemptibility":"preemptible"`)); r.status != 202 {
 		t.Errorf("the type's defaults in a locked project = %d %s", r.status, r.body)
 	}
-	if w := f.cluster.last(t); w.Priority != "" || w.Preemptibility != "" {
-		t.Errorf("defaults were written as labels: %+v", w)
+	if w := f.cluster.last(t); w.Priority != "low" || w.Preemptibility != "preemptible" {
+		t.Errorf("explicit values were not written as labels: %+v", w)
 	}
 	// Within gamma's range.
 	if r := f.submit(t, admin, "trainings", body(f.gamma, `,"priorityClass":"medium-high"`)); r.status != 202 {
@@ -302,7 +303,7 @@ func TestSubmitRefusals(t *testing.T) {
 		t.Fatalf("PUT beta = %d %s", r.status, r.body)
 	}
 	r = f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"medium"`))
-	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium" || f.cluster.last(t).Priority != "" {
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium" || f.cluster.last(t).Priority != "medium" {
 		t.Errorf("beta's own default = %d %s", r.status, r.body)
 	}
 }

@@ -155,14 +155,10 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		}
 		req.Spec.ServingPort = &nativeworkload.ServingPort{Container: *port}
 	}
-	// Values left at their defaults are absent from the request: the defaults apply, and a
-	// project that forbids changes is not refused for keeping them.
-	if f.Priority != f.DefaultPriority {
-		req.Spec.PriorityClass = f.Priority
-	}
-	if f.Preemptibility != f.DefaultPreemptibility {
-		req.Spec.Preemptibility = f.Preemptibility
-	}
+	// The default is a choice of its own (""), absent from the request so that the workload
+	// follows the default when it changes; a value the person picked, even today's default, is
+	// kept as they asked (S9).
+	req.Spec.PriorityClass, req.Spec.Preemptibility = f.Priority, f.Preemptibility
 	return h.resolve(c, k, req)
 }
 
@@ -270,16 +266,20 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return f, err
 		}
-		if p.DefaultPriorityName != nil && *p.DefaultPriorityName != "" {
-			f.DefaultPriority = *p.DefaultPriorityName // the project's default comes first (S7)
+		if err == nil { // the project's default comes first, within its range (S7)
+			def, err := h.defaultPriority(ctx, p, t)
+			if err != nil {
+				return f, err
+			}
+			f.DefaultPriority = def.Name
 		}
 	}
-	f.Priority, f.Preemptibility = f.DefaultPriority, f.DefaultPreemptibility
+	f.Priority, f.Preemptibility = "", "" // the defaults, whatever they become
 	return f, nil
 }
 
 // keepTypedSettings keeps the priority and preemptibility the person chose, when the form
-// carries them.
+// carries them ("" is the default).
 func keepTypedSettings(c echo.Context, f *views.SubmitForm) {
 	if v := c.FormValue("spec.priorityClass"); v != "" {
 		f.Priority = v

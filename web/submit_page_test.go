@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
 	"github.com/arbiterhq/arbiter/web"
@@ -73,17 +74,25 @@ func TestSubmitPage(t *testing.T) {
 	if selectedOf(inputNamed(doc, "type")) != "trainings" || inputNamed(doc, "spec.numWorkers") != nil || inputNamed(doc, "spec.autoscaling.minReplicas") != nil {
 		t.Errorf("a training's form has workers or replicas")
 	}
-	if !strings.Contains(textOf(doc), "General settings") || selectedOf(inputNamed(doc, "spec.priorityClass")) != "low" ||
-		selectedOf(inputNamed(doc, "spec.preemptibility")) != "preemptible" {
-		t.Errorf("a training's General settings: %q %q", selectedOf(inputNamed(doc, "spec.priorityClass")), selectedOf(inputNamed(doc, "spec.preemptibility")))
+	// General settings start at the defaults, each a choice of its own that names today's value.
+	defaultNamed := func(doc *html.Node, field string) string {
+		sel := inputNamed(doc, field)
+		if selectedOf(sel) != "" {
+			return "selected " + selectedOf(sel)
+		}
+		return textOf(findNode(sel, func(n *html.Node) bool { return n.Data == "option" && attr(n, "value") == "" }))
+	}
+	if !strings.Contains(textOf(doc), "General settings") || defaultNamed(doc, "spec.priorityClass") != "default (low)" ||
+		defaultNamed(doc, "spec.preemptibility") != "default (preemptible)" {
+		t.Errorf("a training's General settings: %q %q", defaultNamed(doc, "spec.priorityClass"), defaultNamed(doc, "spec.preemptibility"))
 	}
 
 	// The type changes: a workspace's defaults (high, non-preemptible); a distributed training has workers.
 	fields := pageAs(t, f.srv, researcher, "/submit/fields", url.Values{"type": {"workspaces"}, "projectId": {f.alpha}, "name": {"kept"},
 		"spec.priorityClass": {"low"}}, true, 200)
-	if selectedOf(inputNamed(fields, "spec.priorityClass")) != "high" || selectedOf(inputNamed(fields, "spec.preemptibility")) != "non-preemptible" ||
+	if defaultNamed(fields, "spec.priorityClass") != "default (high)" || defaultNamed(fields, "spec.preemptibility") != "default (non-preemptible)" ||
 		attr(inputNamed(fields, "name"), "value") != "kept" {
-		t.Errorf("a workspace's fields: %q %q", selectedOf(inputNamed(fields, "spec.priorityClass")), selectedOf(inputNamed(fields, "spec.preemptibility")))
+		t.Errorf("a workspace's fields: %q %q", defaultNamed(fields, "spec.priorityClass"), defaultNamed(fields, "spec.preemptibility"))
 	}
 	fields = pageAs(t, f.srv, researcher, "/submit/fields", url.Values{"type": {"distributed"}, "projectId": {f.alpha}}, true, 200)
 	if inputNamed(fields, "spec.numWorkers") == nil || inputNamed(fields, "spec.servingPort.container") != nil {
@@ -116,8 +125,8 @@ func TestSubmitPage(t *testing.T) {
 		t.Fatalf("POST /submit = %d %s %.300s", status, location, body)
 	}
 	w := f.cluster.last(t)
-	if w.Name != "urgent" || w.Priority != "high" || w.Preemptibility != "" || w.GPUs != 2 || w.Submitter != keySubmitter(t, researcher) {
-		t.Errorf("submitted %+v (preemptibility at the type's default is not a label)", w)
+	if w.Name != "urgent" || w.Priority != "high" || w.Preemptibility != "preemptible" || w.GPUs != 2 || w.Submitter != keySubmitter(t, researcher) {
+		t.Errorf("submitted %+v (a preemptibility picked is a label, even the type's default)", w)
 	}
 	if names := workloads(t, f.srv, ""); names != "urgent" {
 		t.Errorf("recorded: %q", names)
@@ -173,4 +182,44 @@ func TestSubmitPage(t *testing.T) {
 		t.Errorf("a viewer sees the form or the navigation entry: %s", navLabels(doc))
 	}
 	pageAs(t, f.srv, viewer, "/submit/dry-run", form, true, 403)
+}
+
+// TestSubmitPageKeepsExplicitChoice (S9): General settings offer the default as its own
+// choice, so a person who picks a value, even today's default, has it written to the workload,
+// and one who leaves the default has no label and follows the default when it changes.
+func TestSubmitPageKeepsExplicitChoice(t *testing.T) {
+	t.Parallel()
+	f := newSubmitAPI(t)
+	admin := tokenOf(f.srv)
+	doc := pageAs(t, f.srv, admin, "/submit", nil, false, 200)
+	prio := inputNamed(doc, "spec.priorityClass")
+	def := findNode(prio, func(n *html.Node) bool { return n.Data == "option" && attr(n, "value") == "" })
+	if selectedOf(prio) != "" || def == nil || !strings.Contains(textOf(def), "low") {
+		t.Errorf("General settings start at the default, which names low; selected %q", selectedOf(prio))
+	}
+	type labels struct{ Priority, Preemptibility string }
+	for _, tc := range []struct {
+		name          string
+		priority, pre string
+		want          labels
+	}{
+		{"picked today's defaults", "low", "preemptible", labels{"low", "preemptible"}},
+		{"left at the default", "", "", labels{}},
+		{"in a project that forbids changes, picked its own default", "low", "", labels{Priority: "low"}},
+	} {
+		project := f.alpha
+		if strings.HasPrefix(tc.name, "in a project") {
+			project = f.beta
+		}
+		status, _, body := submitFormPost(t, f.srv.URL, admin, url.Values{"type": {"trainings"}, "projectId": {project}, "name": {"pick"},
+			"spec.image": {"python"}, "spec.compute.gpuDevicesRequest": {"0"}, "spec.priorityClass": {tc.priority}, "spec.preemptibility": {tc.pre}})
+		if status != http.StatusSeeOther {
+			t.Errorf("%s: POST /submit = %d %.300s", tc.name, status, body)
+			continue
+		}
+		w := f.cluster.last(t)
+		if diff := cmp.Diff(tc.want, labels{w.Priority, w.Preemptibility}); diff != "" {
+			t.Errorf("%s: the labels (-want +got):\n%s", tc.name, diff)
+		}
+	}
 }

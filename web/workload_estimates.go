@@ -1,37 +1,33 @@
 package web
 
 import (
-	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 )
 
-// StartEstimates are the start estimates of waiting workloads, by top owner UID, from the
-// scheduler's last estimate pass (docs/scheduling.md "Estimated start").
-type StartEstimates interface {
-	StartEstimate(uid string) (scheduler.Estimate, bool)
-}
-
-// withEstimate adds a waiting workload's estimated start to its view: the time and its basis,
-// or null and the sentence saying what is missing.
-func (h *workloads) withEstimate(v views.Workload) views.Workload {
+// withEstimate adds a waiting workload's estimated start to its view, from its record: the
+// time and its basis, or null and the sentence saying what is missing. The leader's passes
+// write the estimates into the records (docs/scheduling.md "Estimated start"), so every
+// replica answers the same.
+func (h *workloads) withEstimate(v views.Workload, r store.WorkloadRecord) views.Workload {
 	switch v.Phase {
 	case "Pending", "Suspended", "Preempted":
 	default:
 		return v
 	}
-	if h.estimates == nil {
+	switch {
+	case r.FinishedAt != nil: // preempted with nothing to bring it back: it waits for nothing
+		return v
+	case r.EstimateBasis != "":
+		if r.EstimatedStartAt != nil {
+			at := r.EstimatedStartAt.UTC()
+			v.EstimatedStartAt = &at
+		}
+		v.EstimateBasis = r.EstimateBasis
+	case !h.estimating:
 		v.EstimateBasis = "No estimate: no cluster is connected."
-		return v
+	default:
+		v.EstimateBasis = "No estimate yet: the scheduler estimates every few seconds."
 	}
-	e, ok := h.estimates.StartEstimate(v.ID)
-	if !ok {
-		v.EstimateBasis = "No estimate yet: the scheduler estimates every few seconds, on the replica that schedules."
-		return v
-	}
-	if !e.At.IsZero() {
-		at := e.At.UTC()
-		v.EstimatedStartAt = &at
-	}
-	v.EstimateBasis = e.Basis
 	return v
 }

@@ -30,11 +30,22 @@ var workloadPhases = []string{"Pending", "Running", "Suspended", "Preempted", "C
 // bulkLimit bounds "all matching the filter" in one bulk change.
 const bulkLimit = 2000
 
+// waitingPhase is the Phase filter's choice of every workload that waits to run, in whichever
+// phase (store.WaitingSQL): what the Overview's waiting figures count and link to.
+const waitingPhase = "waiting"
+
+// noReason is the Reason filter's value for workloads the scheduler has given no reason yet.
+const noReason = "none"
+
+// waitingReasons are the Reason filter's choices: the scheduler's reasons (S23).
+var waitingReasons = []string{"GangIncomplete", "NoProject", "OverLimit", "NonPreemptibleOverQuota",
+	"InsufficientCapacity", "NoMatchingNodes", "WaitingForEvictions", "BehindStrictHead"}
+
 // workloadPageFilter reads the page's filters from its URL.
 func workloadPageFilter(v url.Values) views.WorkloadFilter {
 	return views.WorkloadFilter{Project: v.Get("project"), Phase: v.Get("phase"), Priority: v.Get("priority"),
-		Preemptible: v.Get("preemptible"), Type: v.Get("type"), Search: v.Get("search"), Finished: v.Get("deleted") == "true",
-		SortBy: v.Get("sortBy"), SortOrder: v.Get("sortOrder")}
+		Preemptible: v.Get("preemptible"), Type: v.Get("type"), Reason: v.Get("reason"), Pool: v.Get("pool"),
+		Search: v.Get("search"), Finished: v.Get("deleted") == "true", SortBy: v.Get("sortBy"), SortOrder: v.Get("sortOrder")}
 }
 
 // workloadPageQuery turns the page's URL into the API's list query: the filters become
@@ -52,13 +63,28 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 		p.Set("sortBy", "priorityValue")
 	}
 	var terms []string
-	for field, value := range map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type} {
+	fields := map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type, "nodePool": f.Pool}
+	if f.Phase == waitingPhase {
+		delete(fields, "phase")
+		terms = append(terms, "waiting==true")
+	}
+	for field, value := range fields {
 		if value != "" {
 			if strings.Contains(value, ",") {
 				return listquery.Query{}, f, badField(field, "a filter value cannot contain a comma")
 			}
 			terms = append(terms, field+"=="+value)
 		}
+	}
+	switch f.Reason {
+	case "":
+	case noReason:
+		terms = append(terms, "reason==")
+	default:
+		if strings.Contains(f.Reason, ",") {
+			return listquery.Query{}, f, badField("reason", "a filter value cannot contain a comma")
+		}
+		terms = append(terms, "reason=="+f.Reason)
 	}
 	switch f.Preemptible {
 	case "":
@@ -76,10 +102,19 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 }
 
 func (h *workloads) workloadsPage(c echo.Context) error {
-	return h.renderWorkloadsPage(c, http.StatusOK, nil, "")
+	return h.renderWorkloadsPage(c, http.StatusOK, bulkAnswer{})
 }
 
-func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views.BulkOutcome, bulkErr string) error {
+// bulkAnswer is what the page says of a bulk form posted: the outcome per workload (or what
+// it would be, for a preview) or why nothing was done, and the form as posted.
+type bulkAnswer struct {
+	outcomes []views.BulkOutcome
+	err      string
+	preview  bool
+	form     views.BulkForm
+}
+
+func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAnswer) error {
 	if h.store == nil {
 		return errNoWorkloadStore
 	}
@@ -102,11 +137,11 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views
 		return err
 	}
 	m := views.WorkloadsPage{
-		Page: h.page(c, "Workloads", routenames.Workloads), Filter: f, Phases: workloadPhases,
+		Page: h.page(c, "Workloads", routenames.Workloads), Filter: f, Phases: workloadPhases, Reasons: waitingReasons,
 		Priorities: mapSlice(prios, func(p store.Priority) views.Priority {
 			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
 		}),
-		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk, BulkError: bulkErr,
+		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk.outcomes, BulkError: bulk.err, BulkPreview: bulk.preview, BulkForm: bulk.form,
 		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
 			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
@@ -138,6 +173,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk []views
 		if err != nil {
 			return err
 		}
+		row.Selected = bulk.form.Selected[r.UID]
 		m.Rows = append(m.Rows, row)
 	}
 	return render(c, status, views.WorkloadsView(m))
@@ -180,7 +216,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
 	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
-		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now)), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
+		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now), r), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
 		if !canChange || r.FinishedAt != nil {
 			return row, nil
 		}
@@ -273,7 +309,7 @@ func (h *workloads) saveWorkloadRow(c echo.Context) error {
 	}
 	view := workloadView(r, time.Now())
 	if saveErr == nil {
-		view, saveErr = h.changeWorkload(c, r, scope, project, req)
+		view, saveErr = h.changeWorkload(c, r, scope, project, req, false)
 	}
 	if !isHTMX(c) {
 		if saveErr != nil {
@@ -307,47 +343,63 @@ func (h *workloads) saveWorkloadRow(c echo.Context) error {
 
 // bulkChange sets a priority and/or a preemptibility on the selected workloads (or all that
 // match the page's filters, which the form's query carries) in one request, each through
-// changeWorkload, and shows the page with what happened to each.
+// changeWorkload, and shows the page with what happened to each. With preview=true (the form's
+// Preview button) each is only checked: the page says what applying would do, and keeps the
+// form and the selection for applying it.
 func (h *workloads) bulkChange(c echo.Context) error {
-	target(c, "update", "workload", "bulk")
+	preview := c.FormValue("preview") == "true"
+	target(c, map[bool]string{true: "dry-run", false: "update"}[preview], "workload", "bulk")
 	if err := mayChangeWorkloads(c); err != nil {
 		return err
 	}
 	req := workloadForm(c)
-	if !req.Priority.Set && !req.Preemptibility.Set {
-		return h.renderWorkloadsPage(c, http.StatusBadRequest, nil, "Choose a priority or a preemptibility to set.")
-	}
 	if err := c.Request().ParseForm(); err != nil {
 		return badRequest("the form could not be read")
 	}
 	ids := c.Request().PostForm["id"]
-	if c.FormValue("all") == "true" {
+	answer := bulkAnswer{preview: preview, form: views.BulkForm{Priority: req.Priority.Value, Preemptibility: req.Preemptibility.Value,
+		All: c.FormValue("all") == "true", Selected: map[string]bool{}}}
+	for _, id := range ids {
+		answer.form.Selected[id] = true
+	}
+	if !req.Priority.Set && !req.Preemptibility.Set {
+		answer.err = "Choose a priority or a preemptibility to set."
+		return h.renderWorkloadsPage(c, http.StatusBadRequest, answer)
+	}
+	if answer.form.All {
 		var err error
 		if ids, err = h.matchingIDs(c); err != nil {
 			return err
 		}
 	}
 	if len(ids) == 0 {
-		return h.renderWorkloadsPage(c, http.StatusBadRequest, nil, "Select workloads, or all matching the filter.")
+		answer.err = "Select workloads, or all matching the filter."
+		return h.renderWorkloadsPage(c, http.StatusBadRequest, answer)
 	}
-	var out []views.BulkOutcome
+	done, refused := "changed", "refused"
+	if preview {
+		done, refused = "would change", "would be refused"
+	}
 	for _, id := range ids {
-		o := views.BulkOutcome{ID: id, Name: id, Outcome: "changed"}
+		o := views.BulkOutcome{ID: id, Name: id, Outcome: done}
 		r, scope, project, err := h.visibleWorkloadID(c, id)
 		if err == nil {
 			o.Name = r.Name
-			_, err = h.changeWorkload(c, r, scope, project, req)
+			_, err = h.changeWorkload(c, r, scope, project, req, preview)
 		}
 		if err != nil {
 			status, msg := statusOf(err)
-			o.Outcome, o.Message = "refused", msg
+			o.Outcome, o.Message = refused, msg
 			if status == http.StatusNotFound || errors.Is(err, store.ErrNotFound) {
 				o.Outcome = "not found"
 			}
 		}
-		out = append(out, o)
+		answer.outcomes = append(answer.outcomes, o)
 	}
-	return h.renderWorkloadsPage(c, http.StatusOK, out, "")
+	if !preview {
+		answer.form = views.BulkForm{} // applied: the next change starts afresh
+	}
+	return h.renderWorkloadsPage(c, http.StatusOK, answer)
 }
 
 // matchingIDs are the workloads that match the page's filters (at most bulkLimit).

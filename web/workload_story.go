@@ -43,7 +43,7 @@ func (h *workloadStory) storyPage(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now)), Age: views.StoryAge(now.Sub(r.QueuedAt))}
+	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
 	m.NextStep = nextStep(h.nextStepInput(r, project))
 	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
 	if h.pods != nil {

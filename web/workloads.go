@@ -30,7 +30,7 @@ type WorkloadStore interface {
 	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
 	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	ProjectNamed(ctx context.Context, name string) (store.Project, error)
-	AddWorkloadEvent(ctx context.Context, ev store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
+	AddWorkloadEvents(ctx context.Context, evs []store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
 }
 
 // WorkloadLabeler patches labels on a workload's top owner in the cluster (S9); a nil value
@@ -52,7 +52,8 @@ type workloads struct {
 	store      WorkloadStore
 	labeler    WorkloadLabeler // nil: no cluster is connected
 	priorities WorkloadPropertiesStore
-	estimates  StartEstimates // nil: no cluster is connected
+	estimating bool                    // false: no cluster is connected, so nothing is estimated
+	standings  PreemptibilityStandings // nil: no cluster is connected
 	log        *slog.Logger
 	layout
 }
@@ -95,7 +96,7 @@ func (h *workloads) listWorkloads(c echo.Context) error {
 	}
 	now := time.Now()
 	return c.JSON(http.StatusOK, map[string]any{
-		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now)) }),
+		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now), r) }),
 		"next":      next,
 	})
 }
@@ -182,7 +183,7 @@ func (h *workloads) getWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now())))
+	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now()), r))
 }
 
 func (h *workloads) listWorkloadEvents(c echo.Context) error {
@@ -203,15 +204,20 @@ type workloadPatchRequest struct {
 }
 
 // patchWorkload changes a workload's priority and/or preemptibility by labelling its top owner
-// (S9), within the project's policy and the caller's role, and records a PriorityChanged event
-// and an audit row. The answer is the record with the requested values; the scheduler's next
-// cycle records what it resolved from the labels.
+// (S9), within the project's policy, the caller's role and S14, and records a PriorityChanged
+// and/or PreemptibilityChanged event and an audit row. The answer is the record with the
+// requested values; the scheduler's next cycle records what it resolved from the labels. With
+// ?dryRun=true it is checked alike and answered alike, and nothing is changed.
 //
 // Roles that may edit any workload of the project (research manager, department admin, admin)
 // change any; a researcher only those they submitted through Arbiter (the record's submitter,
 // docs/security.md "Ownership").
 func (h *workloads) patchWorkload(c echo.Context) error {
-	target(c, "update", "workload", c.Param("id"))
+	dry, err := boolParam(c, "dryRun")
+	if err != nil {
+		return err
+	}
+	target(c, map[bool]string{true: "dry-run", false: "update"}[dry], "workload", c.Param("id"))
 	if err := mayChangeWorkloads(c); err != nil {
 		return err
 	}
@@ -226,11 +232,11 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view, err := h.changeWorkload(c, r, scope, project, req)
+	view, err := h.changeWorkload(c, r, scope, project, req, dry)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(view))
+	return c.JSON(http.StatusOK, h.withEstimate(view, r))
 }
 
 // mayChangeWorkloads refuses a caller whose role changes no workload anywhere (a viewer).
@@ -281,64 +287,6 @@ func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope)
 	return nil
 }
 
-// changeWorkload is the change of a visible workload's priority and/or preemptibility, for the
-// API's PATCH and the Workloads page's inline and bulk changes alike: the caller's role, the
-// project's policy, then the labels on the top owner (S9) with a PriorityChanged event and an
-// audit row. The answer is the record with the requested values; the scheduler's next cycle
-// records what it resolved from the labels.
-func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project, req workloadPatchRequest) (views.Workload, error) {
-	view := workloadView(r, time.Now())
-	if err := mayChangeWorkload(c, r, scope); err != nil {
-		return view, err
-	}
-	set := map[string]*string{}
-	changes := map[string]store.Change{}
-	var what []string
-	if req.Priority.Set {
-		prio, err := h.checkWorkloadPriority(c.Request().Context(), "priority", req.Priority, project)
-		if err != nil {
-			return view, err
-		}
-		set[labelPriority] = &prio.Name
-		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
-		what = append(what, fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
-		view.Priority, view.PriorityValue = prio.Name, prio.Value
-	}
-	if req.Preemptibility.Set {
-		if err := preemptibilityChangeForbidden(project); err != nil {
-			return view, err
-		}
-		var to any
-		switch v := req.Preemptibility.Value; {
-		case req.Preemptibility.Null:
-			set[labelPreemptibility] = nil
-			what = append(what, fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
-		case v == store.Preemptible || v == store.NonPreemptible || v == store.SemiPreemptible:
-			set[labelPreemptibility] = &v
-			to = v
-			what = append(what, fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
-			view.Preemptible, view.Preemptibility = v == store.Preemptible, v
-		default:
-			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible, store.SemiPreemptible)
-		}
-		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
-	}
-	if h.labeler == nil {
-		return view, errNoCluster
-	}
-
-	by := actor(c)
-	ev := store.WorkloadEvent{WorkloadUID: r.UID, Kind: "PriorityChanged", Actor: identity(c).DisplayName,
-		Message: "Changed " + strings.Join(what, " and ") + " by " + identity(c).DisplayName + "."}
-	err := h.store.AddWorkloadEvent(c.Request().Context(), ev, by, changes, func(ctx context.Context) error {
-		return h.labelerError(c, r, h.labeler.PatchWorkloadLabels(ctx, r.UID, set))
-	})
-	if err != nil {
-		return workloadView(r, time.Now()), err
-	}
-	return view, nil
-}
-
 // errNoCluster answers a change of labels on a server without a cluster.
 var errNoCluster = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
 
@@ -361,10 +309,12 @@ var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, messa
 
 // checkWorkloadPriority resolves a requested priority name against the dictionary and the
 // project's policy (S7): the project must allow changing priority, and the value must be within
-// its minPriority..maxPriority.
+// its minPriority..maxPriority. policyGives is the priority the policy gives the workload when
+// it asks for none: asking for it explicitly changes nothing today, so a project that forbids
+// changes accepts it (and the label keeps it if the default changes later, S9).
 // field is the request's name for it ("priority" in a PATCH, "spec.priorityClass" in a
 // submission).
-func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project) (store.Priority, error) {
+func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project, policyGives string) (store.Priority, error) {
 	dict, err := h.priorities.Priorities(ctx, listquery.Query{})
 	if err != nil {
 		return store.Priority{}, err
@@ -385,7 +335,7 @@ func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req
 	if !ok {
 		return prio, badField(field, "%s %q is not in the priority dictionary; use one of: %s", field, req.Value, strings.Join(names, ", "))
 	}
-	if project == nil {
+	if project == nil || (prio.Name == policyGives && !project.AllowPriorityChange) {
 		return prio, nil
 	}
 	if err := priorityChangeForbidden(project); err != nil {
@@ -421,7 +371,14 @@ func priorityChangeForbidden(project *store.Project) error {
 // preemptibilityChangeForbidden says why the project's policy allows no change of
 // preemptibility (nil: it allows one).
 func preemptibilityChangeForbidden(project *store.Project) error {
-	if project != nil && !project.AllowPreemptibilityChange {
+	return preemptibilityRefused(project, "", "")
+}
+
+// preemptibilityRefused says why the project's policy refuses the preemptibility asked for
+// (nil: it accepts it): a project that forbids changes still accepts the one its workloads get
+// without asking (policyGives), as asking for it changes nothing today.
+func preemptibilityRefused(project *store.Project, asked, policyGives string) error {
+	if project != nil && !project.AllowPreemptibilityChange && (asked == "" || asked != policyGives) {
 		return badRequest("project %s does not allow changing preemptibility (its policy's allowPreemptibilityChange is false); its workloads keep their type's default", project.Name)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/testdb"
-	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
@@ -62,15 +61,6 @@ type goneError struct{}
 func (goneError) Error() string  { return "gone" }
 func (goneError) NotFound() bool { return true }
 
-// fakeEstimates stands in for the scheduler's start estimates (server/estimates.go, on the
-// pure scheduler.EstimateStarts tested there).
-type fakeEstimates map[string]scheduler.Estimate
-
-func (f fakeEstimates) StartEstimate(uid string) (scheduler.Estimate, bool) {
-	e, ok := f[uid]
-	return e, ok
-}
-
 // trainABasis is the fixture's start estimate of train-a: 90 minutes after t0.
 const trainABasis = "Simulated: it starts after the end of 1 running workload (the last, team-alpha/train-b at its activeDeadlineSeconds)."
 
@@ -95,12 +85,20 @@ type workloadFixture struct {
 
 func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture {
 	t.Helper()
+	return newWorkloadAPIWith(t, labeler, nil)
+}
+
+// newWorkloadAPIWith is newWorkloadAPI with more dependencies set by more.
+func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*web.Deps)) *workloadFixture {
+	t.Helper()
 	st := store.New(testdb.New(t))
 	d := deps(st)
 	d.Workloads = st
 	d.Labeler = labeler
-	estimates := fakeEstimates{}
-	d.Estimates = estimates
+	d.Estimating = true
+	if more != nil {
+		more(&d)
+	}
 	srv := httptest.NewServer(web.New(d))
 	t.Cleanup(srv.Close)
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
@@ -118,7 +116,6 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 
 	f.trainA, f.trainB, f.serveC, f.betaJob, f.gammaJob, f.orphan = uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := f.at
-	estimates[f.trainA] = scheduler.Estimate{At: at(90), Basis: trainABasis}
 	started, finished := at(2), at(30)
 	rec := func(uid, name, project, dept, prio string, value int, preempt, phase string, queued int) store.WorkloadRecord {
 		return store.WorkloadRecord{UID: uid, Namespace: "team-" + orDefault(project, "none"), Name: name, Kind: "Job", APIGroup: "batch",
@@ -144,6 +141,11 @@ func newWorkloadAPI(t *testing.T, labeler web.WorkloadLabeler) *workloadFixture 
 		{WorkloadUID: f.trainB, At: at(2), Kind: "Admitted", Message: "Admitted on n1, n2."},
 	}
 	if err := st.RecordWorkloads(context.Background(), records, events); err != nil {
+		t.Fatal(err)
+	}
+	// train-a's start estimate, as the leader's pass writes it (server/estimates.go, on the
+	// pure scheduler.EstimateStarts tested there)
+	if err := st.RecordEstimates(context.Background(), []store.WorkloadEstimate{{UID: f.trainA, At: ptr(at(90)), Basis: trainABasis}}); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -264,6 +264,22 @@ func TestWorkloadPatch(t *testing.T) {
 	if rows := auditRows(t, st, "workload"); len(rows) != 3 || fmt.Sprint(rows[0].Changes["preemptibility"]) != "map[from:preemptible to:<nil>]" {
 		t.Errorf("audit = %+v", rows[0])
 	}
+	// Each change is its own kind of event: a change of preemptibility is not a change of
+	// priority.
+	var kinds []string
+	for _, ev := range list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events") {
+		said, _, _ := strings.Cut(ev.Message, " by ") // and who: the test's admin
+		kinds = append(kinds, ev.Kind+": "+said)
+	}
+	wantKinds := []string{
+		"PriorityChanged: Changed priority from low to high",
+		"PreemptibilityChanged: Changed preemptibility from preemptible to non-preemptible",
+		"PriorityChanged: Changed priority from low to low",
+		"PreemptibilityChanged: Changed preemptibility from preemptible back to the workload type's default",
+	}
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
 
 	// Bad input: 400s that say what to send.
 	calls := lab.count()

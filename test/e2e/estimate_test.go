@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -47,5 +48,66 @@ func TestEstimatedStartIsTheRunningJobsDeadline(t *testing.T) {
 	}
 	if !strings.Contains(basis, ns+"/holder at its activeDeadlineSeconds") {
 		t.Errorf("basis %q does not name the holder and its deadline", basis)
+	}
+}
+
+// TestEveryReplicaAnswersTheSameEstimate: behind the chart's two-replica Service a read goes
+// to either replica. Only the leader estimates (whichever of the two leads by then), yet both
+// answer the same estimatedStartAt and basis for a waiting Job; and once the Job's owner stops
+// it (spec.suspend set by hand), both say it was stopped rather than that no estimate is made
+// yet.
+func TestEveryReplicaAnswersTheSameEstimate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 2)
+	e.a.stop() // the two replicas below replace newEnv's
+	replica := func(name string) *arbiter {
+		cfg := e.cfg
+		cfg.LeaderElect, cfg.LeaderElectionNamespace, cfg.LeaderElectionIdentity = true, "default", name
+		cfg.LeaseDuration, cfg.LeaseRenewDeadline, cfg.LeaseRetryPeriod = testLease, 3*time.Second, time.Second
+		return startArbiter(t, cfg)
+	}
+	a := replica("a")
+	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
+	replicas := map[string]*arbiter{"a": a, "b": replica("b")}
+
+	ns := e.project("estimates", 2, store.PolicyUpdate{})
+	e.job(jobSpec{name: "holder", namespace: ns, gpus: 2, deadline: 1800})
+	e.eventually("the holder runs", time.Minute, func() bool { return e.running(ns, "holder") == 1 })
+	waiter := string(e.job(jobSpec{name: "waiter", namespace: ns, gpus: 2}).UID)
+	estimate := func(a *arbiter) (at, basis, phase string) {
+		status, w := a.do(t, "GET", "/api/v1/workloads/"+waiter, "")
+		if status != 200 {
+			return "", "", ""
+		}
+		at, _ = w["estimatedStartAt"].(string)
+		basis, _ = w["estimateBasis"].(string)
+		phase, _ = w["phase"].(string)
+		return at, basis, phase
+	}
+	var at, basis string
+	e.eventually("a replica answers the waiting Job's estimated start", 90*time.Second, func() bool {
+		for _, r := range replicas {
+			if at, basis, _ = estimate(r); at != "" {
+				return true
+			}
+		}
+		return false
+	})
+	for name, r := range replicas {
+		e.eventually("replica "+name+" answers the same estimate", 30*time.Second, func() bool {
+			rAt, rBasis, _ := estimate(r)
+			return rAt == at && rBasis == basis
+		})
+	}
+
+	// Its owner stops it.
+	if _, err := e.client.BatchV1().Jobs(ns).Patch(e.ctx, "waiter", types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range replicas {
+		e.eventually("replica "+name+" says its owner stopped it", time.Minute, func() bool {
+			at, basis, phase := estimate(r)
+			return phase == "Suspended" && at == "" && basis == store.OwnerStoppedBasis
+		})
 	}
 }

@@ -30,10 +30,11 @@ func TestBrowserSubmitNamesItsVictim(t *testing.T) {
 	}
 	loginAs(t, ctx, e.a, "rita", "rita-password-1", "researcher")
 	// The type's fields and defaults follow the type: a distributed training has workers, a
-	// workspace is high and non-preemptible, a training low and preemptible.
+	// workspace is high and non-preemptible, a training low and preemptible. General settings
+	// stay at their defaults, each a choice that names today's value.
 	settings := func() string {
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#submit-form select[name="spec.priorityClass"]').value + ' ' +
-			document.querySelector('#submit-form select[name="spec.preemptibility"]').value`))
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#submit-form select[name="spec.priorityClass"]').selectedOptions[0].text + ' ' +
+			document.querySelector('#submit-form select[name="spec.preemptibility"]').selectedOptions[0].text`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,13 +54,13 @@ func TestBrowserSubmitNamesItsVictim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := settings(); s != "high non-preemptible" {
+	if s := settings(); s != "default (high) default (non-preemptible)" {
 		t.Errorf("a workspace's General settings are %q, want its type's defaults high non-preemptible", s)
 	}
 	if err := chromedp.Do(ctx, changeSelect(`#submit-form select[name="type"]`, "trainings"), htmxIdle()); err != nil {
 		t.Fatal(err)
 	}
-	if s := settings(); s != "low preemptible" {
+	if s := settings(); s != "default (low) default (preemptible)" {
 		t.Errorf("a training's General settings are %q, want low preemptible", s)
 	}
 

@@ -67,7 +67,9 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	}
 	screenshot(t, ctx, "workload-story-priority-changed")
 
-	// Bulk: non-preemptible on three rows; beta's policy refuses.
+	// Bulk: semi-preemptible on three rows; beta's policy refuses. (Not non-preemptible: beta
+	// ignores the Job's label, so its policy gives the Job type's non-preemptible, and asking
+	// for that changes nothing, which a project that forbids changes accepts.)
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(e.a.URL+"/workloads"),
 		chromedp.WaitVisible(`#bulk-form`),
@@ -75,8 +77,8 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		chromedp.Click(row+` input[name="id"]`),
 		chromedp.Click(`#wl-`+string(other.UID)+` input[name="id"]`),
 		chromedp.Click(`#wl-`+string(locked.UID)+` input[name="id"]`),
-		chromedp.SetValue(`#bulk-form select[name="preemptibility"]`, "non-preemptible"),
-		chromedp.Click(`#bulk-form button[type="submit"]`),
+		chromedp.SetValue(`#bulk-form select[name="preemptibility"]`, "semi-preemptible"),
+		chromedp.Click(`#bulk-apply`),
 		chromedp.WaitVisible(`#bulk-result li`),
 	)
 	if err != nil {
@@ -95,7 +97,7 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 	if !strings.Contains(result, "locked: refused — project beta-"+e.id+" does not allow changing preemptibility") {
 		t.Errorf("bulk result lacks beta's sentence: %q", result)
 	}
-	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "high", "non-preemptible"}, {nsA, "other", "low", "non-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
+	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "high", "semi-preemptible"}, {nsA, "other", "low", "semi-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
 		job, err := e.client.BatchV1().Jobs(j.ns).Get(e.ctx, j.name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

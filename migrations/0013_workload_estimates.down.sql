@@ -1,0 +1,1 @@
+ALTER TABLE workloads DROP COLUMN IF EXISTS estimate_basis, DROP COLUMN IF EXISTS estimated_start_at;
