@@ -254,6 +254,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 type layout struct {
 	csrfToken func(echo.Context) string // the session's CSRF token, made on first use
 	cluster   ClusterStatus             // nil: no cluster
+	forms     formSigner                // the server's form key: signs a page's flash (flash.go)
 }
 
 // page fills the frame's fields for a request.
