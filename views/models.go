@@ -168,6 +168,9 @@ type AuditEntry struct {
 	HTTPStatus  int            `json:"httpStatus"`
 	RequestID   string         `json:"requestId"`
 	Changes     map[string]any `json:"changes"`
+	// SubjectName is the API key's name when the subject is one (the page shows it, with the
+	// key's id beside it); the API answers the subject as recorded.
+	SubjectName string `json:"-"`
 }
 
 // EventHistoryPage is the Event history page.
