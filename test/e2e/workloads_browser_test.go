@@ -91,6 +91,13 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "workloads-after-bulk")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(800, 900)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "workloads-after-bulk-800")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	if n := strings.Count(result, ": changed"); n != 2 {
 		t.Errorf("bulk result shows %d changes, want 2: %q", n, result)
 	}
