@@ -109,3 +109,51 @@ func (s *Store) DeleteAccessRule(ctx context.Context, id uuid.UUID, by Actor) er
 		return nil
 	})
 }
+
+// SubjectChoice is a person or a group an access rule may name, as the Access page offers it.
+type SubjectChoice struct {
+	Subject string // what a rule names: the user's email (else their subject), or the group
+	Label   string // the user's name, or "group"
+}
+
+// maxSubjectChoices bounds each list the Access page offers (a rule may still name anyone).
+const maxSubjectChoices = 500
+
+// RuleSubjectChoices lists who an access rule may name by choice: the users who have signed
+// in (by email, else subject, with their names) and the groups seen on them or already named
+// by a rule, each sorted and at most maxSubjectChoices.
+func (s *Store) RuleSubjectChoices(ctx context.Context) (users, groups []SubjectChoice, err error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT coalesce(nullif(email, ''), subject), name FROM users
+		ORDER BY lower(coalesce(nullif(name, ''), nullif(email, ''), subject)), 1 LIMIT $1`, maxSubjectChoices)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var c SubjectChoice
+		if err := rows.Scan(&c.Subject, &c.Label); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		users = append(users, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows, err = s.pool.Query(ctx, `
+		SELECT g FROM (SELECT unnest(groups) AS g FROM users UNION SELECT subject FROM access_rules WHERE subject_type = 'group') x
+		WHERE g <> '' ORDER BY lower(g), g LIMIT $1`, maxSubjectChoices)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := SubjectChoice{Label: "group"}
+		if err := rows.Scan(&c.Subject); err != nil {
+			return nil, nil, err
+		}
+		groups = append(groups, c)
+	}
+	return users, groups, rows.Err()
+}

@@ -121,3 +121,32 @@ func (s *Store) ActiveAPIKey(ctx context.Context, id uuid.UUID) (APIKey, error) 
 	}
 	return k, nil
 }
+
+// APIKeyNames maps each of ids (API key ids, as the audit log's subjects) to the key's name,
+// revoked and expired keys too: a key is never deleted, revoking keeps its row. An id that is
+// no key's (a failed sign-in with a made-up client id) is absent.
+func (s *Store) APIKeyNames(ctx context.Context, ids []string) (map[string]string, error) {
+	names := map[string]string{}
+	var keys []uuid.UUID
+	for _, id := range ids {
+		if k, err := uuid.Parse(id); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return names, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id::text, name FROM api_keys WHERE id = ANY($1)`, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		names[id] = name
+	}
+	return names, rows.Err()
+}

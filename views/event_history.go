@@ -77,3 +77,12 @@ func changeValue(v any) string {
 	}
 	return string(b)
 }
+
+// ShortID is an id's first eight characters and an ellipsis (the whole id is in the title
+// beside it), so that a narrow column stays readable.
+func ShortID(id string) string {
+	if len(id) <= 9 {
+		return id
+	}
+	return id[:8] + "…"
+}

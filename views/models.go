@@ -168,6 +168,9 @@ type AuditEntry struct {
 	HTTPStatus  int            `json:"httpStatus"`
 	RequestID   string         `json:"requestId"`
 	Changes     map[string]any `json:"changes"`
+	// SubjectName is the API key's name when the subject is one (the page shows it, with the
+	// key's id beside it); the API answers the subject as recorded.
+	SubjectName string `json:"-"`
 }
 
 // EventHistoryPage is the Event history page.
@@ -224,4 +227,16 @@ type AccessPage struct {
 	Roles    []string
 	NewToken *APIKey // the key just created, shown once
 	Error    string
+	// Scopes are the Scope picker's choices: the system, each department and each project,
+	// by name (the form posts "system", "department:<id>" or "project:<id>").
+	Scopes []Choice
+	// ScopeNames names the departments and projects of the tables' scopes, by id.
+	ScopeNames map[string]string
+	// Subjects are the rule form's suggestions: users who have signed in, and groups.
+	Subjects []Choice
+}
+
+// Choice is one option of a picker: the value posted and what the person reads.
+type Choice struct {
+	Value, Label, Group string // Group: the optgroup it is listed under ("" for none)
 }

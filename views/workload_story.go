@@ -19,6 +19,26 @@ type WorkloadStoryPage struct {
 	Pods      []WorkloadPod
 	Events    []StoryEvent
 	Why       *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
+	// LiveHref is this page's address while the workload has not finished: the page refreshes
+	// itself from it every few seconds; "" once it has finished (nothing more will change).
+	LiveHref string
+	// Predicted is what the dry run at submission said it would evict; nil without one.
+	Predicted *PredictedVictims
+}
+
+// PredictedVictims are the workloads the dry run made at submission named as the ones the
+// new workload would preempt (or reclaim from): a prediction, shown as such.
+type PredictedVictims struct {
+	Reclaim bool // the dry run's outcome was start-after-reclaim (else start-after-preemption)
+	Victims []PredictedVictim
+}
+
+// PredictedVictim is one predicted victim: linked when the caller may open it, else named by
+// its project only; Happened says it has since been preempted for this workload.
+type PredictedVictim struct {
+	Link     WorkloadLink
+	Project  string
+	Happened bool
 }
 
 // WorkloadPod is one pod of a workload as the scheduler last saw it.
@@ -86,4 +106,12 @@ func whyVerb(kind string) string {
 		return "reclaimed"
 	}
 	return "preempted"
+}
+
+// predictedKind is the event kind a predicted eviction is recorded as.
+func predictedKind(reclaim bool) string {
+	if reclaim {
+		return "Reclaimed"
+	}
+	return "Preempted"
 }

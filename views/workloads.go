@@ -92,6 +92,8 @@ type WorkloadsPage struct {
 	BulkError          string
 	// BulkPreview says Bulk is a preview: what applying the form would do, nothing changed.
 	BulkPreview bool
+	// BulkMore names the outcomes an applied change had beyond those listed ("3 more changed").
+	BulkMore []string
 	// BulkForm is the bulk form as posted, kept after a preview (or a refusal) so that it can
 	// be applied as it is.
 	BulkForm BulkForm

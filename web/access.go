@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +22,8 @@ import (
 // admins.
 type access struct {
 	users AuthStore
-	keys  *keyCache // forgets a revoked key at once
+	keys  *keyCache         // forgets a revoked key at once
+	org   OrganizationStore // the Scope picker's departments and projects; nil: none offered
 	layout
 }
 
@@ -288,7 +291,70 @@ func (h *access) renderAccess(c echo.Context, status int, newKey *views.APIKey, 
 	for _, r := range auth.Roles {
 		m.Roles = append(m.Roles, string(r))
 	}
+	if err := h.pickers(ctx, &m); err != nil {
+		return err
+	}
 	return render(c, status, views.AccessView(m))
+}
+
+// ruleSubjectChooser lists the users and groups an access rule may name; *store.Store is one.
+type ruleSubjectChooser interface {
+	RuleSubjectChoices(ctx context.Context) (users, groups []store.SubjectChoice, err error)
+}
+
+// pickers fills the Access page's choices: departments and projects by name for the Scope
+// picker (and the tables' scopes), and the users and groups the rule form suggests.
+func (h *access) pickers(ctx context.Context, m *views.AccessPage) error {
+	m.ScopeNames = map[string]string{}
+	if h.org != nil {
+		deps, err := h.org.Departments(ctx, listquery.Query{SortBy: "name", Limit: listquery.MaxLimit})
+		if err != nil {
+			return err
+		}
+		depName := map[uuid.UUID]string{}
+		for _, d := range deps {
+			depName[d.ID] = d.Name
+			m.ScopeNames[d.ID.String()] = d.Name
+			m.Scopes = append(m.Scopes, views.Choice{Value: "department:" + d.ID.String(), Label: d.Name, Group: "Departments"})
+		}
+		projects, err := h.org.ProjectRefs(ctx)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(projects, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
+		for _, p := range projects {
+			m.ScopeNames[p.ID.String()] = p.Name
+			label := p.Name
+			if d := depName[p.DepartmentID]; d != "" {
+				label += " (department " + d + ")"
+			}
+			m.Scopes = append(m.Scopes, views.Choice{Value: "project:" + p.ID.String(), Label: label, Group: "Projects"})
+		}
+	}
+	if sc, ok := h.users.(ruleSubjectChooser); ok {
+		users, groups, err := sc.RuleSubjectChoices(ctx)
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			m.Subjects = append(m.Subjects, views.Choice{Value: u.Subject, Label: cmpOr(u.Label, "user")})
+		}
+		for _, g := range groups {
+			m.Subjects = append(m.Subjects, views.Choice{Value: g.Subject, Label: "group"})
+		}
+	}
+	return nil
+}
+
+// formScope reads a form's scope: the Scope picker's "system", "department:<id>" or
+// "project:<id>", else the scopeType and scopeId fields as the API names them.
+func formScope(c echo.Context) (scopeType string, scopeID *string) {
+	if v := c.FormValue("scope"); v != "" {
+		t, id, _ := strings.Cut(v, ":")
+		return t, &id
+	}
+	id := c.FormValue("scopeId")
+	return c.FormValue("scopeType"), &id
 }
 
 // formResult answers a form on the Access page: the page again with the reason when refused.
@@ -304,9 +370,9 @@ func (h *access) formResult(c echo.Context, err error) error {
 }
 
 func (h *access) accessRuleForm(c echo.Context) error {
-	scopeID := c.FormValue("scopeId")
+	scopeType, scopeID := formScope(c)
 	_, err := h.createAccessRule(c, accessRuleRequest{SubjectType: c.FormValue("subjectType"), Subject: c.FormValue("subject"),
-		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}})
+		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: scopeType, ScopeID: scopeID}})
 	return h.formResult(c, err)
 }
 
@@ -315,9 +381,9 @@ func (h *access) accessRuleDeleteForm(c echo.Context) error {
 }
 
 func (h *access) apiKeyForm(c echo.Context) error {
-	scopeID := c.FormValue("scopeId")
+	scopeType, scopeID := formScope(c)
 	req := apiKeyRequest{Name: c.FormValue("name"),
-		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: c.FormValue("scopeType"), ScopeID: &scopeID}}
+		grantRequest: grantRequest{Role: c.FormValue("role"), ScopeType: scopeType, ScopeID: scopeID}}
 	if d := strings.TrimSpace(c.FormValue("days")); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 1 || n > maxKeyDays {

@@ -143,6 +143,9 @@ func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 		return err
 	}
 	m.Entries = mapSlice(entries, auditView)
+	if err := h.nameAPIKeys(c.Request().Context(), m.Entries); err != nil {
+		return err
+	}
 	m.OwnOnly = f.OnlySubject != ""
 	if next != nil {
 		p := url.Values{}
@@ -161,6 +164,39 @@ func (h *eventHistory) eventHistoryPage(c echo.Context) error {
 		m.PrevHref = pathTo(c, routenames.EventHistory) + "?" + p.Encode()
 	}
 	return render(c, http.StatusOK, views.EventHistoryView(m))
+}
+
+// apiKeyNamer names API keys by id; *store.Store is one.
+type apiKeyNamer interface {
+	APIKeyNames(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// nameAPIKeys gives the rows whose subject is an API key the key's name (revoked keys too),
+// so the page says which service acted rather than only the key's id.
+func (h *eventHistory) nameAPIKeys(ctx context.Context, entries []views.AuditEntry) error {
+	namer, ok := h.entries.(apiKeyNamer)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.SubjectType == "api-key" && !slices.Contains(ids, e.Subject) {
+			ids = append(ids, e.Subject)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	names, err := namer.APIKeyNames(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if e.SubjectType == "api-key" {
+			entries[i].SubjectName = names[e.Subject]
+		}
+	}
+	return nil
 }
 
 // schedulingPageSize is how many scheduling events a page of the Event history shows.

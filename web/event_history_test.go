@@ -1,8 +1,12 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
@@ -115,5 +119,61 @@ func TestEventHistoryShowsChangesFromTo(t *testing.T) {
 	if len(rows) != 2 || rows[0][1] != "PreemptibilityChanged" || !strings.Contains(rows[0][4], "preemptibility from preemptible to non-preemptible") ||
 		rows[1][1] != "PriorityChanged" || !strings.Contains(rows[1][4], "priority from low to high") {
 		t.Errorf("scheduling rows: %q", rows)
+	}
+}
+
+// TestEventHistoryNamesAPIKeys: a change made with an API key is shown in the audit log under
+// the key's name, with the key's id beside it (and in the cell's title); once the key is
+// revoked its rows still name it. A subject that is no key's stays its id.
+func TestEventHistoryNamesAPIKeys(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	key := newAPIKey(t, f.st, "admin", "system", "")
+	if r := doAs(t, f.srv, key, "PATCH", "/api/v1/workloads/"+f.trainA, "application/json", `{"priority":"high"}`); r.status != 200 {
+		t.Fatalf("PATCH with the key = %d: %s", r.status, r.body)
+	}
+	id, _, _ := auth.ParseAPIKey(key)
+	keys, err := f.st.APIKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k store.APIKey
+	for _, x := range keys {
+		if x.ID == id {
+			k = x
+		}
+	}
+	if err := f.st.RecordAudit(context.Background(), store.AuditEntry{Subject: "0b7f2c1e-0000-4000-8000-000000000000", SubjectType: "api-key",
+		Action: "create", EntityType: "token", Result: "denied", HTTPStatus: 401}); err != nil {
+		t.Fatal(err)
+	}
+	subjectCell := func(doc *html.Node) (text, title string) {
+		for _, tr := range findAll(byID(doc, "audit-table"), func(n *html.Node) bool { return n.Data == "tr" && attr(n, "class") == "audit-row" }) {
+			cells := findAll(tr, func(n *html.Node) bool { return n.Data == "td" })
+			if len(cells) > 3 && strings.Contains(textOf(cells[3]), "workload") {
+				return words(cells[1]), attr(cells[1], "title")
+			}
+		}
+		t.Fatal("no audit row of the workload's change")
+		return "", ""
+	}
+	for _, revoked := range []bool{false, true} {
+		if revoked {
+			if err := f.st.RevokeAPIKey(context.Background(), k.ID, store.Actor{Subject: "test", SubjectType: "system"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		doc := page(t, f.srv, tokenOf(f.srv), "/event-history", 200)
+		text, title := subjectCell(doc)
+		if !strings.HasPrefix(text, k.Name+" api-key") || !strings.HasSuffix(text, k.ID.String()[:8]+"…") || title != "API key "+k.ID.String() {
+			t.Errorf("revoked %v: the change's subject reads %q (title %q), want the key's name %s, then the start of its id (the whole id in the title)", revoked, text, title, k.Name)
+		}
+		if !strings.Contains(words(byID(doc, "audit-table")), "0b7f2c1e-0000-4000-8000-000000000000 api-key") {
+			t.Errorf("revoked %v: an id that is no key's is not shown as it is", revoked)
+		}
+	}
+	// The API answers the subject as recorded.
+	if r := doAs(t, f.srv, tokenOf(f.srv), "GET", "/api/v1/audit/log?filterBy=entityType==workload", "", ""); !strings.Contains(string(r.body), `"subject":"`+k.ID.String()+`"`) || strings.Contains(string(r.body), "subjectName") {
+		t.Errorf("the API's audit log: %s", r.body)
 	}
 }

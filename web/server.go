@@ -150,7 +150,7 @@ func New(d Deps) *Server {
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
 		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, standings: d.Standings, log: log, layout: s.layout},
-		&access{users: d.Users, keys: &si.keys, layout: s.layout},
+		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
 		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
@@ -254,6 +254,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 type layout struct {
 	csrfToken func(echo.Context) string // the session's CSRF token, made on first use
 	cluster   ClusterStatus             // nil: no cluster
+	forms     formSigner                // the server's form key: signs a page's flash (flash.go)
 }
 
 // page fills the frame's fields for a request.

@@ -39,7 +39,7 @@ type signIn struct {
 func newSignIn(d Deps, log *slog.Logger) *signIn {
 	h := &signIn{users: d.Users, config: d.Login, sm: newSessionManager(d.Login), passwords: newPasswordChecker(),
 		forms: newFormSigner(d.Login.FormKey), tokens: auth.NewAccessTokens(d.Login.TokenKey), audit: d.Audit, log: log}
-	h.layout = layout{csrfToken: h.csrfToken, cluster: d.Cluster}
+	h.layout = layout{csrfToken: h.csrfToken, cluster: d.Cluster, forms: h.forms}
 	return h
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,9 +98,9 @@ func (h *submitPage) create(c echo.Context) error {
 		return err
 	}
 	keepTypedSettings(c, &f)
-	rec, err := h.submitForm(c, f)
+	rec, prediction, err := h.submitForm(c, f)
 	if err == nil {
-		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, rec.UID))
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, rec.UID)+predictionQuery(prediction))
 	}
 	status, _ := statusOf(err)
 	if status >= 500 && status != http.StatusServiceUnavailable {
@@ -110,12 +111,39 @@ func (h *submitPage) create(c echo.Context) error {
 	return render(c, status, views.SubmitView(m))
 }
 
-func (h *submitPage) submitForm(c echo.Context, f views.SubmitForm) (store.WorkloadRecord, error) {
+// submitForm creates the form's workload, with the dry run of it made just before (nil when
+// there is none: no cluster, or the scheduler could not tell).
+func (h *submitPage) submitForm(c echo.Context, f views.SubmitForm) (store.WorkloadRecord, *PredictionJSON, error) {
 	s, err := h.resolveForm(c, f)
 	if err != nil {
-		return store.WorkloadRecord{}, err
+		return store.WorkloadRecord{}, nil, err
 	}
-	return h.createWorkload(c, s)
+	var prediction *PredictionJSON
+	if p, err := h.foresee(c.Request().Context(), s); err == nil {
+		prediction = &p
+	}
+	rec, err := h.createWorkload(c, s)
+	return rec, prediction, err
+}
+
+// maxPredictedVictims bounds the victims the landing page's address carries.
+const maxPredictedVictims = 20
+
+// predictionQuery carries to the new workload's page the victims the dry run at submission
+// named: ?predicted=<outcome>&victim=<uid>... ("" when it named none). The page shows them as
+// that prediction; it reads their names from their records, not from the address.
+func predictionQuery(p *PredictionJSON) string {
+	if p == nil || len(p.Victims) == 0 {
+		return ""
+	}
+	q := url.Values{"predicted": {p.Outcome}}
+	for i, v := range p.Victims {
+		if i == maxPredictedVictims {
+			break
+		}
+		q.Add("victim", v.WorkloadID)
+	}
+	return "?" + q.Encode()
 }
 
 // resolveForm turns the form into the API's request and checks and resolves it as the API

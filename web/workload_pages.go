@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -102,13 +103,32 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 }
 
 func (h *workloads) workloadsPage(c echo.Context) error {
-	return h.renderWorkloadsPage(c, http.StatusOK, bulkAnswer{})
+	var answer bulkAnswer
+	if fl, ok := h.takeBulkFlash(c); ok { // a bulk change just applied (bulkChange redirected here)
+		answer.outcomes, answer.more = fl.Outcomes, fl.More
+	}
+	return h.renderWorkloadsPage(c, http.StatusOK, answer)
+}
+
+// openBulk answers a GET of the bulk form's address (reopened, or reloaded from the history):
+// the Workloads view with the same filters, which is where a bulk change lands.
+func (h *workloads) openBulk(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, h.workloadsView(c))
+}
+
+// workloadsView is the Workloads page with the filters of this request's query.
+func (h *workloads) workloadsView(c echo.Context) string {
+	if q := c.QueryParams().Encode(); q != "" {
+		return pathTo(c, routenames.Workloads) + "?" + q
+	}
+	return pathTo(c, routenames.Workloads)
 }
 
 // bulkAnswer is what the page says of a bulk form posted: the outcome per workload (or what
 // it would be, for a preview) or why nothing was done, and the form as posted.
 type bulkAnswer struct {
 	outcomes []views.BulkOutcome
+	more     map[string]int // outcomes left out of a flash that was full, by outcome
 	err      string
 	preview  bool
 	form     views.BulkForm
@@ -142,7 +162,8 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
 		}),
 		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk.outcomes, BulkError: bulk.err, BulkPreview: bulk.preview, BulkForm: bulk.form,
-		CSVHref: pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
+		BulkMore: bulkMore(bulk.more),
+		CSVHref:  pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
 			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
 			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}, {"Submitter", "submitter"}}),
@@ -396,10 +417,20 @@ func (h *workloads) bulkChange(c echo.Context) error {
 		}
 		answer.outcomes = append(answer.outcomes, o)
 	}
-	if !preview {
-		answer.form = views.BulkForm{} // applied: the next change starts afresh
+	if !preview { // applied: the next change starts afresh, on the view it was made from
+		h.setBulkFlash(c, pathTo(c, routenames.Workloads), answer.outcomes)
+		return c.Redirect(http.StatusSeeOther, h.workloadsView(c))
 	}
 	return h.renderWorkloadsPage(c, http.StatusOK, answer)
+}
+
+// bulkMore says the outcomes a full flash left out, in a stable order.
+func bulkMore(more map[string]int) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(more)) {
+		out = append(out, fmt.Sprintf("%d more %s", more[k], k))
+	}
+	return out
 }
 
 // matchingIDs are the workloads that match the page's filters (at most bulkLimit).

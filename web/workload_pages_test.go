@@ -1,12 +1,15 @@
 package web_test
 
 import (
+	"encoding/base64"
 	"encoding/csv"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,7 +36,7 @@ func pageAs(t *testing.T, srv *httptest.Server, token, path string, form url.Val
 		req.Header.Set("HX-Request", "true")
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := srv.Client().Do(req)
+	res, err := pageClient(srv).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +54,19 @@ func pageAs(t *testing.T, srv *httptest.Server, token, path string, form url.Val
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// pageClients are the test servers' browsers: each follows redirects and keeps cookies (a
+// flash set by a POST is read by the GET it redirects to).
+var pageClients sync.Map
+
+func pageClient(srv *httptest.Server) *http.Client {
+	if c, ok := pageClients.Load(srv); ok {
+		return c.(*http.Client)
+	}
+	jar, _ := cookiejar.New(nil)
+	c, _ := pageClients.LoadOrStore(srv, &http.Client{Transport: srv.Client().Transport, Jar: jar})
+	return c.(*http.Client)
 }
 
 // findAll is every element under n that matches.
@@ -337,6 +353,109 @@ func TestWorkloadsPageLinksEachNameToItsStory(t *testing.T) {
 		story := pageAs(t, f.srv, admin, attr(link, "href"), nil, false, 200)
 		if name := textOf(findNode(tr, func(n *html.Node) bool { return n.Data == "strong" })); !strings.Contains(textOf(story), name) {
 			t.Errorf("the story at %s does not name %s", attr(link, "href"), name)
+		}
+	}
+}
+
+// TestBulkChangeLandsOnTheWorkloadsView: an applied bulk change answers with a redirect to the
+// Workloads view it was made from (Post/Redirect/Get), which shows the outcome once; reloading
+// that address shows the view without it, and opening the bulk form's address itself (a
+// reload of a preview, a link shared) is the same view, not an error. A flash made for another
+// caller, or not signed by the server, is not shown.
+func TestBulkChangeLandsOnTheWorkloadsView(t *testing.T) {
+	t.Parallel()
+	lab := &fakeLabeler{}
+	f := newWorkloadAPI(t, lab)
+	admin := tokenOf(f.srv)
+	noFollow := &http.Client{Transport: f.srv.Client().Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path string, form url.Values, cookies ...*http.Cookie) *http.Response {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequest(method, f.srv.URL+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		req.Header.Set("Authorization", "Bearer "+admin)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := send("POST", "/workloads/bulk?project=alpha&sortBy=name", url.Values{"id": {f.trainA, f.betaJob}, "priority": {"medium"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/workloads?project=alpha&sortBy=name" {
+		t.Fatalf("applying a bulk change answers %d to %q, want 303 to the view /workloads?project=alpha&sortBy=name", res.StatusCode, res.Header.Get("Location"))
+	}
+	if lab.count() != 1 {
+		t.Errorf("%d label patches, want train-a's", lab.count())
+	}
+	// The browser follows it: the view with its filters, saying what the change did.
+	outcomes := func(doc *html.Node) string {
+		var out []string
+		for _, li := range findAll(doc, func(n *html.Node) bool { return n.Data == "li" && strings.Contains(attr(n, "class"), "outcome") }) {
+			out = append(out, strings.Join(strings.Fields(textOf(li)), " "))
+		}
+		return strings.Join(out, "; ")
+	}
+	doc := pageAs(t, f.srv, admin, "/workloads/bulk?project=alpha", url.Values{"id": {f.trainA, f.betaJob}, "priority": {"medium"}}, false, 200)
+	want := "train-a: changed; beta-job: refused — project beta does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project"
+	if got := outcomes(doc); got != want {
+		t.Errorf("the view after the change says %q, want %q", got, want)
+	}
+	if got := rowNames(doc); got != "train-a,train-b" {
+		t.Errorf("the view after the change shows %q, want project alpha's", got)
+	}
+	// Reloaded, it is the view as it is, without the outcome.
+	if got := outcomes(pageAs(t, f.srv, admin, "/workloads?project=alpha", nil, false, 200)); got != "" {
+		t.Errorf("the reloaded view still says %q", got)
+	}
+	// The bulk form's address opened with GET is the view with the same filters.
+	res = send("GET", "/workloads/bulk?project=alpha&phase=Pending", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/workloads?phase=Pending&project=alpha" {
+		t.Errorf("GET /workloads/bulk answers %d to %q, want 303 to /workloads?phase=Pending&project=alpha", res.StatusCode, res.Header.Get("Location"))
+	}
+	if got := rowNames(pageAs(t, f.srv, admin, "/workloads/bulk?project=alpha", nil, false, 200)); got != "train-a,train-b" {
+		t.Errorf("GET /workloads/bulk shows %q", got)
+	}
+	// A flash is the server's, for its caller: one altered, or another's, says nothing.
+	res = send("POST", "/workloads/bulk", url.Values{"id": {f.trainA}, "priority": {"low"}})
+	var flash *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "arbiter_flash" {
+			flash = c
+		}
+	}
+	if flash == nil || !flash.HttpOnly || flash.Path != "/workloads" || flash.MaxAge <= 0 {
+		t.Fatalf("the change set no HttpOnly, short-lived flash on /workloads: %+v", flash)
+	}
+	payload, sig, _ := strings.Cut(flash.Value, ".")
+	forged := &http.Cookie{Name: flash.Name, Value: base64.RawURLEncoding.EncodeToString([]byte(`{"o":[{"Name":"x","Outcome":"changed"}]}`)) + "." + sig}
+	viewer := newAPIKey(t, f.st, "viewer", "system", "")
+	for name, tc := range map[string]struct {
+		token  string
+		cookie *http.Cookie
+	}{"altered": {admin, forged}, "another caller's": {viewer, &http.Cookie{Name: flash.Name, Value: payload + "." + sig}}} {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/workloads", nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		req.AddCookie(tc.cookie)
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if d, _ := html.Parse(strings.NewReader(string(raw))); res.StatusCode != 200 || outcomes(d) != "" {
+			t.Errorf("a flash %s: %d, says %q", name, res.StatusCode, outcomes(d))
 		}
 	}
 }

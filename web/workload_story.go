@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +89,53 @@ func (h *workloadStory) storyPage(c echo.Context) error {
 			m.Why = why
 		}
 	}
+	if r.FinishedAt == nil { // it may still change: the page follows it
+		m.LiveHref = c.Request().URL.RequestURI()
+	}
+	m.Predicted = h.predictedVictims(c, r)
 	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+}
+
+// predictedVictims reads the dry run's victims the Submit page carried here
+// (?predicted=<outcome>&victim=<uid>..., predictionQuery): each named from its record, linked
+// when the caller may open it, else only by its project; nil without any.
+func (h *workloadStory) predictedVictims(c echo.Context, r store.WorkloadRecord) *views.PredictedVictims {
+	q := c.QueryParams()
+	outcome := q.Get("predicted")
+	if outcome != "start-after-preemption" && outcome != "start-after-reclaim" {
+		return nil
+	}
+	p := &views.PredictedVictims{Reclaim: outcome == "start-after-reclaim"}
+	ctx := c.Request().Context()
+	for i, uid := range q["victim"] {
+		if i == maxPredictedVictims {
+			break
+		}
+		if uid == r.UID || slices.ContainsFunc(p.Victims, func(v views.PredictedVictim) bool { return v.Link.ID == uid }) {
+			continue
+		}
+		v, err := h.store.WorkloadRecord(ctx, uid)
+		if err != nil {
+			continue // not a workload Arbiter knows
+		}
+		pv := views.PredictedVictim{Project: v.ProjectName}
+		if !h.mayRead(ctx, c, v) {
+			pv.Link = views.WorkloadLink{Name: "a workload you cannot open"}
+			p.Victims = append(p.Victims, pv)
+			continue
+		}
+		pv.Link = views.WorkloadLink{ID: v.UID, Name: v.Namespace + "/" + v.Name}
+		if evs, err := h.store.WorkloadEvents(ctx, v.UID); err == nil {
+			for _, e := range evs {
+				pv.Happened = pv.Happened || (e.Kind == "Preempted" || e.Kind == "Reclaimed") && e.PreemptorUID == r.UID
+			}
+		}
+		p.Victims = append(p.Victims, pv)
+	}
+	if len(p.Victims) == 0 {
+		return nil
+	}
+	return p
 }
 
 // nextStepInput gathers the figures the next-step sentence reads: the pool the pending reason

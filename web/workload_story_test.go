@@ -198,3 +198,56 @@ func TestWorkloadStoryNamesPreemptorAndRule(t *testing.T) {
 	page(t, srv, alphaViewer, "/workloads/"+f.betaJob, 404)
 	page(t, srv, admin, "/workloads/"+uuid.NewString(), 404)
 }
+
+// TestStoryPageFollowsTheWorkloadAndShowsThePrediction: a workload's page refreshes itself
+// (htmx, every few seconds, from its own address) while the workload has not finished, and
+// not once it has; the victims the Submit page's dry run named, carried in the address, are
+// shown as that prediction, named from their records: linked when the caller may open them,
+// else only by project; one since preempted for this workload says so.
+func TestStoryPageFollowsTheWorkloadAndShowsThePrediction(t *testing.T) {
+	t.Parallel()
+	f, victim := storyFixture(t)
+	admin := tokenOf(f.srv)
+	live := func(doc *html.Node) *html.Node { return byID(doc, "workload-live") }
+	doc := page(t, f.srv, admin, "/workloads/"+f.trainA, 200)
+	if l := live(doc); l == nil || attr(l, "hx-get") != "/workloads/"+f.trainA || !strings.HasPrefix(attr(l, "hx-trigger"), "every ") || attr(l, "hx-select") != "#workload-live" {
+		t.Errorf("a pending workload's page does not refresh itself: %v", l)
+	}
+	if l := live(page(t, f.srv, admin, "/workloads/"+f.serveC, 200)); l == nil || attr(l, "hx-get") != "" || attr(l, "hx-trigger") != "" {
+		t.Errorf("a finished workload's page still refreshes itself: %v", l)
+	}
+	if byID(doc, "predicted-victims") != nil {
+		t.Error("a page opened without a prediction shows one")
+	}
+
+	// train-b preempted victim (its history says so); beta-job is beta's, which an alpha
+	// researcher may not open; a made-up id is no workload.
+	path := "/workloads/" + f.trainB + "?predicted=start-after-preemption&victim=" + victim + "&victim=" + f.betaJob + "&victim=" + uuid.NewString()
+	researcher := newAPIKey(t, f.st, "researcher", "project", f.alpha)
+	doc = page(t, f.srv, researcher, path, 200)
+	p := byID(doc, "predicted-victims")
+	if p == nil {
+		t.Fatal("no prediction on the landing page")
+	}
+	if l := live(doc); attr(l, "hx-get") != path {
+		t.Errorf("the page refreshes from %q, want its own address %q (keeping the prediction)", attr(l, "hx-get"), path)
+	}
+	text := words(p)
+	for _, want := range []string{"The dry run at submission predicted it would preempt these, then start:",
+		"team-alpha/victim project alpha preempted for it", "a workload you cannot open project beta", "This is the prediction, not a record"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the prediction reads %q, want %q in it", text, want)
+		}
+	}
+	links := findAll(p, func(n *html.Node) bool { return n.Data == "a" })
+	if len(links) != 1 || attr(links[0], "href") != "/workloads/"+victim {
+		t.Errorf("the prediction links %d workloads, want the victim only", len(links))
+	}
+	if strings.Contains(text, "beta-job") || strings.Count(text, "project") != 2 {
+		t.Errorf("the prediction reads %q: it names what the caller may not open, or lists a made-up id", text)
+	}
+	// Only the dry run's outcomes with victims are shown; anything else in the address is not.
+	if byID(page(t, f.srv, admin, "/workloads/"+f.trainB+"?predicted=start-now&victim="+victim, 200), "predicted-victims") != nil {
+		t.Error("a prediction without victims' outcome is shown")
+	}
+}

@@ -66,6 +66,7 @@ func (h *workloads) routes(r router) {
 	r.page(http.MethodGet, "/workloads", routenames.Workloads, h.workloadsPage)
 	r.page(http.MethodGet, "/workloads.csv", routenames.WorkloadsCSV, h.workloadsCSV)
 	r.page(http.MethodPost, "/workloads/bulk", routenames.WorkloadsBulk, h.bulkChange)
+	r.page(http.MethodGet, "/workloads/bulk", routenames.WorkloadsBulkOpen, h.openBulk)
 	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 

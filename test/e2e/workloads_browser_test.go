@@ -91,11 +91,30 @@ func TestBrowserWorkloadsInlineAndBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "workloads-after-bulk")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(800, 900)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "workloads-after-bulk-800")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	if n := strings.Count(result, ": changed"); n != 2 {
 		t.Errorf("bulk result shows %d changes, want 2: %q", n, result)
 	}
 	if !strings.Contains(result, "locked: refused — project beta-"+e.id+" does not allow changing preemptibility") {
 		t.Errorf("bulk result lacks beta's sentence: %q", result)
+	}
+	// The address after the change is the Workloads view (Post/Redirect/Get): reloading it shows
+	// the view again, without the outcome and without an error.
+	if loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`)); err != nil || loc != "/workloads" {
+		t.Errorf("after the bulk change the address is %q (%v), want /workloads", loc, err)
+	}
+	err = chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(`#workloads-table`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#bulk-result").length`)); err != nil || n != 0 {
+		t.Errorf("the reloaded view still shows the bulk outcome (%d, %v)", n, err)
 	}
 	for _, j := range []struct{ ns, name, prio, pre string }{{nsA, "train", "high", "semi-preemptible"}, {nsA, "other", "low", "semi-preemptible"}, {nsB, "locked", "low", "preemptible"}} {
 		job, err := e.client.BatchV1().Jobs(j.ns).Get(e.ctx, j.name, metav1.GetOptions{})

@@ -58,7 +58,9 @@ const (
 	Workloads     = "workloads"
 	WorkloadsCSV  = "workloads.csv"
 	WorkloadsBulk = "workloads.bulk"
-	WorkloadSave  = "workloads.save"
+	// WorkloadsBulkOpen is a GET of the bulk form's address: a redirect to the Workloads view.
+	WorkloadsBulkOpen = "workloads.bulk.open"
+	WorkloadSave      = "workloads.save"
 	// A workload's story; param id is the workload's UID (as GET /api/v1/workloads/{id}).
 	Workload = "workloads.show"
 )
