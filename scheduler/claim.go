@@ -44,8 +44,8 @@ type poolClaims struct {
 	inQuotaNamed     []claim // a claimant of each project, in the order they claimed (gpus unused)
 }
 
-// claimsOf keeps, for a workload whose in-quota claims are in force, what to give back when it
-// is admitted.
+// inQuotaClaim is one pool's in-quota claim of a workload, kept to take back when it is
+// admitted (admittedClaimant).
 type inQuotaClaim struct {
 	pool int32
 	gpus int64
@@ -61,6 +61,7 @@ func (c *cycle) claimedPool(project, pool int32) *bool {
 	return &c.claimedBy[int(project)*len(c.pools)+int(pool)]
 }
 
+// poolClaimsOf is the pool's claims, made ready for one more.
 func (c *cycle) poolClaimsOf(pool int32) *poolClaims {
 	if c.claims == nil {
 		c.claims = make([]poolClaims, len(c.pools))
