@@ -187,6 +187,15 @@ func lockLabel(r WorkloadRow, l Lock) string {
 	return "preemptibility"
 }
 
+// rowCells is how many cells a workload's row has (the checkbox column, when there is one, and
+// ten), which its refusal line spans.
+func rowCells(r WorkloadRow) int {
+	if r.SelectColumn {
+		return 11
+	}
+	return 10
+}
+
 // LockNotes are the locks of the rows, each once, in the order they first appear.
 func LockNotes(rows []WorkloadRow) []Lock {
 	var out []Lock
