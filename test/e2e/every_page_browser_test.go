@@ -124,10 +124,28 @@ func readsAt(t *testing.T, ctx context.Context, href string, width int64) {
 			.filter(el => el.getBoundingClientRect().right > edge + 1 && !scrolls(el))
 			.map(el => el.textContent.trim().slice(0, 30) + ' ends at ' + Math.round(el.getBoundingClientRect().right) + ' > ' + Math.round(edge));
 	})()`)
-	// Words break only at a sensible point: at a space, after - _ . / : or between a lower-case
-	// letter and a capital (InsufficientCapacity may wrap as Insufficient|Capacity, never as
-	// InsufficientCapa|city).
-	check("words broken mid-word", `(() => {
+	// Words break only at a sensible point (brokenWordsJS).
+	check("words broken mid-word", brokenWordsJS)
+	// A select is as wide as its longest option: a copy of it free to size itself is no wider.
+	check("selects narrower than their longest option", `[...document.querySelectorAll('main select')].filter(s => s.offsetParent).map(s => {
+		const c = s.cloneNode(true);
+		c.removeAttribute('id');
+		c.style.cssText = 'position:absolute;visibility:hidden;width:auto;min-width:0;max-width:none;left:0;top:0';
+		s.parentElement.appendChild(c);
+		const want = c.offsetWidth;
+		c.remove();
+		return s.offsetWidth + 1 < want ? (s.name || s.getAttribute('aria-label')) + ': ' + s.offsetWidth + ' < ' + want : '';
+	}).filter(Boolean)`)
+	check("controls without a label", `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+		.filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+		.map(el => el.outerHTML.slice(0, 120))`)
+}
+
+// brokenWordsJS lists the words of the page that a line break splits anywhere but at a
+// sensible point: at a space, after - _ . / : or between a lower-case letter or digit and a
+// capital (InsufficientCapacity may wrap as Insufficient|Capacity, never as
+// InsufficientCapa|city). GPU cells, whose names are cut to fit, and options are left out.
+const brokenWordsJS = `(() => {
 		const out = [];
 		const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 		const range = document.createRange();
@@ -149,18 +167,16 @@ func readsAt(t *testing.T, ctx context.Context, href string, width int64) {
 			}
 		}
 		return out.slice(0, 10);
-	})()`)
-	// A select is as wide as its longest option: a copy of it free to size itself is no wider.
-	check("selects narrower than their longest option", `[...document.querySelectorAll('main select')].filter(s => s.offsetParent).map(s => {
-		const c = s.cloneNode(true);
-		c.removeAttribute('id');
-		c.style.cssText = 'position:absolute;visibility:hidden;width:auto;min-width:0;max-width:none;left:0;top:0';
-		s.parentElement.appendChild(c);
-		const want = c.offsetWidth;
-		c.remove();
-		return s.offsetWidth + 1 < want ? (s.name || s.getAttribute('aria-label')) + ': ' + s.offsetWidth + ' < ' + want : '';
-	}).filter(Boolean)`)
-	check("controls without a label", `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-		.filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
-		.map(el => el.outerHTML.slice(0, 120))`)
+	})()`
+
+// noBrokenWords fails the test for each word of the page split mid-word.
+func noBrokenWords(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](brokenWordsJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("%s: words broken mid-word: %v", where, broken)
+	}
 }
