@@ -65,6 +65,15 @@ func TestBrowserEveryPageReadsAt1280And800(t *testing.T) {
 			}
 			screenshot(t, ctx, fmt.Sprintf("%s-%d", name, width))
 			readsAt(t, ctx, href, width)
+			// And with every disclosure open (a project's policy form, a department's fence).
+			opened, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => { const d = [...document.querySelectorAll('main details:not([open])')]; d.forEach(x => x.open = true); return d.length; })()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opened > 0 {
+				screenshot(t, ctx, fmt.Sprintf("%s-open-%d", name, width))
+				readsAt(t, ctx, href+" (disclosures open)", width)
+			}
 		}
 	}
 }
