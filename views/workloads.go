@@ -1,6 +1,8 @@
 package views
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"time"
@@ -130,31 +132,86 @@ type BulkOutcome struct {
 	ID, Name, Outcome, Message string
 }
 
-// lockOf is the sentence why the row's field ("priority" or "preemptibility") cannot change,
-// or "" when it can.
-func lockOf(r WorkloadRow, field string) string {
-	switch {
-	case r.Locked != "":
-		return r.Locked
-	case field == "priority":
-		return r.PriorityLocked
-	default:
-		return r.PreemptibilityLocked
-	}
+// A lock is why a row's control is disabled. Its sentence is shown once on the page, in the
+// note above the table (LockNotes), however many rows it locks; a row has a short label that
+// links to it, and the disabled select names it as its description (aria-describedby).
+type Lock struct {
+	ID       string // the note's element id, the same on every row and page it is on
+	Sentence string
 }
 
-// lockNote is every sentence why something on the row cannot change, each once.
-func lockNote(r WorkloadRow) string {
-	if r.Locked != "" {
-		return r.Locked
+func lockFor(sentence string) Lock {
+	sentence = asSentence(sentence)
+	sum := sha256.Sum256([]byte(sentence))
+	return Lock{ID: "lock-" + hex.EncodeToString(sum[:6]), Sentence: sentence}
+}
+
+// lockOf is why the row's field ("priority" or "preemptibility") cannot change, or the zero
+// Lock when it can.
+func lockOf(r WorkloadRow, field string) Lock {
+	switch {
+	case r.Locked != "":
+		return lockFor(r.Locked)
+	case field == "priority" && r.PriorityLocked != "":
+		return lockFor(r.PriorityLocked)
+	case field == "preemptibility" && r.PreemptibilityLocked != "":
+		return lockFor(r.PreemptibilityLocked)
 	}
-	var parts []string
+	return Lock{}
+}
+
+// rowLocks are the row's locks, each once: the role's, or the policy's for priority and for
+// preemptibility.
+func rowLocks(r WorkloadRow) []Lock {
+	if r.Locked != "" {
+		return []Lock{lockFor(r.Locked)}
+	}
+	var out []Lock
 	for _, s := range []string{r.PriorityLocked, r.PreemptibilityLocked} {
-		if s = asSentence(s); s != "" && !slices.Contains(parts, s) {
-			parts = append(parts, s)
+		if l := lockFor(s); s != "" && !slices.Contains(out, l) {
+			out = append(out, l)
 		}
 	}
-	return strings.Join(parts, " ")
+	return out
+}
+
+// lockLabel is a lock's short label in its row: which control it fixes, or "why" for the
+// role's lock, which fixes both.
+func lockLabel(r WorkloadRow, l Lock) string {
+	switch {
+	case r.Locked != "":
+		return "why"
+	case l == lockOf(r, "priority") && l == lockOf(r, "preemptibility"):
+		return "priority and preemptibility"
+	case l == lockOf(r, "priority"):
+		return "priority"
+	}
+	return "preemptibility"
+}
+
+// rowCells is how many cells a workload's row has (the checkbox column, when there is one, and
+// ten), which its refusal line spans.
+func rowCells(r WorkloadRow) int {
+	if r.SelectColumn {
+		return 11
+	}
+	return 10
+}
+
+// LockNotes are the locks of the rows, each once, in the order they first appear.
+func LockNotes(rows []WorkloadRow) []Lock {
+	var out []Lock
+	for _, r := range rows {
+		if !r.Controls {
+			continue
+		}
+		for _, l := range rowLocks(r) {
+			if !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // asSentence gives a refusal (the API's message, lower-case and without a full stop) the

@@ -102,8 +102,13 @@ func TestWorkloadOwnership(t *testing.T) {
 	if s := selectIn(mineRow, "priority"); s == nil || hasAttr(s, "disabled") {
 		t.Errorf("alice's own row is not editable: %q", textOf(mineRow))
 	}
-	if s := selectIn(bobsRow, "priority"); s == nil || !hasAttr(s, "disabled") || !strings.Contains(textOf(bobsRow), "was submitted by "+keySubmitter(t, bob)) {
+	// The sentence why is the note above the table that the disabled select names as its
+	// description (each sentence is said once on the page, not under every row it locks).
+	if s := selectIn(bobsRow, "priority"); s == nil || !hasAttr(s, "disabled") {
 		t.Errorf("bob's row for alice: %q", textOf(bobsRow))
+	} else if note := findNode(doc, func(n *html.Node) bool { return attr(n, "id") == attr(s, "aria-describedby") }); note == nil ||
+		!strings.Contains(textOf(note), "was submitted by "+keySubmitter(t, bob)) {
+		t.Errorf("bob's row for alice is not described by the sentence why: %q", textOf(bobsRow))
 	}
 	story := pageAs(t, f.srv, alice, "/workloads/"+mine, nil, false, 200)
 	if n := findNode(story, func(n *html.Node) bool { return attr(n, "id") == "story-submitter" }); n == nil || textOf(n) != keySubmitter(t, alice) {

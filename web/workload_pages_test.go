@@ -49,6 +49,9 @@ func pageAs(t *testing.T, srv *httptest.Server, token, path string, form url.Val
 	if htmx && strings.HasPrefix(text, "<tr") {
 		text = "<table><tbody>" + text + "</tbody></table>" // a row fragment, as htmx places it
 	}
+	if htmx && strings.HasPrefix(text, "<tbody") {
+		text = "<table>" + text + "</table>" // a workload's rows, as htmx places them
+	}
 	doc, err := html.Parse(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
@@ -189,12 +192,21 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 	if s := selectIn(rowOf(t, doc, f.trainA), "priority"); s == nil || hasAttr(s, "disabled") {
 		t.Error("admin: train-a's priority select is missing or disabled")
 	}
-	// beta forbids priority changes: the select is disabled with the sentence, visible (as a
-	// sentence, capitalised) and as its title.
+	// beta forbids priority changes: the select is disabled with the sentence as its title and
+	// its description, the note above the table (said once for all rows), which the row's
+	// short label links to.
+	described := func(doc, row, s *html.Node, why string) bool {
+		id := attr(s, "aria-describedby")
+		note := findNode(doc, func(n *html.Node) bool { return id != "" && attr(n, "id") == id })
+		link := findNode(row, func(n *html.Node) bool { return n.Data == "a" && attr(n, "href") == "#"+id })
+		return hasAttr(s, "disabled") && strings.Contains(strings.ToLower(attr(s, "title")), why) &&
+			note != nil && strings.Contains(strings.ToLower(textOf(note)), why) && link != nil &&
+			!strings.Contains(strings.ToLower(textOf(row)), why)
+	}
 	beta := rowOf(t, doc, f.betaJob)
 	s := selectIn(beta, "priority")
 	const why = "project beta does not allow changing priority"
-	if s == nil || !hasAttr(s, "disabled") || !strings.Contains(attr(s, "title"), why) || !strings.Contains(strings.ToLower(textOf(beta)), why) {
+	if s == nil || !described(doc, beta, s, why) {
 		t.Errorf("beta-job's priority control: %v; row text %q", s, textOf(beta))
 	}
 	if p := selectIn(beta, "preemptibility"); p == nil || hasAttr(p, "disabled") {
@@ -203,7 +215,7 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 	// gamma forbids preemptibility changes but allows priority within its range.
 	gamma := rowOf(t, doc, f.gammaJob)
 	const whyGamma = "project gamma does not allow changing preemptibility"
-	if p := selectIn(gamma, "preemptibility"); p == nil || !hasAttr(p, "disabled") || !strings.Contains(attr(p, "title"), whyGamma) || !strings.Contains(strings.ToLower(textOf(gamma)), whyGamma) {
+	if p := selectIn(gamma, "preemptibility"); p == nil || !described(doc, gamma, p, whyGamma) {
 		t.Errorf("gamma-job's preemptibility control: %v; row text %q", p, textOf(gamma))
 	}
 	if s := selectIn(gamma, "priority"); s == nil || hasAttr(s, "disabled") {
@@ -236,8 +248,9 @@ func TestWorkloadsPageControlsFollowRoleAndPolicy(t *testing.T) {
 	}
 	// A researcher of alpha sees the selects disabled, with the sentence why.
 	researcher := newAPIKey(t, f.st, "researcher", "project", f.alpha)
-	row := rowOf(t, pageAs(t, f.srv, researcher, "/workloads", nil, false, 200), f.trainA)
-	if s := selectIn(row, "preemptibility"); s == nil || !hasAttr(s, "disabled") || !strings.Contains(textOf(row), "researchers may change only their own workloads") {
+	doc = pageAs(t, f.srv, researcher, "/workloads", nil, false, 200)
+	row := rowOf(t, doc, f.trainA)
+	if s := selectIn(row, "preemptibility"); s == nil || !described(doc, row, s, "researchers may change only their own workloads") {
 		t.Errorf("researcher's train-a row: %q", textOf(row))
 	}
 	// A viewer's save is refused.
@@ -344,7 +357,7 @@ func TestWorkloadsPageLinksEachNameToItsStory(t *testing.T) {
 		t.Fatal("no workload rows")
 	}
 	for _, tr := range rows {
-		uid := strings.TrimPrefix(attr(tr, "id"), "wl-")
+		uid := strings.TrimPrefix(attr(tr.Parent, "id"), "wl-") // each workload is a tbody of its own
 		link := findNode(tr, func(n *html.Node) bool { return n.Data == "a" && strings.Contains(attr(n, "class"), "workload-link") })
 		if link == nil || attr(link, "href") != "/workloads/"+uid {
 			t.Errorf("row %s: name link %v, want /workloads/%s", uid, link, uid)

@@ -144,6 +144,7 @@ func TestBrowserOverviewWaitingWork(t *testing.T) {
 			t.Errorf("at %s px the Overview shows %q waiting, by reason %q", w, tile, reasons)
 		}
 		overflowing(t, ctx, w, `#overview-live, #overview-live .tile, #overview-live .bar-row, #overview-live li[data-reason], #overview-live .card`)
+		noBrokenWords(t, ctx, "the Overview at "+w+" px")
 
 		// The tile leads to the seven, the Phase filter saying so.
 		if err := chromedp.Do(ctx, chromedp.Click(`#tile-pending`), chromedp.WaitVisible(`#workloads-table`), htmxIdle()); err != nil {
@@ -155,6 +156,7 @@ func TestBrowserOverviewWaitingWork(t *testing.T) {
 			t.Errorf("at %s px the pending tile leads to %d rows with phase filter %q, want 7 and waiting", w, rows, phase)
 		}
 		screenshot(t, ctx, "workloads-waiting-"+w)
+		noBrokenWords(t, ctx, "the waiting workloads at "+w+" px")
 		overflowing(t, ctx, w, `form.filters`)
 
 		// A reason's project leads to its workloads waiting for that reason.

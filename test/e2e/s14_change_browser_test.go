@@ -47,6 +47,16 @@ func TestBrowserS14_RefusedChangeInlineAndInBulkPreview(t *testing.T) {
 		if said, err := chromedp.Run(ctx, chromedp.Text(row+` .status .err`)); err != nil || !strings.Contains(said, why) || !strings.Contains(said, "Keep it preemptible") {
 			t.Errorf("at %d px the row says %q (%v), want S14's sentence", width, said, err)
 		}
+		// The sentence reads across the table under the row, which stays as low as the
+		// small Job's: not a narrow column of text that makes the row ~230 px high.
+		high, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[...document.querySelectorAll('#workloads-table tr.workload-row')].map(tr => Math.round(tr.getBoundingClientRect().height))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`Math.round(document.querySelector(`+jsString(row+` .status .err`)+`).getBoundingClientRect().width)`))
+		if len(high) != 2 || high[0] > 90 || high[1] > 90 || wide < 400 {
+			t.Errorf("at %d px the rows are %v px high and the refusal %d px wide, want rows at most 90 px and the refusal across the table", width, high, wide)
+		}
 		screenshot(t, ctx, fmt.Sprintf("workloads-s14-inline-refused-%d", width))
 	}
 
