@@ -25,25 +25,95 @@ type workloadStory struct {
 	workloads                 // the record store and who may see what (as the API)
 	status    OrgStatusSource // pool and project figures; zeros without a cluster
 	pods      WorkloadPods    // nil: no cluster is connected
+	actions   *submissions    // stop, run and delete, as the API takes them
 	layout
 }
 
 func (h *workloadStory) routes(r router) {
 	r.page(http.MethodGet, "/workloads/:id", routenames.Workload, h.storyPage)
+	r.page(http.MethodPost, "/workloads/:id/stop", routenames.WorkloadStop, h.action(actionStop))
+	r.page(http.MethodPost, "/workloads/:id/run", routenames.WorkloadRun, h.action(actionRun))
+	r.page(http.MethodPost, "/workloads/:id/delete", routenames.WorkloadDelete, h.action(actionDelete))
 }
 
 func (h *workloadStory) storyPage(c echo.Context) error {
-	r, _, project, err := h.visibleWorkload(c)
+	r, scope, project, err := h.visibleWorkload(c)
 	if err != nil {
 		return err
 	}
+	m, err := h.story(c, r, scope, project)
+	if err != nil {
+		return err
+	}
+	m.Actions.Done = actionDone[workloadAction(c.QueryParam("done"))]
+	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+}
+
+// actionDone says what an action did, on the page it returns to.
+var actionDone = map[workloadAction]string{
+	actionStop:   "Stopped: its pods are being removed. Run puts it back in its project's queue.",
+	actionRun:    "Back in its project's queue: the scheduler starts it when it fits.",
+	actionDelete: "Deleted: its pods and objects are being removed from the cluster. Its record and timeline stay; Clone submits it again.",
+}
+
+// action is a workload's stop, run or delete posted from its page: taken as the API takes it
+// (act), then back to the page saying what it did; a refusal is the page with the sentence why.
+func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		target(c, a.auditAction(), "workload", c.Param("id"))
+		r, scope, project, err := h.visibleWorkload(c)
+		if err != nil {
+			return err
+		}
+		if h.actions == nil {
+			return errNoClusterToSubmit
+		}
+		if _, err := h.actions.act(c, r, scope, a); err != nil {
+			status, msg := statusOf(err)
+			if status >= 500 && status != http.StatusServiceUnavailable {
+				return err
+			}
+			m, serr := h.story(c, r, scope, project)
+			if serr != nil {
+				return serr
+			}
+			m.Actions.Refused = msg
+			return render(c, status, views.WorkloadStoryView(m))
+		}
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, r.UID)+"?done="+string(a))
+	}
+}
+
+// actionsFor are the actions the caller may take on r, by the API's check (actionRefusal).
+func actionsFor(c echo.Context, r store.WorkloadRecord, scope auth.Scope, canSubmit bool) views.WorkloadActions {
+	allowed := func(a workloadAction) bool { return actionRefusal(c, r, scope, a) == nil }
+	var a views.WorkloadActions
+	a.Delete = allowed(actionDelete)
+	if r.Phase == "Suspended" {
+		a.Run = allowed(actionRun)
+	} else {
+		a.Stop = allowed(actionStop)
+	}
+	if a.Delete && !a.Stop && !a.Run {
+		if err := actionRefusal(c, r, scope, actionStop); err != nil {
+			_, a.Note = statusOf(err)
+		}
+	}
+	_, native := kindOf(r)
+	a.Clone = canSubmit && native
+	return a
+}
+
+// story is the workload's page as it is now.
+func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project) (views.WorkloadStoryPage, error) {
 	ctx := c.Request().Context()
 	evs, err := h.store.WorkloadEvents(ctx, r.UID)
 	if err != nil {
-		return err
+		return views.WorkloadStoryPage{}, err
 	}
 	now := time.Now()
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
+	m.Actions = actionsFor(c, r, scope, m.CanSubmit)
 	m.NextStep = nextStep(h.nextStepInput(r, project))
 	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
 	if h.pods != nil {
@@ -88,7 +158,7 @@ func (h *workloadStory) storyPage(c echo.Context) error {
 			m.Why = why
 		}
 	}
-	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+	return m, nil
 }
 
 // nextStepInput gathers the figures the next-step sentence reads: the pool the pending reason
