@@ -37,7 +37,6 @@ type WorkloadActions struct {
 	Refused string // why the last action was refused, as a sentence
 }
 
-
 // WorkloadPod is one pod of a workload as the scheduler last saw it.
 type WorkloadPod struct {
 	Name  string

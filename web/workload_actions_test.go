@@ -46,7 +46,9 @@ func TestWorkloadPageActions(t *testing.T) {
 		t.Errorf("Clone goes to %s", attr(c, "href"))
 	}
 	// Deleting is behind a confirmation that says what it does.
-	if d := findNode(doc, func(n *html.Node) bool { return n.Data == "details" && hasAttr(n, "class") && strings.Contains(attr(n, "class"), "confirm-delete") }); d == nil ||
+	if d := findNode(doc, func(n *html.Node) bool {
+		return n.Data == "details" && hasAttr(n, "class") && strings.Contains(attr(n, "class"), "confirm-delete")
+	}); d == nil ||
 		!strings.Contains(words(d), "removes its pods") || hasAttr(d, "open") {
 		t.Errorf("delete is not behind a closed confirmation: %q", words(d))
 	}
