@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -155,11 +158,77 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		}
 		req.Spec.ServingPort = &nativeworkload.ServingPort{Container: *port}
 	}
+	if err := formCompute(f, &req.Spec.Compute); err != nil {
+		return submission{}, err
+	}
+	if req.Spec.EnvironmentVariables, err = formEnv(f.Env); err != nil {
+		return submission{}, err
+	}
+	req.Spec.NodePools = f.NodePools
 	// The default is a choice of its own (""), absent from the request so that the workload
 	// follows the default when it changes; a value the person picked, even today's default, is
 	// kept as they asked (S9).
 	req.Spec.PriorityClass, req.Spec.Preemptibility = f.Priority, f.Preemptibility
-	return h.resolve(c, k, req)
+	s, err := h.resolve(c, k, req)
+	if field := fieldOf(err); strings.HasPrefix(field, "spec.environmentVariables[") {
+		_, msg := statusOf(err)
+		return s, badField("spec.environmentVariables", "%s", msg) // the form has one field for them all
+	}
+	return s, err
+}
+
+// formCompute reads the form's CPU and memory per replica into the request, refusing in the
+// form's words what the API would refuse in its own: empty asks for none.
+func formCompute(f views.SubmitForm, c *nativeworkload.Compute) error {
+	if v := strings.TrimSpace(f.CPU); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			return badField("spec.compute.cpuCoreRequest", "%q is not a number of CPU cores; write one such as 0.5 or 4, or leave it empty to ask for none", v)
+		}
+		if n <= 0 || n > nativeworkload.MaxCPUCores {
+			return badField("spec.compute.cpuCoreRequest", "CPU cores must be above 0 and at most %d a replica, not %s; leave it empty to ask for none", nativeworkload.MaxCPUCores, v)
+		}
+		c.CPUCoreRequest = &n
+	}
+	if v := strings.TrimSpace(f.Memory); v != "" {
+		q, err := resource.ParseQuantity(v)
+		if err != nil || q.Sign() <= 0 {
+			return badField("spec.compute.cpuMemoryRequest", "%q is not an amount of memory; write a number with a unit, such as 512Mi or 20Gi (Mi and Gi are powers of 1024), or leave it empty to ask for none", v)
+		}
+		c.CPUMemoryRequest = v
+	}
+	return nil
+}
+
+// formEnv reads the form's environment variables: one NAME=value a line, blank lines skipped,
+// the value as typed after the first '='. Each refusal names the line.
+func formEnv(text string) ([]nativeworkload.EnvironmentVariable, error) {
+	const field = "spec.environmentVariables"
+	var out []nativeworkload.EnvironmentVariable
+	seen := map[string]int{}
+	for i, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		n := i + 1
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return nil, badField(field, "line %d (%q) has no '='; write one variable a line, as NAME=value", n, line)
+		}
+		if errs := validation.IsEnvVarName(name); name == "" || len(errs) > 0 {
+			return nil, badField(field, "line %d: %q is not a variable name; use letters, digits, '_', '-' and '.', not starting with a digit", n, name)
+		}
+		if first, dup := seen[name]; dup {
+			return nil, badField(field, "line %d sets %s again (line %d set it first); keep one of them", n, name, first)
+		}
+		seen[name] = n
+		out = append(out, nativeworkload.EnvironmentVariable{Name: name, Value: value})
+	}
+	if len(out) > nativeworkload.MaxEnvironmentVariables {
+		return nil, badField(field, "%d variables are too many; give at most %d", len(out), nativeworkload.MaxEnvironmentVariables)
+	}
+	return out, nil
 }
 
 // panel is the dry run of the form, or the sentence saying why there is none yet.
@@ -239,6 +308,10 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 	}
 	if from != nil {
 		f.Name, f.Image, f.Command = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command")
+		f.CPU, f.Memory, f.Env = from.FormValue("spec.compute.cpuCoreRequest"), from.FormValue("spec.compute.cpuMemoryRequest"), from.FormValue("spec.environmentVariables")
+		if params, err := from.FormParams(); err == nil {
+			f.NodePools = params["spec.nodePools"]
+		}
 		for field, v := range map[string]*string{"spec.compute.gpuDevicesRequest": &f.GPUs, "spec.numWorkers": &f.Workers,
 			"spec.autoscaling.minReplicas": &f.Replicas, "spec.servingPort.container": &f.Port} {
 			if x := from.FormValue(field); x != "" {
@@ -272,7 +345,13 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 				return f, err
 			}
 			f.DefaultPriority = def.Name
+			f.Pools = mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })
 		}
+	}
+	// Pools chosen in another project are dropped with it.
+	f.NodePools = slices.DeleteFunc(f.NodePools, func(name string) bool { return !slices.Contains(f.Pools, name) })
+	if len(f.NodePools) == 0 {
+		f.NodePools = nil
 	}
 	f.Priority, f.Preemptibility = "", "" // the defaults, whatever they become
 	return f, nil

@@ -40,6 +40,7 @@ func TestParseRefusals(t *testing.T) {
 		{"negative GPUs", Training, func(r *Request) { r.Spec.Compute.GPUDevicesRequest = ptr(-1) }, "spec.compute.gpuDevicesRequest", "from 0 to 64, not -1"},
 		{"zero CPU", Training, func(r *Request) { r.Spec.Compute.CPUCoreRequest = ptr(0.0) }, "spec.compute.cpuCoreRequest", "above 0"},
 		{"memory", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "lots" }, "spec.compute.cpuMemoryRequest", `"lots" is not a memory size`},
+		{"memory bound", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "17Ti" }, "spec.compute.cpuMemoryRequest", "more than 16Ti a pod"},
 		{"preemptibility", Training, func(r *Request) { r.Spec.Preemptibility = "maybe" }, "spec.preemptibility", `"maybe" is not valid`},
 		{"too many variables", Training, func(r *Request) {
 			r.Spec.EnvironmentVariables = make([]EnvironmentVariable, MaxEnvironmentVariables+1)

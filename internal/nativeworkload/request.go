@@ -115,11 +115,15 @@ const (
 	// MaxEnvironmentVariables and MaxEnvironmentValue bound spec.environmentVariables.
 	MaxEnvironmentVariables = 100
 	MaxEnvironmentValue     = 32 << 10
+	// MaxMemory bounds spec.compute.cpuMemoryRequest, a pod's memory.
+	MaxMemory = "16Ti"
 	// maxPrefix leaves room for "-" and the 5-character suffix of a generated name, and a
 	// distributed training's pod index, within a 63-character DNS label.
 	maxPrefix = 52
 	maxName   = 58
 )
+
+var maxMemory = resource.MustParse(MaxMemory)
 
 // Workload is a checked submission: everything the objects are built from.
 type Workload struct {
@@ -250,6 +254,9 @@ func parseCompute(w *Workload, c Compute) error {
 		q, err := resource.ParseQuantity(c.CPUMemoryRequest)
 		if err != nil || q.Sign() <= 0 {
 			return invalid("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %q is not a memory size; use a Kubernetes quantity such as %q or %q", c.CPUMemoryRequest, "512Mi", "20G")
+		}
+		if q.Cmp(maxMemory) > 0 {
+			return invalid("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %s is more than %s a pod; ask for less", c.CPUMemoryRequest, MaxMemory)
 		}
 		w.Memory = &q
 	}
