@@ -21,6 +21,7 @@ type SubmitForm struct {
 	Priorities []string
 
 	Type, Project, Name, Image, Command string
+	Args                                string
 	GPUs, Workers, Replicas, Port       string
 	// CPU (cores) and Memory (a Kubernetes quantity) per replica; "" asks for none.
 	CPU, Memory string
@@ -31,8 +32,9 @@ type SubmitForm struct {
 	Pools                    []string
 	NodePools                []string
 	Priority, Preemptibility string
-	// CloneOf names the workload the form was prefilled from ("" when it was not).
-	CloneOf string
+	// CloneOf names the workload the form was prefilled from ("" when it was not); CloneNote
+	// says what could not be copied.
+	CloneOf, CloneNote string
 	// HasWorkers and HasReplicas say which fields the type has: workers (a distributed
 	// training), replicas and a serving port (an inference).
 	HasWorkers, HasReplicas bool

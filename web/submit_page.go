@@ -53,7 +53,13 @@ func (h *submitPage) show(c echo.Context) error {
 	if !m.CanSubmit {
 		return render(c, http.StatusOK, views.SubmitView(m))
 	}
-	f, err := h.form(c, c.QueryParam("type"), c.QueryParam("projectId"), nil)
+	var f views.SubmitForm
+	var err error
+	if id := c.QueryParam("clone"); id != "" {
+		f, err = h.cloneForm(c, id)
+	} else {
+		f, err = h.form(c, c.QueryParam("type"), c.QueryParam("projectId"), nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,7 +135,7 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		return submission{}, badField("type", "choose one of the four types")
 	}
 	req := nativeworkload.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
-		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command}}
+		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command, Args: f.Args}}
 	number := func(field, v string) (*int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -307,7 +313,7 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 		}
 	}
 	if from != nil {
-		f.Name, f.Image, f.Command = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command")
+		f.Name, f.Image, f.Command, f.Args = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command"), from.FormValue("spec.args")
 		f.CPU, f.Memory, f.Env = from.FormValue("spec.compute.cpuCoreRequest"), from.FormValue("spec.compute.cpuMemoryRequest"), from.FormValue("spec.environmentVariables")
 		if params, err := from.FormParams(); err == nil {
 			f.NodePools = params["spec.nodePools"]
@@ -384,4 +390,89 @@ func (h *submitPage) submittableProjects(c echo.Context) ([]store.ProjectRef, er
 	})
 	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// cloneForm is the form prefilled from workload id, which the caller must be able to read: a
+// suggested name, its project and type, and what it runs as its objects in the cluster say
+// (nativeworkload.RequestOf), the priority and preemptibility only where they were set
+// explicitly, so that a copy of a workload left to the defaults follows them too. A workload
+// whose objects are gone fills in what its record knows, and says so.
+func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, error) {
+	r, _, _, err := h.workloads.visibleWorkloadID(c, id)
+	if err != nil {
+		return views.SubmitForm{}, err
+	}
+	k, ok := kindOf(r)
+	if !ok {
+		f, err := h.form(c, "", "", nil)
+		f.CloneNote = "Workload " + r.Name + " is a " + cmp.Or(r.TypeName, "workload") + " " + r.Kind + ", which the Submit page does not make, so nothing was copied from it."
+		return f, err
+	}
+	project := ""
+	if r.ProjectID != nil {
+		project = r.ProjectID.String()
+	}
+	f, err := h.form(c, k.Path, project, nil)
+	if err != nil {
+		return f, err
+	}
+	f.CloneOf, f.Name = r.Namespace+"/"+r.Name, nativeworkload.CloneName(r.Name)
+	if f.Project != project {
+		f.CloneNote = "You may not submit to project " + r.ProjectName + ", so the copy goes to another project; choose which."
+	}
+	if r.Gang > 0 {
+		f.GPUs = strconv.Itoa(r.RequestedGPUs / r.Gang)
+	}
+	var objs nativeworkload.Objects
+	if h.submissions.cluster == nil {
+		err = errNoClusterToSubmit
+	} else {
+		objs, err = h.submissions.cluster.SubmittedObjects(c.Request().Context(), refOf(r))
+	}
+	if err != nil {
+		var nf interface{ NotFound() bool }
+		if !errors.As(err, &nf) && !errors.Is(err, errNoClusterToSubmit) {
+			h.log.Warn("workload not read back for a clone", "request_id", requestID(c), "workload", r.UID, "err", err)
+		}
+		f.CloneNote = strings.TrimSpace(f.CloneNote + " " + r.Name + "'s objects are not in the cluster any more (or cannot be read now), so only its name, project, type and GPUs are filled in; give the image and the rest.")
+		return f, nil
+	}
+	req, pools := nativeworkload.RequestOf(objs)
+	f.Image, f.Command, f.Args = req.Spec.Image, req.Spec.Command, req.Spec.Args
+	if g := req.Spec.Compute.GPUDevicesRequest; g != nil {
+		f.GPUs = strconv.Itoa(*g)
+	}
+	if v := req.Spec.Compute.CPUCoreRequest; v != nil {
+		f.CPU = strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	f.Memory = req.Spec.Compute.CPUMemoryRequest
+	var env []string
+	for _, e := range req.Spec.EnvironmentVariables {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	f.Env = strings.Join(env, "\n")
+	if n := req.Spec.NumWorkers; n != nil {
+		f.Workers = strconv.Itoa(*n)
+	}
+	if a := req.Spec.Autoscaling; a != nil && a.MinReplicas != nil {
+		f.Replicas = strconv.Itoa(*a.MinReplicas)
+	}
+	if p := req.Spec.ServingPort; p != nil {
+		f.Port = strconv.Itoa(p.Container)
+	}
+	f.Priority, f.Preemptibility = req.Spec.PriorityClass, req.Spec.Preemptibility
+	if len(pools) > 0 && f.Project == project {
+		all, err := h.org.NodePools(c.Request().Context(), listquery.Query{})
+		if err != nil {
+			return f, err
+		}
+		for _, want := range pools {
+			for _, p := range all {
+				if p.LabelKey == want.LabelKey && p.LabelValue == want.LabelValue && slices.Contains(f.Pools, p.Name) {
+					f.NodePools = append(f.NodePools, p.Name)
+				}
+			}
+		}
+	}
+	return f, nil
 }
