@@ -85,11 +85,22 @@ func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
 }
 
 // actionsFor are the actions the caller may take on r, by the API's check (actionRefusal).
-func actionsFor(c echo.Context, r store.WorkloadRecord, scope auth.Scope, canSubmit bool) views.WorkloadActions {
+// Run is offered instead of Stop when it was stopped: the last Suspended or Resumed event (a
+// person's) says so before the scheduler's next cycles record the phase, else the phase.
+func actionsFor(c echo.Context, r store.WorkloadRecord, evs []store.WorkloadEvent, scope auth.Scope, canSubmit bool) views.WorkloadActions {
 	allowed := func(a workloadAction) bool { return actionRefusal(c, r, scope, a) == nil }
+	stopped := r.Phase == "Suspended"
+	for _, e := range evs {
+		switch e.Kind {
+		case "Suspended":
+			stopped = true
+		case "Resumed":
+			stopped = false
+		}
+	}
 	var a views.WorkloadActions
 	a.Delete = allowed(actionDelete)
-	if r.Phase == "Suspended" {
+	if stopped {
 		a.Run = allowed(actionRun)
 	} else {
 		a.Stop = allowed(actionStop)
@@ -113,7 +124,7 @@ func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth
 	}
 	now := time.Now()
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
-	m.Actions = actionsFor(c, r, scope, m.CanSubmit)
+	m.Actions = actionsFor(c, r, evs, scope, m.CanSubmit)
 	m.NextStep = nextStep(h.nextStepInput(r, project))
 	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
 	if h.pods != nil {
