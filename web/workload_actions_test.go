@@ -78,6 +78,9 @@ func TestWorkloadPageActions(t *testing.T) {
 	if byID(doc, "action-run") == nil || byID(doc, "action-stop") != nil || words(byID(doc, "story-phase")) != "Suspended" {
 		t.Errorf("a stopped training offers run %v, stop %v, phase %q", byID(doc, "action-run") != nil, byID(doc, "action-stop") != nil, words(byID(doc, "story-phase")))
 	}
+	if got := words(byID(doc, "next-step")); !strings.HasPrefix(got, "Stopped by ") || !strings.Contains(got, "until someone runs it again") {
+		t.Errorf("a stopped workload's next step: %q", got)
+	}
 	doc = pageAs(t, f.srv, rita, "/workloads/"+mine+"/run", url.Values{}, false, 200)
 	if got := words(byID(doc, "action-done")); !strings.HasPrefix(got, "Back in its project's queue") || byID(doc, "action-stop") == nil {
 		t.Errorf("after running the page says %q", got)

@@ -89,15 +89,8 @@ func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
 // person's) says so before the scheduler's next cycles record the phase, else the phase.
 func actionsFor(c echo.Context, r store.WorkloadRecord, evs []store.WorkloadEvent, scope auth.Scope, canSubmit bool) views.WorkloadActions {
 	allowed := func(a workloadAction) bool { return actionRefusal(c, r, scope, a) == nil }
-	stopped := r.Phase == "Suspended"
-	for _, e := range evs {
-		switch e.Kind {
-		case "Suspended":
-			stopped = true
-		case "Resumed":
-			stopped = false
-		}
-	}
+	_, byPerson := stoppedBy(evs)
+	stopped := byPerson || (r.Phase == "Suspended" && !resumed(evs))
 	var a views.WorkloadActions
 	a.Delete = allowed(actionDelete)
 	if stopped {
@@ -115,6 +108,33 @@ func actionsFor(c echo.Context, r store.WorkloadRecord, evs []store.WorkloadEven
 	return a
 }
 
+// stoppedBy is who stopped the workload when its last stop or run (Suspended or Resumed event,
+// a person's) was a stop.
+func stoppedBy(evs []store.WorkloadEvent) (string, bool) {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Kind {
+		case "Suspended":
+			return evs[i].Actor, true
+		case "Resumed":
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// resumed says whether the last stop or run was a run.
+func resumed(evs []store.WorkloadEvent) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Kind {
+		case "Suspended":
+			return false
+		case "Resumed":
+			return true
+		}
+	}
+	return false
+}
+
 // story is the workload's page as it is now.
 func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project) (views.WorkloadStoryPage, error) {
 	ctx := c.Request().Context()
@@ -126,6 +146,10 @@ func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
 	m.Actions = actionsFor(c, r, evs, scope, m.CanSubmit)
 	m.NextStep = nextStep(h.nextStepInput(r, project))
+	if who, ok := stoppedBy(evs); ok && r.FinishedAt == nil {
+		// Stopped by a person, not suspended by Arbiter: it waits for nobody but them.
+		m.NextStep = "Stopped by " + cmpOr(who, "its owner") + ": it stays out of the queue until someone runs it again (Run)."
+	}
 	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
 	if h.pods != nil {
 		pods, ok := h.pods.WorkloadPods(r.UID)
