@@ -408,16 +408,24 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 		f.CloneNote = "Workload " + r.Name + " is a " + cmp.Or(r.TypeName, "workload") + " " + r.Kind + ", which the Submit page does not make, so nothing was copied from it."
 		return f, err
 	}
-	project := ""
-	if r.ProjectID != nil {
-		project = r.ProjectID.String()
-	}
-	f, err := h.form(c, k.Path, project, nil)
+	f, err := h.form(c, k.Path, "", nil)
 	if err != nil {
 		return f, err
 	}
+	// Its project by id, or by name for a record the scheduler wrote without one.
+	project := ""
+	for _, p := range f.Projects {
+		if (r.ProjectID != nil && p.Value == r.ProjectID.String()) || (r.ProjectID == nil && p.Label == r.ProjectName) {
+			project = p.Value
+		}
+	}
+	if project != "" && project != f.Project {
+		if f, err = h.form(c, k.Path, project, nil); err != nil {
+			return f, err
+		}
+	}
 	f.CloneOf, f.Name = r.Namespace+"/"+r.Name, nativeworkload.CloneName(r.Name)
-	if f.Project != project {
+	if project == "" {
 		f.CloneNote = "You may not submit to project " + r.ProjectName + ", so the copy goes to another project; choose which."
 	}
 	if r.Gang > 0 {

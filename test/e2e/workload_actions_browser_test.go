@@ -92,6 +92,9 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 	if want := "tune-2|example.invalid/train:1|python tune.py|0.5|256Mi|EPOCHS=3|semi-preemptible|"; err != nil || got != want {
 		t.Errorf("the clone's form = %q (%v), want %q", got, err, want)
 	}
+	if note, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('#clone-note') || {}).innerText || ''`)); note != "" {
+		t.Errorf("the clone of a workload in her own project says %q", note)
+	}
 	screenshot(t, ctx, "submit-clone-1280")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(800, 900), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
