@@ -29,6 +29,10 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	loginAs(t, ctx, e.a, "rita", "rita-password-1", "researcher")
+	text := func(sel string) string {
+		s, _ := chromedp.Run(ctx, chromedp.Text(sel))
+		return s
+	}
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(e.a.URL+"/submit"),
 		chromedp.WaitVisible(`#submit-form input[name="name"]`),
@@ -38,8 +42,26 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		chromedp.SendKeys(`#submit-form input[name="spec.command"]`, "python tune.py"),
 		chromedp.SendKeys(`#submit-form input[name="spec.compute.cpuCoreRequest"]`, "0.5"),
 		chromedp.SendKeys(`#submit-form input[name="spec.compute.cpuMemoryRequest"]`, "256Mi"),
-		chromedp.SendKeys(`#submit-form textarea[name="spec.environmentVariables"]`, "EPOCHS=3"),
+		chromedp.SendKeys(`#submit-form textarea[name="spec.environmentVariables"]`, "EPOCHS 3"),
 		changeSelect(`#submit-form select[name="spec.preemptibility"]`, "semi-preemptible"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#dry-run').innerText.includes("has no '='")`),
+		htmxIdle(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A line without '=' is refused beside the field, in words, and what was typed stays.
+	if err := chromedp.Do(ctx, chromedp.Click(`#submit-form button[type="submit"]`), chromedp.WaitVisible(`#submit-form .field-error`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(`#submit-form .field-error`); got != `line 1 ("EPOCHS 3") has no '='; write one variable a line, as NAME=value` {
+		t.Errorf("the refusal reads %q", got)
+	}
+	screenshot(t, ctx, "submit-refusal-1280")
+	err = chromedp.Do(ctx,
+		htmxIdle(),
+		chromedp.SetValue(`#submit-form textarea[name="spec.environmentVariables"]`, "EPOCHS=3"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#submit-form textarea').dispatchEvent(new Event('change', {bubbles: true}))`),
 		chromedp.WaitVisible(`#dry-run .outcome`),
 		htmxIdle(),
 	)
@@ -65,10 +87,6 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "tune", metav1.GetOptions{})
 		return err == nil && j.Spec.Suspend != nil && *j.Spec.Suspend
 	}
-	text := func(sel string) string {
-		s, _ := chromedp.Run(ctx, chromedp.Text(sel))
-		return s
-	}
 	if err := chromedp.Do(ctx, chromedp.Click(`#action-stop`), chromedp.WaitVisible(`#action-run`)); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +94,13 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		t.Errorf("after Stop: suspended %v, the page says %q", suspended(), text(`#action-done`))
 	}
 	screenshot(t, ctx, "workload-stopped-1280")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(800, 900), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "workload-stopped-800")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(`#action-run`), chromedp.WaitVisible(`#action-stop`)); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +109,7 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 	}
 
 	// Clone: the Submit page filled from the Job.
+	screenshot(t, ctx, "workload-running-again-1280")
 	if err := chromedp.Do(ctx, chromedp.Click(`#action-clone`), chromedp.WaitVisible(`#clone-of`), htmxIdle()); err != nil {
 		t.Fatal(err)
 	}
