@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,19 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 2)
 	ns := e.project("lab", 2, store.PolicyUpdate{})
+	// Two node pools for the project: its own and the default, so the form offers a choice.
+	refs, err := e.store.ProjectRefs(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if r.Name == ns {
+			if _, err := e.store.UpdateProject(e.ctx, r.ID, store.ProjectUpdate{NodePools: opt([]uuid.UUID{e.pool.ID, store.DefaultNodePoolID})}, admin); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	poolBox := `#submit-form input[name="spec.nodePools"][value="` + e.pool.Name + `"]`
 	e.localUser(t, "rita", "rita-password-1", "researcher")
 
 	ctx := newBrowser(t)
@@ -33,7 +47,7 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		s, _ := chromedp.Run(ctx, chromedp.Text(sel))
 		return s
 	}
-	err := chromedp.Do(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(e.a.URL+"/submit"),
 		chromedp.WaitVisible(`#submit-form input[name="name"]`),
 		htmxIdle(),
@@ -44,6 +58,7 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		chromedp.SendKeys(`#submit-form input[name="spec.compute.cpuMemoryRequest"]`, "256Mi"),
 		chromedp.SendKeys(`#submit-form textarea[name="spec.environmentVariables"]`, "EPOCHS 3"),
 		changeSelect(`#submit-form select[name="spec.preemptibility"]`, "semi-preemptible"),
+		chromedp.Click(poolBox),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#dry-run').innerText.includes("has no '='")`),
 		htmxIdle(),
 	)
@@ -81,6 +96,10 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		len(c.Env) != 1 || c.Env[0].Name != "EPOCHS" || job.Labels["kai.scheduler/preemptibility"] != "semi-preemptible" {
 		t.Errorf("the Job asks for %v, env %v, labels %v", c.Resources.Requests, c.Env, job.Labels)
 	}
+	if a := job.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity == nil ||
+		a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != e.pool.Name {
+		t.Errorf("the Job's affinity %+v does not require pool %s", a, e.pool.Name)
+	}
 	screenshot(t, ctx, "workload-actions-1280")
 
 	suspended := func() bool {
@@ -117,6 +136,9 @@ func TestBrowserWorkloadActionsAndClone(t *testing.T) {
 		.map(n => document.querySelector('#submit-form [name="' + n + '"]').value).join('|')`))
 	if want := "tune-2|example.invalid/train:1|python tune.py|0.5|256Mi|EPOCHS=3|semi-preemptible|"; err != nil || got != want {
 		t.Errorf("the clone's form = %q (%v), want %q", got, err, want)
+	}
+	if checked, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(`+jsString(poolBox)+`).checked`)); !checked {
+		t.Errorf("the clone's pool %s is not ticked", e.pool.Name)
 	}
 	if note, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('#clone-note') || {}).innerText || ''`)); note != "" {
 		t.Errorf("the clone of a workload in her own project says %q", note)
