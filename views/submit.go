@@ -21,8 +21,20 @@ type SubmitForm struct {
 	Priorities []string
 
 	Type, Project, Name, Image, Command string
+	Args                                string
 	GPUs, Workers, Replicas, Port       string
-	Priority, Preemptibility            string
+	// CPU (cores) and Memory (a Kubernetes quantity) per replica; "" asks for none.
+	CPU, Memory string
+	// Env is the environment variables as typed: one NAME=value a line.
+	Env string
+	// Pools are the project's node pools, in its order; NodePools those chosen (none: any of
+	// the project's).
+	Pools                    []string
+	NodePools                []string
+	Priority, Preemptibility string
+	// CloneOf names the workload the form was prefilled from ("" when it was not); CloneNote
+	// says what could not be copied.
+	CloneOf, CloneNote string
 	// HasWorkers and HasReplicas say which fields the type has: workers (a distributed
 	// training), replicas and a serving port (an inference).
 	HasWorkers, HasReplicas bool
@@ -52,4 +64,13 @@ type DryRunPanel struct {
 type DryRunVictim struct {
 	ID, Name, Project, Priority, Rule string
 	GPUs                              int64
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,7 @@ type WorkloadStoryPage struct {
 	LiveHref string
 	// Predicted is what the dry run at submission said it would evict; nil without one.
 	Predicted *PredictedVictims
+	Actions   WorkloadActions
 }
 
 // PredictedVictims are the workloads the dry run made at submission named as the ones the
@@ -39,6 +40,21 @@ type PredictedVictim struct {
 	Link     WorkloadLink
 	Project  string
 	Happened bool
+}
+
+// WorkloadActions are what the caller may do with the workload from its page: the buttons
+// shown are those the API would allow them (the same check), and Done or Refused says how the
+// last one went.
+type WorkloadActions struct {
+	Stop, Run, Delete bool
+	// Clone opens the Submit page prefilled from the workload (a native type's, for a caller
+	// who submits somewhere).
+	Clone bool
+	// Note says why stopping or running is not offered when deleting is (an inference, a
+	// finished workload).
+	Note    string
+	Done    string // what the last action did, as a sentence
+	Refused string // why the last action was refused, as a sentence
 }
 
 // WorkloadPod is one pod of a workload as the scheduler last saw it.

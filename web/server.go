@@ -155,7 +155,7 @@ func New(d Deps) *Server {
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, s.layout),
-		&workloadStory{workloads: workloads{store: d.Workloads, estimating: d.Estimating, log: log}, status: org.status, pods: d.Pods, layout: s.layout},
+		&workloadStory{workloads: workloads{store: d.Workloads, estimating: d.Estimating, log: log}, status: org.status, pods: d.Pods, actions: subs, layout: s.layout},
 		subs,
 		&submitPage{submissions: subs, layout: s.layout},
 	} {

@@ -27,6 +27,8 @@ type WorkloadSubmitter interface {
 	SubmitWorkload(ctx context.Context, w nativeworkload.Workload) (nativeworkload.Ref, time.Time, error)
 	DeleteWorkload(ctx context.Context, r nativeworkload.Ref) error
 	SuspendJob(ctx context.Context, r nativeworkload.Ref, suspend bool) error
+	// SubmittedObjects reads a workload's top owner back, for a clone.
+	SubmittedObjects(ctx context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error)
 }
 
 // SubmissionStore records submissions: the new workload's record and audit row at once.

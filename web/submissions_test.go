@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ type fakeCluster struct {
 	deleted   []nativeworkload.Ref
 	suspended []bool
 	exists    map[string]bool // names the cluster already has
+	byUID     map[string]nativeworkload.Workload
 }
 
 type existsError struct{}
@@ -39,8 +41,28 @@ func (f *fakeCluster) SubmitWorkload(_ context.Context, w nativeworkload.Workloa
 		return nativeworkload.Ref{}, time.Time{}, existsError{}
 	}
 	f.submitted = append(f.submitted, w)
-	return nativeworkload.Ref{UID: uuid.NewString(), Namespace: w.Namespace, Name: w.Name, Object: w.Kind.Object}, time.Now(), nil
+	uid := uuid.NewString()
+	if f.byUID == nil {
+		f.byUID = map[string]nativeworkload.Workload{}
+	}
+	f.byUID[uid] = w
+	return nativeworkload.Ref{UID: uid, Namespace: w.Namespace, Name: w.Name, Object: w.Kind.Object}, time.Now(), nil
 }
+
+func (f *fakeCluster) SubmittedObjects(_ context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w, ok := f.byUID[r.UID]
+	if !ok || slices.ContainsFunc(f.deleted, func(d nativeworkload.Ref) bool { return d.UID == r.UID }) {
+		return nativeworkload.Objects{}, notFoundError{}
+	}
+	return w.Objects(), nil
+}
+
+type notFoundError struct{}
+
+func (notFoundError) Error() string  { return "not found" }
+func (notFoundError) NotFound() bool { return true }
 
 func (f *fakeCluster) DeleteWorkload(_ context.Context, r nativeworkload.Ref) error {
 	f.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -51,7 +54,13 @@ func (h *submitPage) show(c echo.Context) error {
 	if !m.CanSubmit {
 		return render(c, http.StatusOK, views.SubmitView(m))
 	}
-	f, err := h.form(c, c.QueryParam("type"), c.QueryParam("projectId"), nil)
+	var f views.SubmitForm
+	var err error
+	if id := c.QueryParam("clone"); id != "" {
+		f, err = h.cloneForm(c, id)
+	} else {
+		f, err = h.form(c, c.QueryParam("type"), c.QueryParam("projectId"), nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -154,7 +163,7 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		return submission{}, badField("type", "choose one of the four types")
 	}
 	req := nativeworkload.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
-		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command}}
+		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command, Args: f.Args}}
 	number := func(field, v string) (*int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -183,11 +192,77 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		}
 		req.Spec.ServingPort = &nativeworkload.ServingPort{Container: *port}
 	}
+	if err := formCompute(f, &req.Spec.Compute); err != nil {
+		return submission{}, err
+	}
+	if req.Spec.EnvironmentVariables, err = formEnv(f.Env); err != nil {
+		return submission{}, err
+	}
+	req.Spec.NodePools = f.NodePools
 	// The default is a choice of its own (""), absent from the request so that the workload
 	// follows the default when it changes; a value the person picked, even today's default, is
 	// kept as they asked (S9).
 	req.Spec.PriorityClass, req.Spec.Preemptibility = f.Priority, f.Preemptibility
-	return h.resolve(c, k, req)
+	s, err := h.resolve(c, k, req)
+	if field := fieldOf(err); strings.HasPrefix(field, "spec.environmentVariables[") {
+		_, msg := statusOf(err)
+		return s, badField("spec.environmentVariables", "%s", msg) // the form has one field for them all
+	}
+	return s, err
+}
+
+// formCompute reads the form's CPU and memory per replica into the request, refusing in the
+// form's words what the API would refuse in its own: empty asks for none.
+func formCompute(f views.SubmitForm, c *nativeworkload.Compute) error {
+	if v := strings.TrimSpace(f.CPU); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			return badField("spec.compute.cpuCoreRequest", "%q is not a number of CPU cores; write one such as 0.5 or 4, or leave it empty to ask for none", v)
+		}
+		if n <= 0 || n > nativeworkload.MaxCPUCores {
+			return badField("spec.compute.cpuCoreRequest", "CPU cores must be above 0 and at most %d a replica, not %s; leave it empty to ask for none", nativeworkload.MaxCPUCores, v)
+		}
+		c.CPUCoreRequest = &n
+	}
+	if v := strings.TrimSpace(f.Memory); v != "" {
+		q, err := resource.ParseQuantity(v)
+		if err != nil || q.Sign() <= 0 {
+			return badField("spec.compute.cpuMemoryRequest", "%q is not an amount of memory; write a number with a unit, such as 512Mi or 20Gi (Mi and Gi are powers of 1024), or leave it empty to ask for none", v)
+		}
+		c.CPUMemoryRequest = v
+	}
+	return nil
+}
+
+// formEnv reads the form's environment variables: one NAME=value a line, blank lines skipped,
+// the value as typed after the first '='. Each refusal names the line.
+func formEnv(text string) ([]nativeworkload.EnvironmentVariable, error) {
+	const field = "spec.environmentVariables"
+	var out []nativeworkload.EnvironmentVariable
+	seen := map[string]int{}
+	for i, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		n := i + 1
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return nil, badField(field, "line %d (%q) has no '='; write one variable a line, as NAME=value", n, line)
+		}
+		if errs := validation.IsEnvVarName(name); name == "" || len(errs) > 0 {
+			return nil, badField(field, "line %d: %q is not a variable name; use letters, digits, '_', '-' and '.', not starting with a digit", n, name)
+		}
+		if first, dup := seen[name]; dup {
+			return nil, badField(field, "line %d sets %s again (line %d set it first); keep one of them", n, name, first)
+		}
+		seen[name] = n
+		out = append(out, nativeworkload.EnvironmentVariable{Name: name, Value: value})
+	}
+	if len(out) > nativeworkload.MaxEnvironmentVariables {
+		return nil, badField(field, "%d variables are too many; give at most %d", len(out), nativeworkload.MaxEnvironmentVariables)
+	}
+	return out, nil
 }
 
 // panel is the dry run of the form, or the sentence saying why there is none yet.
@@ -266,7 +341,11 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 		}
 	}
 	if from != nil {
-		f.Name, f.Image, f.Command = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command")
+		f.Name, f.Image, f.Command, f.Args = from.FormValue("name"), from.FormValue("spec.image"), from.FormValue("spec.command"), from.FormValue("spec.args")
+		f.CPU, f.Memory, f.Env = from.FormValue("spec.compute.cpuCoreRequest"), from.FormValue("spec.compute.cpuMemoryRequest"), from.FormValue("spec.environmentVariables")
+		if params, err := from.FormParams(); err == nil {
+			f.NodePools = params["spec.nodePools"]
+		}
 		for field, v := range map[string]*string{"spec.compute.gpuDevicesRequest": &f.GPUs, "spec.numWorkers": &f.Workers,
 			"spec.autoscaling.minReplicas": &f.Replicas, "spec.servingPort.container": &f.Port} {
 			if x := from.FormValue(field); x != "" {
@@ -300,7 +379,13 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 				return f, err
 			}
 			f.DefaultPriority = def.Name
+			f.Pools = mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })
 		}
+	}
+	// Pools chosen in another project are dropped with it.
+	f.NodePools = slices.DeleteFunc(f.NodePools, func(name string) bool { return !slices.Contains(f.Pools, name) })
+	if len(f.NodePools) == 0 {
+		f.NodePools = nil
 	}
 	f.Priority, f.Preemptibility = "", "" // the defaults, whatever they become
 	return f, nil
@@ -333,4 +418,97 @@ func (h *submitPage) submittableProjects(c echo.Context) ([]store.ProjectRef, er
 	})
 	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// cloneForm is the form prefilled from workload id, which the caller must be able to read: a
+// suggested name, its project and type, and what it runs as its objects in the cluster say
+// (nativeworkload.RequestOf), the priority and preemptibility only where they were set
+// explicitly, so that a copy of a workload left to the defaults follows them too. A workload
+// whose objects are gone fills in what its record knows, and says so.
+func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, error) {
+	r, _, _, err := h.workloads.visibleWorkloadID(c, id)
+	if err != nil {
+		return views.SubmitForm{}, err
+	}
+	k, ok := kindOf(r)
+	if !ok {
+		f, err := h.form(c, "", "", nil)
+		f.CloneNote = "Workload " + r.Name + " is a " + cmp.Or(r.TypeName, "workload") + " " + r.Kind + ", which the Submit page does not make, so nothing was copied from it."
+		return f, err
+	}
+	f, err := h.form(c, k.Path, "", nil)
+	if err != nil {
+		return f, err
+	}
+	// Its project by id, or by name for a record the scheduler wrote without one.
+	project := ""
+	for _, p := range f.Projects {
+		if (r.ProjectID != nil && p.Value == r.ProjectID.String()) || (r.ProjectID == nil && p.Label == r.ProjectName) {
+			project = p.Value
+		}
+	}
+	if project != "" && project != f.Project {
+		if f, err = h.form(c, k.Path, project, nil); err != nil {
+			return f, err
+		}
+	}
+	f.CloneOf, f.Name = r.Namespace+"/"+r.Name, nativeworkload.CloneName(r.Name)
+	if project == "" {
+		f.CloneNote = "You may not submit to project " + r.ProjectName + ", so the copy goes to another project; choose which."
+	}
+	if r.Gang > 0 {
+		f.GPUs = strconv.Itoa(r.RequestedGPUs / r.Gang)
+	}
+	var objs nativeworkload.Objects
+	if h.submissions.cluster == nil {
+		err = errNoClusterToSubmit
+	} else {
+		objs, err = h.submissions.cluster.SubmittedObjects(c.Request().Context(), refOf(r))
+	}
+	if err != nil {
+		var nf interface{ NotFound() bool }
+		if !errors.As(err, &nf) && !errors.Is(err, errNoClusterToSubmit) {
+			h.log.Warn("workload not read back for a clone", "request_id", requestID(c), "workload", r.UID, "err", err)
+		}
+		f.CloneNote = strings.TrimSpace(f.CloneNote + " " + r.Name + "'s objects are not in the cluster any more (or cannot be read now), so only its name, project, type and GPUs are filled in; give the image and the rest.")
+		return f, nil
+	}
+	req, pools := nativeworkload.RequestOf(objs)
+	f.Image, f.Command, f.Args = req.Spec.Image, req.Spec.Command, req.Spec.Args
+	if g := req.Spec.Compute.GPUDevicesRequest; g != nil {
+		f.GPUs = strconv.Itoa(*g)
+	}
+	if v := req.Spec.Compute.CPUCoreRequest; v != nil {
+		f.CPU = strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	f.Memory = req.Spec.Compute.CPUMemoryRequest
+	var env []string
+	for _, e := range req.Spec.EnvironmentVariables {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	f.Env = strings.Join(env, "\n")
+	if n := req.Spec.NumWorkers; n != nil {
+		f.Workers = strconv.Itoa(*n)
+	}
+	if a := req.Spec.Autoscaling; a != nil && a.MinReplicas != nil {
+		f.Replicas = strconv.Itoa(*a.MinReplicas)
+	}
+	if p := req.Spec.ServingPort; p != nil {
+		f.Port = strconv.Itoa(p.Container)
+	}
+	f.Priority, f.Preemptibility = req.Spec.PriorityClass, req.Spec.Preemptibility
+	if len(pools) > 0 && f.Project == project {
+		all, err := h.org.NodePools(c.Request().Context(), listquery.Query{})
+		if err != nil {
+			return f, err
+		}
+		for _, want := range pools {
+			for _, p := range all {
+				if p.LabelKey == want.LabelKey && p.LabelValue == want.LabelValue && slices.Contains(f.Pools, p.Name) {
+					f.NodePools = append(f.NodePools, p.Name)
+				}
+			}
+		}
+	}
+	return f, nil
 }

@@ -26,26 +26,135 @@ type workloadStory struct {
 	workloads                 // the record store and who may see what (as the API)
 	status    OrgStatusSource // pool and project figures; zeros without a cluster
 	pods      WorkloadPods    // nil: no cluster is connected
+	actions   *submissions    // stop, run and delete, as the API takes them
 	layout
 }
 
 func (h *workloadStory) routes(r router) {
 	r.page(http.MethodGet, "/workloads/:id", routenames.Workload, h.storyPage)
+	r.page(http.MethodPost, "/workloads/:id/stop", routenames.WorkloadStop, h.action(actionStop))
+	r.page(http.MethodPost, "/workloads/:id/run", routenames.WorkloadRun, h.action(actionRun))
+	r.page(http.MethodPost, "/workloads/:id/delete", routenames.WorkloadDelete, h.action(actionDelete))
 }
 
 func (h *workloadStory) storyPage(c echo.Context) error {
-	r, _, project, err := h.visibleWorkload(c)
+	r, scope, project, err := h.visibleWorkload(c)
 	if err != nil {
 		return err
 	}
+	m, err := h.story(c, r, scope, project)
+	if err != nil {
+		return err
+	}
+	m.Actions.Done = actionDone[workloadAction(c.QueryParam("done"))]
+	if r.FinishedAt == nil { // it may still change: the page follows it
+		m.LiveHref = c.Request().URL.RequestURI()
+	}
+	m.Predicted = h.predictedVictims(c, r)
+	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+}
+
+// actionDone says what an action did, on the page it returns to.
+var actionDone = map[workloadAction]string{
+	actionStop:   "Stopped: its pods are being removed. Run puts it back in its project's queue.",
+	actionRun:    "Back in its project's queue: the scheduler starts it when it fits.",
+	actionDelete: "Deleted: its pods and objects are being removed from the cluster. Its record and timeline stay; Clone submits it again.",
+}
+
+// action is a workload's stop, run or delete posted from its page: taken as the API takes it
+// (act), then back to the page saying what it did; a refusal is the page with the sentence why.
+func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		target(c, a.auditAction(), "workload", c.Param("id"))
+		r, scope, project, err := h.visibleWorkload(c)
+		if err != nil {
+			return err
+		}
+		if h.actions == nil {
+			return errNoClusterToSubmit
+		}
+		if _, err := h.actions.act(c, r, scope, a); err != nil {
+			status, msg := statusOf(err)
+			if status >= 500 && status != http.StatusServiceUnavailable {
+				return err
+			}
+			m, serr := h.story(c, r, scope, project)
+			if serr != nil {
+				return serr
+			}
+			m.Actions.Refused = msg
+			return render(c, status, views.WorkloadStoryView(m))
+		}
+		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, r.UID)+"?done="+string(a))
+	}
+}
+
+// actionsFor are the actions the caller may take on r, by the API's check (actionRefusal).
+// Run is offered instead of Stop when it was stopped: the last Suspended or Resumed event (a
+// person's) says so before the scheduler's next cycles record the phase, else the phase.
+func actionsFor(c echo.Context, r store.WorkloadRecord, evs []store.WorkloadEvent, scope auth.Scope, canSubmit bool) views.WorkloadActions {
+	allowed := func(a workloadAction) bool { return actionRefusal(c, r, scope, a) == nil }
+	_, byPerson := stoppedBy(evs)
+	stopped := byPerson || (r.Phase == "Suspended" && !resumed(evs))
+	var a views.WorkloadActions
+	a.Delete = allowed(actionDelete)
+	if stopped {
+		a.Run = allowed(actionRun)
+	} else {
+		a.Stop = allowed(actionStop)
+	}
+	if a.Delete && !a.Stop && !a.Run {
+		if err := actionRefusal(c, r, scope, actionStop); err != nil {
+			_, a.Note = statusOf(err)
+		}
+	}
+	_, native := kindOf(r)
+	a.Clone = canSubmit && native
+	return a
+}
+
+// stoppedBy is who stopped the workload when its last stop or run (Suspended or Resumed event,
+// a person's) was a stop.
+func stoppedBy(evs []store.WorkloadEvent) (string, bool) {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Kind {
+		case "Suspended":
+			return evs[i].Actor, true
+		case "Resumed":
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// resumed says whether the last stop or run was a run.
+func resumed(evs []store.WorkloadEvent) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Kind {
+		case "Suspended":
+			return false
+		case "Resumed":
+			return true
+		}
+	}
+	return false
+}
+
+// story is the workload's page as it is now.
+func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project) (views.WorkloadStoryPage, error) {
 	ctx := c.Request().Context()
 	evs, err := h.store.WorkloadEvents(ctx, r.UID)
 	if err != nil {
-		return err
+		return views.WorkloadStoryPage{}, err
 	}
 	now := time.Now()
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
+	m.Actions = actionsFor(c, r, evs, scope, m.CanSubmit)
 	m.NextStep = nextStep(h.nextStepInput(r, project))
+	if who, ok := stoppedBy(evs); ok && r.FinishedAt == nil {
+		// Stopped by a person, not suspended by Arbiter: it waits for nobody but them.
+		m.NextStep = "Stopped by " + cmpOr(who, "its owner") + ": it stays out of the queue until someone runs it again (Run)."
+	}
 	m.PodsKnown, m.PodsNote = h.pods != nil, "No cluster connected: the pods are not known."
 	if h.pods != nil {
 		pods, ok := h.pods.WorkloadPods(r.UID)
@@ -89,11 +198,7 @@ func (h *workloadStory) storyPage(c echo.Context) error {
 			m.Why = why
 		}
 	}
-	if r.FinishedAt == nil { // it may still change: the page follows it
-		m.LiveHref = c.Request().URL.RequestURI()
-	}
-	m.Predicted = h.predictedVictims(c, r)
-	return render(c, http.StatusOK, views.WorkloadStoryView(m))
+	return m, nil
 }
 
 // predictedVictims reads the dry run's victims the Submit page carried here

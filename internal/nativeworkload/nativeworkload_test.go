@@ -40,7 +40,14 @@ func TestParseRefusals(t *testing.T) {
 		{"negative GPUs", Training, func(r *Request) { r.Spec.Compute.GPUDevicesRequest = ptr(-1) }, "spec.compute.gpuDevicesRequest", "from 0 to 64, not -1"},
 		{"zero CPU", Training, func(r *Request) { r.Spec.Compute.CPUCoreRequest = ptr(0.0) }, "spec.compute.cpuCoreRequest", "above 0"},
 		{"memory", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "lots" }, "spec.compute.cpuMemoryRequest", `"lots" is not a memory size`},
+		{"memory bound", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "17Ti" }, "spec.compute.cpuMemoryRequest", "more than 16Ti a pod"},
 		{"preemptibility", Training, func(r *Request) { r.Spec.Preemptibility = "maybe" }, "spec.preemptibility", `"maybe" is not valid`},
+		{"too many variables", Training, func(r *Request) {
+			r.Spec.EnvironmentVariables = make([]EnvironmentVariable, MaxEnvironmentVariables+1)
+		}, "spec.environmentVariables", "give at most 100"},
+		{"long value", Training, func(r *Request) {
+			r.Spec.EnvironmentVariables = []EnvironmentVariable{{Name: "A", Value: strings.Repeat("x", MaxEnvironmentValue+1)}}
+		}, "spec.environmentVariables[0].value", "give at most 32768"},
 		{"pool twice", Training, func(r *Request) { r.Spec.NodePools = []string{"a", "a"} }, "spec.nodePools", "distinct"},
 		{"workers on a training", Training, func(r *Request) { r.Spec.NumWorkers = ptr(2) }, "spec.numWorkers", "distributed trainings only"},
 		{"port on a workspace", Workspace, func(r *Request) { r.Spec.ServingPort = &ServingPort{Container: 80} }, "spec.servingPort", "inferences only"},
@@ -116,6 +123,13 @@ func TestObjects(t *testing.T) {
 			t.Errorf("resources = %+v", c.Resources)
 		}
 	}
+
+	t.Run("semi-preemptible", func(t *testing.T) {
+		w := parse(Distributed, func(r *Request) { r.Spec.NumWorkers, r.Spec.Preemptibility = ptr(3), "semi-preemptible" })
+		if got := w.Objects().Job.Labels["kai.scheduler/preemptibility"]; got != "semi-preemptible" {
+			t.Errorf("label = %q", got)
+		}
+	})
 
 	t.Run("training", func(t *testing.T) {
 		w := parse(Training, func(r *Request) { r.Spec.PriorityClass, r.Spec.Preemptibility = "high", "non-preemptible" })

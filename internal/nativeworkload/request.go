@@ -112,11 +112,18 @@ const (
 	MaxCPUCores   = 1024
 	MaxWorkers    = 1000
 	MaxReplicas   = 1000
+	// MaxEnvironmentVariables and MaxEnvironmentValue bound spec.environmentVariables.
+	MaxEnvironmentVariables = 100
+	MaxEnvironmentValue     = 32 << 10
+	// MaxMemory bounds spec.compute.cpuMemoryRequest, a pod's memory.
+	MaxMemory = "16Ti"
 	// maxPrefix leaves room for "-" and the 5-character suffix of a generated name, and a
 	// distributed training's pod index, within a 63-character DNS label.
 	maxPrefix = 52
 	maxName   = 58
 )
+
+var maxMemory = resource.MustParse(MaxMemory)
 
 // Workload is a checked submission: everything the objects are built from.
 type Workload struct {
@@ -212,11 +219,11 @@ func Parse(k Kind, r Request) (Workload, error) {
 	}
 	w.Priority = s.PriorityClass
 	switch s.Preemptibility {
-	case "", preemptible, nonPreemptible:
+	case "", preemptible, nonPreemptible, semiPreemptible:
 		w.Preemptibility = s.Preemptibility
 	default:
-		return w, invalid("spec.preemptibility", "spec.preemptibility %q is not valid; use %q or %q, or leave it out for the workload type's default",
-			s.Preemptibility, preemptible, nonPreemptible)
+		return w, invalid("spec.preemptibility", "spec.preemptibility %q is not valid; use %q, %q or %q, or leave it out for the workload type's default",
+			s.Preemptibility, preemptible, nonPreemptible, semiPreemptible)
 	}
 	for i, p := range s.NodePools {
 		if p == "" || slices.Contains(s.NodePools[:i], p) {
@@ -247,6 +254,9 @@ func parseCompute(w *Workload, c Compute) error {
 		q, err := resource.ParseQuantity(c.CPUMemoryRequest)
 		if err != nil || q.Sign() <= 0 {
 			return invalid("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %q is not a memory size; use a Kubernetes quantity such as %q or %q", c.CPUMemoryRequest, "512Mi", "20G")
+		}
+		if q.Cmp(maxMemory) > 0 {
+			return invalid("spec.compute.cpuMemoryRequest", "spec.compute.cpuMemoryRequest %s is more than %s a pod; ask for less", c.CPUMemoryRequest, MaxMemory)
 		}
 		w.Memory = &q
 	}
@@ -303,8 +313,14 @@ func parseKindFields(w *Workload, s Spec) error {
 }
 
 func checkEnv(vars []EnvironmentVariable) error {
+	if len(vars) > MaxEnvironmentVariables {
+		return invalid("spec.environmentVariables", "spec.environmentVariables holds %d variables; give at most %d", len(vars), MaxEnvironmentVariables)
+	}
 	seen := make(map[string]bool, len(vars))
 	for i, v := range vars {
+		if len(v.Value) > MaxEnvironmentValue {
+			return invalid(fmt.Sprintf("spec.environmentVariables[%d].value", i), "the value of %s is %d bytes long; give at most %d (a ConfigMap or a mounted file carries more)", v.Name, len(v.Value), MaxEnvironmentValue)
+		}
 		field := fmt.Sprintf("spec.environmentVariables[%d].name", i)
 		if errs := validation.IsEnvVarName(v.Name); v.Name == "" || len(errs) > 0 {
 			return invalid(field, "%s %q is not a valid environment variable name: use letters, digits, '_', '-' and '.', not starting with a digit", field, v.Name)
@@ -389,10 +405,13 @@ func invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// The preemptibility values a request may give (scheduler.Preemptible, NonPreemptible).
+// The preemptibility values a request may give (scheduler.Preemptible, NonPreemptible,
+// SemiPreemptible). Run:ai's API has the first two; semi-preemptible is Run:ai 3.0's label
+// value, which Arbiter's scheduler honours (S26), accepted here too.
 const (
-	preemptible    = string(scheduler.Preemptible)
-	nonPreemptible = string(scheduler.NonPreemptible)
+	preemptible     = string(scheduler.Preemptible)
+	nonPreemptible  = string(scheduler.NonPreemptible)
+	semiPreemptible = string(scheduler.SemiPreemptible)
 )
 
 // Ref names a submitted workload's top owner in the cluster.

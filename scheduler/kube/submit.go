@@ -131,3 +131,32 @@ func (s *Scheduler) SuspendJob(ctx context.Context, r nativeworkload.Ref, suspen
 	}
 	return err
 }
+
+// SubmittedObjects reads a submitted workload's top owner back from the cluster, for a clone
+// (nativeworkload.RequestOf). A workload no longer there, or re-created under its name, is a
+// *WorkloadNotFoundError.
+func (s *Scheduler) SubmittedObjects(ctx context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error) {
+	var (
+		o   nativeworkload.Objects
+		uid types.UID
+		err error
+	)
+	switch r.Object {
+	case "Job":
+		o.Job, err = s.client.BatchV1().Jobs(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if err == nil {
+			uid = o.Job.UID
+		}
+	case "Deployment":
+		o.Deployment, err = s.client.AppsV1().Deployments(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if err == nil {
+			uid = o.Deployment.UID
+		}
+	default:
+		return o, fmt.Errorf("kube: Arbiter reads back only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
+	}
+	if apierrors.IsNotFound(err) || (err == nil && string(uid) != r.UID) {
+		return nativeworkload.Objects{}, &WorkloadNotFoundError{UID: r.UID}
+	}
+	return o, err
+}

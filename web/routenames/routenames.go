@@ -63,6 +63,10 @@ const (
 	WorkloadSave      = "workloads.save"
 	// A workload's story; param id is the workload's UID (as GET /api/v1/workloads/{id}).
 	Workload = "workloads.show"
+	// A workload's actions, posted from its page (param id): Run:ai's STOP, RUN and DELETE.
+	WorkloadStop   = "workloads.stop"
+	WorkloadRun    = "workloads.run"
+	WorkloadDelete = "workloads.delete"
 )
 
 // The Submit page (issue 16, point 6).
