@@ -249,7 +249,7 @@ func (sim *simulation) apply(plan *Plan, t time.Time) []string {
 		for k := range v.Pods {
 			v.Pods[k].NodeName = ""
 		}
-		v.Phase, v.PreemptedBy = PhasePending, ""
+		v.Phase, v.PreemptedBy, v.WaitingSince = PhasePending, "", t
 		if e.Mode == Suspend {
 			v.Phase = PhaseSuspended
 		}

@@ -27,12 +27,21 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
 			continue
 		}
-		next := func() int32 { return c.nextReclaimVictim(ws.project, pool, deptInQuota) }
+		next := func() int32 { return c.nextReclaimVictim(wi, pool, deptInQuota) }
 		if c.evictUntilFits(wi, unit, pool, next, RuleReclaim) {
 			return true
 		}
 	}
 	return false
+}
+
+// startedWhileWaiting reports whether v started after preemptor p began to wait: v was
+// admitted while p waited, on capacity p could not use then, and evicting it now for p would
+// be thrash (S19 over time). Such work is left to finish; p's claim (claim.go) keeps more of it
+// from starting where p waits. Without a waiting time (a snapshot that does not say) nothing
+// is spared.
+func (c *cycle) startedWhileWaiting(v, p *wlState) bool {
+	return !p.w.WaitingSince.IsZero() && v.start >= p.w.WaitingSince.UnixNano()
 }
 
 // placedNow reports whether more of a running workload was placed in this cycle (pods placed
@@ -104,10 +113,10 @@ func (c *cycle) reclaimCouldFit(j, pool int32, deptInQuota bool, gpus int64) boo
 	return avail >= gpus
 }
 
-// borrowedTail is project k's lowest-ranked borrowed workload in the pool that may be
-// evicted, or -1. Walking the ranking from its end, a workload is borrowed while the GPUs up
-// to and including it exceed the deserved quota (section 8 of the contract).
-func (c *cycle) borrowedTail(k, pool int32) int32 {
+// borrowedTail is project k's lowest-ranked borrowed workload in the pool that may be reclaimed
+// for workload p, or -1. Walking the ranking from its end, a workload is borrowed while the GPUs
+// up to and including it exceed the deserved quota (section 8 of the contract).
+func (c *cycle) borrowedTail(k, pool int32, p *wlState) int32 {
 	sh := &c.projects[k].shares[pool]
 	cum := sh.running
 	ranked := c.projects[k].ranked[pool]
@@ -119,24 +128,26 @@ func (c *cycle) borrowedTail(k, pool int32) int32 {
 		if !v.preemptible {
 			return -1 // non-preemptible work ranks first: nothing earlier may go
 		}
-		if !v.terminating && !c.placedNow(v) && !c.reclaimRuntimeLeft(v) {
+		if !v.terminating && !c.placedNow(v) && !c.startedWhileWaiting(v, p) && !c.reclaimRuntimeLeft(v) {
 			return ranked[i]
 		}
-		// terminating work is going anyway; young work stays (S27) but earlier borrowed
-		// work may still go
+		// terminating work is going anyway; young work stays (S27), and so does work that
+		// started while the reclaiming workload waited (S19), but earlier borrowed work may
+		// still go
 		cum -= c.gpusIn(ranked[i], pool)
 	}
 	return -1
 }
 
-func (c *cycle) nextReclaimVictim(j, pool int32, deptInQuota bool) int32 {
+func (c *cycle) nextReclaimVictim(wi, pool int32, deptInQuota bool) int32 {
+	j := c.wls[wi].project
 	best, bestProject := int32(-1), int32(-1)
 	var bestKey fairKey
 	for _, k := range c.borrowersIn(pool) {
 		if !c.mayReclaimFrom(k, j, pool, deptInQuota) {
 			continue
 		}
-		v := c.borrowedTail(k, pool)
+		v := c.borrowedTail(k, pool, &c.wls[wi])
 		if v < 0 {
 			continue
 		}
@@ -166,7 +177,8 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		freed := c.pools[pool].freeGPUs
 		for _, v := range proj.ranked[pool] {
 			vs := &c.wls[v]
-			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.placedNow(vs) || c.minRuntimeLeft(vs) {
+			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.placedNow(vs) ||
+				c.startedWhileWaiting(vs, ws) || c.minRuntimeLeft(vs) {
 				continue
 			}
 			cands = append(cands, v)

@@ -134,12 +134,14 @@ func gpuCount(n int64) string {
 }
 
 // MinimumGPUs are the GPUs of a running workload's gang minimum (S5's gang size): its bound
-// pods that are not terminating, in the order of its pods, as loadSemi takes them.
-func MinimumGPUs(w *Workload) int64 {
+// pods that are not terminating, in the order of its pods, as loadSemi takes them. Pods named
+// in boundNow (a plan's binds of it) count as bound: the plan that starts a workload is what
+// says it runs, before any snapshot shows its pods on nodes.
+func MinimumGPUs(w *Workload, boundNow map[string]bool) int64 {
 	gang, _ := ResolveGangSize(w)
 	var gpus int64
 	for i := range w.Pods {
-		if p := &w.Pods[i]; p.NodeName != "" && !p.Terminating && gang > 0 {
+		if p := &w.Pods[i]; (p.NodeName != "" || boundNow[p.UID]) && !p.Terminating && gang > 0 {
 			gpus += p.Requests.GPUs
 			gang--
 		}
@@ -161,7 +163,13 @@ func (p *Plan) PreemptibilityStanding(w *Workload, department string) (c Preempt
 		if r.Workload != w.UID {
 			continue
 		}
-		c = PreemptibilityChange{Workload: w.Name, From: r.Preemptibility, Pool: r.NodePool, GPUs: r.GPUs, MinimumGPUs: MinimumGPUs(w)}
+		boundNow := map[string]bool{}
+		for _, b := range p.Binds {
+			if b.Workload == w.UID {
+				boundNow[b.Pod.UID] = true
+			}
+		}
+		c = PreemptibilityChange{Workload: w.Name, From: r.Preemptibility, Pool: r.NodePool, GPUs: r.GPUs, MinimumGPUs: MinimumGPUs(w, boundNow)}
 		for _, q := range p.Projects {
 			if q.Name == r.Project && q.NodePool == r.NodePool {
 				c.Project = QuotaUse{Name: q.Name, Deserved: q.Deserved, NonPreemptible: q.AllocatedNonPreemptible}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,8 +103,27 @@ func TestS26_MinimumGPUsAreTheFirstBoundPodsOfTheGang(t *testing.T) {
 	}
 	w := &Workload{UID: "u", Kind: "Deployment", Group: "apps", Annotations: map[string]string{AnnotationMinMembers: "2"},
 		Pods: []Pod{pod("", 1, false), pod("n1", 2, true), pod("n1", 2, false), pod("n2", 3, false), pod("n2", 4, false)}}
-	if got := MinimumGPUs(w); got != 5 {
+	if got := MinimumGPUs(w, nil); got != 5 {
 		t.Errorf("MinimumGPUs = %d, want 5 (the first two bound pods that are not terminating)", got)
+	}
+}
+
+// TestS14_StandingOfAWorkloadThePlanStarts: the plan that binds a workload's pods is the first
+// to say it runs; its minimum counts the pods the plan binds, not only those the snapshot
+// shows on nodes (a change checked right after it started saw a minimum of 0).
+func TestS14_StandingOfAWorkloadThePlanStarts(t *testing.T) {
+	plan := &Plan{
+		Binds: []Bind{{Workload: "u", Pod: PodRef{UID: "p0"}, Node: "n"}, {Workload: "u", Pod: PodRef{UID: "p1"}, Node: "n"},
+			{Workload: "u", Pod: PodRef{UID: "p2"}, Node: "n"}, {Workload: "u", Pod: PodRef{UID: "p3"}, Node: "n"}},
+		Running: []RunningWorkload{{Workload: "u", Name: "borrower", Project: "a", NodePool: "p", GPUs: 4, Preemptibility: Preemptible}},
+	}
+	w := &Workload{UID: "u", Name: "borrower", Kind: "Job", Group: "batch", Annotations: map[string]string{AnnotationMinMembers: "2"}}
+	for i := range 4 {
+		w.Pods = append(w.Pods, Pod{UID: "p" + strconv.Itoa(i), Requests: Resources{GPUs: 1}})
+	}
+	got, ok := plan.PreemptibilityStanding(w, "")
+	if !ok || got.MinimumGPUs != 2 {
+		t.Errorf("standing (ok %v): minimum %d GPUs, want 2", ok, got.MinimumGPUs)
 	}
 }
 

@@ -117,3 +117,32 @@ func TestS19_AHeldBackWorkloadSaysForWhom(t *testing.T) {
 		t.Errorf("x's sentence:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestS19_WorkThatStartedWhileItsPreemptorWaitedIsNotItsVictim: a workload admitted on
+// capacity a waiting workload could not use then is not evicted for it once more capacity
+// frees up (S16 and S17 alike); work that ran before it began to wait still is.
+func TestS19_WorkThatStartedWhileItsPreemptorWaitedIsNotItsVictim(t *testing.T) {
+	waiting := func(b *wlB, m int) *wlB { b.w.WaitingSince = minute(m); return b }
+	runRuleCases(t, []ruleCase{
+		{"S16: started after it began to wait",
+			snap().gpuNodes("n", 1, 2).project(project("p", 2)).wl(
+				wl("v").in("p").preemptible().prio("low").gpus(2).on(30, "n1"),
+				waiting(wl("w").in("p").preemptible().prio("high").gpus(2).queued(20), 20)),
+			Plan{Pending: []PendingWorkload{pend("w", "p", InsufficientCapacity, 1)}}},
+		{"S16: started before",
+			snap().gpuNodes("n", 1, 2).project(project("p", 2)).wl(
+				wl("v").in("p").preemptible().prio("low").gpus(2).on(10, "n1"),
+				waiting(wl("w").in("p").preemptible().prio("high").gpus(2).queued(20), 20)),
+			Plan{Evictions: []Eviction{evict("v", "p", "w", RulePreemption, 2)}, Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
+		{"S17: borrowed work that started after it began to wait",
+			snap().gpuNodes("n", 1, 2).project(project("a", 2), project("b", 0)).wl(
+				wl("v").in("b").preemptible().gpus(2).on(30, "n1"),
+				waiting(wl("w").in("a").preemptible().gpus(2).queued(20), 20)),
+			Plan{Pending: []PendingWorkload{pend("w", "a", InsufficientCapacity, 1)}}},
+		{"S17: borrowed work that started before",
+			snap().gpuNodes("n", 1, 2).project(project("a", 2), project("b", 0)).wl(
+				wl("v").in("b").preemptible().gpus(2).on(10, "n1"),
+				waiting(wl("w").in("a").preemptible().gpus(2).queued(20), 20)),
+			Plan{Evictions: []Eviction{evict("v", "b", "w", RuleReclaim, 2)}, Pending: []PendingWorkload{pendOn("w", "a", 1, "n1")}}},
+	})
+}

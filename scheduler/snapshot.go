@@ -294,6 +294,9 @@ type Workload struct {
 	Phase       Phase
 	QueuedAt    time.Time // the top owner's creation time, kept across preemption (S10)
 	StartedAt   time.Time // when it last started running
+	// WaitingSince is when it last began to wait: its queue time, or when it was last
+	// evicted; zero when unknown. Work that started after it is not its victim (S19).
+	WaitingSince time.Time
 	// Deadline is when the top owner's activeDeadlineSeconds runs out (a Job's start plus
 	// it); zero without one. Cycles ignore it; the start estimate (estimate.go) ends running
 	// work there.

@@ -61,7 +61,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		if len(only) > 0 {
 			s.cache.MarkEvictingPods(ev.Workload, ev.Preemptor, slices.Collect(maps.Keys(only)))
 		} else {
-			s.cache.MarkEvicting(ev.Workload, ev.Preemptor)
+			s.cache.MarkEvicting(ev.Workload, ev.Preemptor, now)
 		}
 		preemptor, pm := view.Workload(ev.Preemptor)
 		by := ev.Preemptor

@@ -61,6 +61,12 @@ type Cache struct {
 	// preemptor's place while its victims terminate, a resumed workload's while its pods are
 	// made. Each snapshot carries them; Settle ends them (inflight.go).
 	reserved map[string]reservation
+	// seenAt is when a cycle first saw each workload (Settle stamps those arrived since the
+	// last), and evictedAt when Arbiter last evicted it: it waits since the later (S19's
+	// WaitingSince). Entries go with their workload.
+	seenAt    map[string]time.Time
+	arrived   []types.UID
+	evictedAt map[string]time.Time
 	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report
 	// one; an entry goes with its workload.
 	boundAt map[string]time.Time
@@ -98,6 +104,8 @@ func NewCache(schedulerName string) *Cache {
 		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
 		reserved:      map[string]reservation{},
+		evictedAt:     map[string]time.Time{},
+		seenAt:        map[string]time.Time{},
 		boundAt:       map[string]time.Time{},
 		members:       map[types.UID]map[types.UID]*podEntry{},
 		byController:  map[types.UID]map[types.UID]*podEntry{},

@@ -225,11 +225,14 @@ func (c *Cache) build(key types.UID) {
 	case b == nil && old != nil:
 		delete(c.built, key)
 		delete(c.boundAt, string(key))
+		delete(c.evictedAt, string(key))
+		delete(c.seenAt, string(key))
 		c.reorder(old, -1)
 	case b != nil:
 		c.built[key] = b
 		if old == nil {
 			c.reorder(b, +1)
+			c.arrived = append(c.arrived, key)
 		} else {
 			c.reorder(b, 0)
 		}

@@ -44,10 +44,11 @@ func (c *Cache) Forget(pod types.UID) {
 	c.notify()
 }
 
-// MarkEvicting records that victim is being evicted for preemptor.
-func (c *Cache) MarkEvicting(victim, preemptor string) {
+// MarkEvicting records that victim is being evicted for preemptor, at now.
+func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 	c.mu.Lock()
 	c.evicting[victim] = preemptor
+	c.evictedAt[victim] = now
 	c.mu.Unlock()
 }
 
@@ -143,6 +144,14 @@ func (c *Cache) Settle(now time.Time) {
 		}
 	}
 	c.settleReservations(now)
+	for _, key := range c.arrived {
+		if _, ok := c.built[key]; ok {
+			if _, seen := c.seenAt[string(key)]; !seen {
+				c.seenAt[string(key)] = now
+			}
+		}
+	}
+	c.arrived = c.arrived[:0]
 }
 
 // settleReservations ends the reservations whose work is done: the workload's pods are all

@@ -44,7 +44,7 @@ func TestS19_SnapshotOnlyCopiesSettleMovesEvictionsOn(t *testing.T) {
 	victim.Spec.NodeName = "n1"
 	c.UpsertPod(victim)
 	c.UpsertPod(gpuPod("preemptor", "p1", 8, nil))
-	c.MarkEvicting("v1", "p1")
+	c.MarkEvicting("v1", "p1", t0)
 	settings := &Settings{}
 
 	if d := cmp.Diff(map[string]string{"v1": "evicted for p1", "p1": ""}, flags(cycleView(c, t0, settings))); d != "" {
@@ -121,7 +121,7 @@ func TestS19_ReservationLastsUntilItsWorkloadRuns(t *testing.T) {
 		victim := gpuPod("victim", "v1", 8, nil)
 		victim.Spec.NodeName = "n1"
 		c.UpsertPod(victim)
-		c.MarkEvicting("v1", "p1")
+		c.MarkEvicting("v1", "p1", t0)
 		c.Reserve(r, t0)
 		// victims that take long to go keep it whatever the time
 		if d := cmp.Diff([]string{"p1"}, reservedFor(cycleView(c, t0.Add(10*reservationTTL), settings))); d != "" {
@@ -177,5 +177,34 @@ func TestS19_APartlyRunningPreemptorStaysNominated(t *testing.T) {
 	c.Assume("pb", "n1", t0.Add(2*time.Second))
 	if d := cmp.Diff(map[string]string{"w1": ""}, flags(cycleView(c, t0.Add(2*time.Second), &Settings{}))); d != "" {
 		t.Errorf("with both bound (-want +got):\n%s", d)
+	}
+}
+
+// TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted: the snapshot says since when each
+// workload waits — since a cycle first saw it, or Arbiter last evicted it — for the core to
+// spare work that started meanwhile.
+func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
+	c := NewCache("arbiter")
+	job := kubejobs.Job("v", "ns").UID("v1").Created(t0).Obj()
+	c.UpsertOwner(ownerFromJob(job))
+	ref := controllerRef("batch/v1", "Job", "v", "v1")
+	p := gpuPod("v-a", "pa", 1, &ref)
+	p.Spec.NodeName = "n1"
+	c.UpsertPod(p)
+	waitingSince := func(now time.Time) time.Time {
+		w, _ := cycleView(c, now, &Settings{}).Workload("v1")
+		return w.WaitingSince
+	}
+	seen := t0.Add(1500 * time.Millisecond)
+	if got := waitingSince(seen); !got.Equal(seen) {
+		t.Errorf("the first cycle that sees it: waiting since %v, want %v", got, seen)
+	}
+	if got := waitingSince(t0.Add(time.Minute)); !got.Equal(seen) {
+		t.Errorf("a later cycle: waiting since %v, want the first that saw it, %v", got, seen)
+	}
+	evicted := t0.Add(2 * time.Minute)
+	c.MarkEvicting("v1", "p1", evicted)
+	if got := waitingSince(evicted.Add(time.Second)); !got.Equal(evicted) {
+		t.Errorf("once evicted: waiting since %v, want %v", got, evicted)
 	}
 }

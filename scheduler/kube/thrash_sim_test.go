@@ -84,7 +84,13 @@ func (l *thrashLedger) observe(r *Result) {
 		l.evictions = append(l.evictions, ledgerEviction{at: r.At, victim: e.Workload, preemptor: e.Preemptor, rule: e.Rule,
 			victimAdmitted: l.admittedAt[e.Workload], preemptorWaitingAt: l.waitingSince[e.Preemptor]})
 	}
+	// admitted: it starts (a workload already running some pods that binds more was admitted
+	// when it started), or resumes
 	admit := func(uid string) {
+		if w, _ := r.Workload(uid); w != nil && w.Phase == scheduler.PhaseRunning {
+			delete(l.waitingSince, uid)
+			return
+		}
 		if _, waiting := l.waitingSince[uid]; waiting {
 			delete(l.waitingSince, uid)
 			l.admittedAt[uid] = r.At
@@ -255,23 +261,25 @@ var simMixes = []struct {
 	}},
 }
 
-// TestS19_EveryPreemptorStarts runs a quarter of an hour of the demo's mix, and of random
-// mixes, over the demo's organization and cluster, through the real scheduling loop and cache
-// on a simulated control plane (sim_cluster_test.go), and holds S19 over time: every eviction's
-// preemptor starts within 30 s. Before reservations (reserve.go) a preemptor's place went to
-// whatever came next while its victims terminated, and in these runs 5-25 evictions a quarter
-// of an hour were for a preemptor that then did not start. The other figures (how many
-// evictions, how many of a workload admitted a second before, or while its preemptor already
-// waited) are logged, and measured by BenchmarkThrash.
-func TestS19_EveryPreemptorStarts(t *testing.T) {
+// TestS19_OverTime runs a quarter of an hour of the demo's mix, and of random mixes, over the
+// demo's organization and cluster, through the real scheduling loop and cache on a simulated
+// control plane (sim_cluster_test.go), and holds S19 over time: every eviction's preemptor
+// starts within 30 s, and no workload is evicted for a preemptor that already waited when it
+// was admitted. On the code before, 5-25 evictions a quarter of an hour were for a preemptor
+// that then did not start (a preemptor's place went to whatever came next while its victims
+// terminated: reserve.go), and 8-59 were of work admitted while its preemptor waited (claim.go,
+// and the core's startedWhileWaiting). The other figures are logged, and measured by
+// BenchmarkThrash.
+func TestS19_OverTime(t *testing.T) {
 	t.Parallel()
 	for _, m := range simMixes {
 		for seed := uint64(1); seed <= 6; seed++ {
 			f, cycles := runSim(seed, m.mix(seed), 15*time.Minute)
 			t.Logf("%s mix, seed %d: %d cycles, %s", m.name, seed, cycles, f)
-			if f.PreemptorNotStarted > 0 {
-				t.Errorf("%s mix, seed %d: %d evictions for a preemptor that did not start within 30 s:\n  %s",
-					m.name, seed, f.PreemptorNotStarted, strings.Join(f.examples, "\n  "))
+			if f.PreemptorNotStarted > 0 || f.VictimAdmittedWhilePreemptorWaited > 0 {
+				t.Errorf("%s mix, seed %d: %d evictions for a preemptor that did not start within 30 s, %d of work admitted while "+
+					"its preemptor waited:\n  %s", m.name, seed, f.PreemptorNotStarted, f.VictimAdmittedWhilePreemptorWaited,
+					strings.Join(f.examples, "\n  "))
 			}
 		}
 	}
