@@ -63,7 +63,7 @@ type Cache struct {
 	reserved map[string]reservation
 	// seenAt is when a cycle first saw each workload (Settle stamps those arrived since the
 	// last), and evictedAt when Arbiter last evicted it: it waits since the later (S19's
-	// WaitingSince). Entries go with their workload.
+	// WaitingSince). Entries go with their workload and its owner (forgetWaiting).
 	seenAt    map[string]time.Time
 	arrived   []types.UID
 	evictedAt map[string]time.Time

@@ -225,8 +225,11 @@ func (c *Cache) build(key types.UID) {
 	case b == nil && old != nil:
 		delete(c.built, key)
 		delete(c.boundAt, string(key))
-		delete(c.evictedAt, string(key))
-		delete(c.seenAt, string(key))
+		if c.owners[key] == nil {
+			// Kept while its owner is: a Job whose evicted pods are gone has no pods until its
+			// controller makes new ones, and still waits since it was evicted.
+			c.forgetWaiting(key)
+		}
 		c.reorder(old, -1)
 	case b != nil:
 		c.built[key] = b

@@ -24,6 +24,9 @@ func (c *Cache) Assume(pod types.UID, node string, now time.Time) {
 	c.mu.Lock()
 	c.assumed[pod] = assumedBind{node: node, at: now}
 	if e := c.pods[pod]; e != nil {
+		if b := c.built[e.workload]; b != nil && b.w.Phase != scheduler.PhaseRunning {
+			c.boundAt[string(e.workload)] = now // it starts (again, after an eviction) now
+		}
 		e.pod.NodeName = node
 		c.touch(e)
 	}
@@ -187,6 +190,13 @@ func (c *Cache) settleReservations(now time.Time) {
 // reservationTTL bounds how long a reservation outlives the evictions made for it: its
 // workload, nominated, is bound in the next cycle unless its pods are still being made.
 const reservationTTL = 2 * nominationTTL
+
+// forgetWaiting drops what says since when a workload waits (seenAt, evictedAt): it and its
+// owner are gone.
+func (c *Cache) forgetWaiting(key types.UID) {
+	delete(c.seenAt, string(key))
+	delete(c.evictedAt, string(key))
+}
 
 // allBound reports whether a workload is built and every pod of it is on a node.
 func (c *Cache) allBound(uid string) bool {

@@ -188,9 +188,7 @@ func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
 	job := kubejobs.Job("v", "ns").UID("v1").Created(t0).Obj()
 	c.UpsertOwner(ownerFromJob(job))
 	ref := controllerRef("batch/v1", "Job", "v", "v1")
-	p := gpuPod("v-a", "pa", 1, &ref)
-	p.Spec.NodeName = "n1"
-	c.UpsertPod(p)
+	c.UpsertPod(gpuPod("v-a", "pa", 1, &ref))
 	waitingSince := func(now time.Time) time.Time {
 		w, _ := cycleView(c, now, &Settings{}).Workload("v1")
 		return w.WaitingSince
@@ -199,6 +197,8 @@ func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
 	if got := waitingSince(seen); !got.Equal(seen) {
 		t.Errorf("the first cycle that sees it: waiting since %v, want %v", got, seen)
 	}
+	c.Assume("pa", "n1", t0.Add(10*time.Second))
+	c.MarkBound("v1", t0.Add(10*time.Second))
 	if got := waitingSince(t0.Add(time.Minute)); !got.Equal(seen) {
 		t.Errorf("a later cycle: waiting since %v, want the first that saw it, %v", got, seen)
 	}
@@ -206,5 +206,20 @@ func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
 	c.MarkEvicting("v1", "p1", evicted)
 	if got := waitingSince(evicted.Add(time.Second)); !got.Equal(evicted) {
 		t.Errorf("once evicted: waiting since %v, want %v", got, evicted)
+	}
+	// its pod gone, the Job has none until its controller makes another: it still waits since
+	// its eviction then
+	c.DeletePod("pa")
+	cycleView(c, evicted.Add(2*time.Second), &Settings{})
+	c.UpsertPod(gpuPod("v-b", "pb", 1, &ref))
+	if got := waitingSince(evicted.Add(3 * time.Second)); !got.Equal(evicted) {
+		t.Errorf("with its new pod: waiting since %v, want its eviction, %v", got, evicted)
+	}
+	// started again: its start is this bind, not its first
+	again := evicted.Add(4 * time.Second)
+	c.Assume("pb", "n1", again)
+	c.MarkBound("v1", again)
+	if w, _ := cycleView(c, again, &Settings{}).Workload("v1"); w == nil || !w.StartedAt.Equal(again) {
+		t.Errorf("started again at %v: StartedAt %+v", again, w)
 	}
 }

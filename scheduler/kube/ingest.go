@@ -200,6 +200,9 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
 	old := c.owners[uid]
 	delete(c.owners, uid)
+	if c.built[uid] == nil {
+		c.forgetWaiting(uid)
+	}
 	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
 	c.refresh()
 	c.mu.Unlock()

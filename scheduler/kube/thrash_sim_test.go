@@ -84,6 +84,11 @@ func (l *thrashLedger) observe(r *Result) {
 		l.evictions = append(l.evictions, ledgerEviction{at: r.At, victim: e.Workload, preemptor: e.Preemptor, rule: e.Rule,
 			victimAdmitted: l.admittedAt[e.Workload], preemptorWaitingAt: l.waitingSince[e.Preemptor]})
 	}
+	for _, e := range r.Plan.Evictions {
+		if len(e.Pods) == 0 {
+			l.waitingSince[e.Workload] = r.At // it waits again from its eviction, as its history says
+		}
+	}
 	// admitted: it starts (a workload already running some pods that binds more was admitted
 	// when it started), or resumes
 	admit := func(uid string) {
