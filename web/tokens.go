@@ -99,6 +99,15 @@ func decodeTokenV2(c echo.Context) (tokenRequest, error) {
 		return tokenRequest{}, tokenRefusal(http.StatusUnsupportedMediaType, "invalid_request",
 			"send the token request as a form with the header Content-Type: application/x-www-form-urlencoded")
 	}
+	// RFC 6749 section 2.3.1: credentials go in the body, never the URI (which servers,
+	// proxies and browsers' histories log).
+	query := c.Request().URL.Query()
+	for _, name := range []string{fieldsV2.grantType, fieldsV2.clientID, fieldsV2.clientSecret, fieldsV2.username, fieldsV2.password} {
+		if query.Has(name) {
+			return tokenRequest{}, tokenRefusal(http.StatusBadRequest, "invalid_request",
+				"%s is in the query string; send the token request's fields in the form body only (RFC 6749 section 2.3.1), and treat a secret sent in a URL as leaked", name)
+		}
+	}
 	form, err := c.FormParams()
 	if err != nil {
 		var he *echo.HTTPError
