@@ -144,8 +144,8 @@ func (h *signIn) commitSession(c echo.Context) {
 
 // csrf refuses state-changing requests that do not carry the session's CSRF token (header
 // X-CSRF-Token, sent by htmx on every request, or form field _csrf in the body — never the
-// query string). Requests authenticated by a Bearer token carry no ambient credentials and are
-// exempt; every other one, including JSON API calls riding on the session cookie, is checked.
+// query string). Requests authenticated by a valid Bearer token carry no ambient credentials
+// and are exempt (an Authorization header that is refused exempts nothing); every other one, including JSON API calls riding on the session cookie, is checked.
 // The login form, which has no session yet, carries a signed double-submit token instead
 // (loginFormValid).
 func (h *signIn) csrf(next echo.HandlerFunc) echo.HandlerFunc {
@@ -234,8 +234,14 @@ func (h *signIn) identify(c echo.Context) (auth.Identity, error) {
 		if !ok || strings.TrimSpace(token) == "" {
 			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key, access token or OIDC token>\"")
 		}
+		id, err := h.bearerIdentity(ctx, strings.TrimSpace(token))
+		if err != nil {
+			// Only a valid credential makes the request an API call exempt from the CSRF
+			// check: public routes (the sign-in form) go on after a refused one.
+			return auth.Anonymous, err
+		}
 		c.Set(bearerKey, true)
-		return h.bearerIdentity(ctx, strings.TrimSpace(token))
+		return id, nil
 	}
 	uid := h.sm.GetString(ctx, sessUserID)
 	if uid == "" || h.users == nil {
