@@ -230,8 +230,9 @@ func isPublic(c echo.Context) bool {
 func (h *signIn) identify(c echo.Context) (auth.Identity, error) {
 	ctx := c.Request().Context()
 	if header := c.Request().Header.Get(echo.HeaderAuthorization); header != "" {
-		token, ok := strings.CutPrefix(header, "Bearer ")
-		if !ok || strings.TrimSpace(token) == "" {
+		// RFC 7235 section 2.1: the scheme is case-insensitive.
+		scheme, token, ok := strings.Cut(header, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			return auth.Anonymous, unauthorized("the Authorization header must be \"Bearer <API key, access token or OIDC token>\"")
 		}
 		id, err := h.bearerIdentity(ctx, strings.TrimSpace(token))
