@@ -123,7 +123,7 @@ func New(d Deps) *Server {
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: echo.HeaderXRequestID}))
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
-	e.Use(securityHeaders)
+	e.Use(securityHeaders(si.isHTTPS))
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(si.sessions)
 	e.Use(s.auditFailures)
@@ -206,18 +206,25 @@ func (s *Server) readyz(c echo.Context) error {
 // securityHeaders sets a strict Content-Security-Policy (no inline script or style) and the
 // other headers of docs/security.md "CSRF and headers" on every answer. Nothing but the static files may be stored by
 // a browser or a proxy cache: pages and API answers are a signed-in person's view, and some
-// carry a secret (a new API key) or a CSRF token.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		if !strings.HasPrefix(c.Request().URL.Path, "/static/") {
-			h.Set("Cache-Control", "no-store")
+// carry a secret (a new API key) or a CSRF token. Over HTTPS (TLS, or a trusted proxy's
+// X-Forwarded-Proto: https) browsers are told to use nothing else for a year; over plain HTTP
+// the header would be ignored at best, so it is not sent.
+func securityHeaders(isHTTPS func(*http.Request) bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Response().Header()
+			if isHTTPS(c.Request()) {
+				h.Set("Strict-Transport-Security", "max-age=31536000")
+			}
+			h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Referrer-Policy", "same-origin")
+			h.Set("X-Frame-Options", "DENY")
+			if !strings.HasPrefix(c.Request().URL.Path, "/static/") {
+				h.Set("Cache-Control", "no-store")
+			}
+			return next(c)
 		}
-		return next(c)
 	}
 }
 
