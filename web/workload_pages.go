@@ -28,7 +28,7 @@ import (
 // workloadPhases are the phases the filter offers (the OpenAPI schema Workload's enum).
 var workloadPhases = []string{"Pending", "Running", "Suspended", "Preempted", "Completed", "Failed"}
 
-// bulkLimit bounds "all matching the filter" in one bulk change.
+// bulkLimit bounds one bulk change: "all matching the filter", or the ids selected.
 const bulkLimit = 2000
 
 // waitingPhase is the Phase filter's choice of every workload that waits to run, in whichever
@@ -377,7 +377,7 @@ func (h *workloads) bulkChange(c echo.Context) error {
 	if err := c.Request().ParseForm(); err != nil {
 		return badRequest("the form could not be read")
 	}
-	ids := c.Request().PostForm["id"]
+	ids := uniqueIDs(c.Request().PostForm["id"])
 	answer := bulkAnswer{preview: preview, form: views.BulkForm{Priority: req.Priority.Value, Preemptibility: req.Preemptibility.Value,
 		All: c.FormValue("all") == "true", Selected: map[string]bool{}}}
 	for _, id := range ids {
@@ -395,6 +395,10 @@ func (h *workloads) bulkChange(c echo.Context) error {
 	}
 	if len(ids) == 0 {
 		answer.err = "Select workloads, or all matching the filter."
+		return h.renderWorkloadsPage(c, http.StatusBadRequest, answer)
+	}
+	if len(ids) > bulkLimit {
+		answer.err = fmt.Sprintf("%d workloads are selected; one bulk change takes at most %d. Select fewer, or narrow the filter.", len(ids), bulkLimit)
 		return h.renderWorkloadsPage(c, http.StatusBadRequest, answer)
 	}
 	done, refused := "changed", "refused"
@@ -422,6 +426,19 @@ func (h *workloads) bulkChange(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, h.workloadsView(c))
 	}
 	return h.renderWorkloadsPage(c, http.StatusOK, answer)
+}
+
+// uniqueIDs is ids in their order with each id once (a form may repeat one).
+func uniqueIDs(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // bulkMore says the outcomes a full flash left out, in a stable order.
