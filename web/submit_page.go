@@ -107,7 +107,15 @@ func (h *submitPage) create(c echo.Context) error {
 		return err
 	}
 	keepTypedSettings(c, &f)
-	rec, prediction, err := h.submitForm(c, f)
+	var rec store.WorkloadRecord
+	var prediction *PredictionJSON
+	if asked := c.FormValue("projectId"); asked != "" && asked != f.Project {
+		// form put another project in place of one the caller may not submit to (or none
+		// that exists); submitting there would be a surprise, so the choice is refused.
+		err = badField("projectId", "you may not submit to the project chosen (or it does not exist); choose one of the projects listed")
+	} else {
+		rec, prediction, err = h.submitForm(c, f)
+	}
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, pathTo(c, routenames.Workload, rec.UID)+predictionQuery(prediction))
 	}
