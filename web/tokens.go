@@ -264,8 +264,9 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		if k.ExpiresAt.Before(expires) {
 			expires = k.ExpiresAt // a token never outlives its key
 		}
-		h.auditToken(c, k.ID.String(), "api-key", k.ID.String(), "success", http.StatusOK, "")
-		return issuedToken{token: h.tokens.Issue(auth.TokenForAPIKey, k.ID, expires), expires: expires}, nil
+		return h.issueAudited(c, k.ID.String(), "api-key", k.ID.String(), func() issuedToken {
+			return issuedToken{token: h.tokens.Issue(auth.TokenForAPIKey, k.ID, expires), expires: expires}
+		})
 	default: // grantPassword; check() allows nothing else
 		if h.config.OIDC != nil {
 			return issuedToken{}, &tokenError{status: http.StatusBadRequest, code: "unsupported_grant_type",
@@ -293,8 +294,9 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 			h.auditToken(c, name, "user", "", "denied", http.StatusUnauthorized, "wrong user name or password")
 			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_grant", "the user name or password is not right")
 		}
-		h.auditToken(c, name, "user", res.user.ID.String(), "success", http.StatusOK, "")
-		return issuedToken{token: h.tokens.Issue(auth.TokenForUser, res.user.ID, expires), expires: expires}, nil
+		return h.issueAudited(c, name, "user", res.user.ID.String(), func() issuedToken {
+			return issuedToken{token: h.tokens.Issue(auth.TokenForUser, res.user.ID, expires), expires: expires}
+		})
 	}
 }
 
@@ -348,9 +350,9 @@ func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Id
 }
 
 // auditToken writes the audit row of a token request, as auditLogin does for a sign-in.
-func (h *signIn) auditToken(c echo.Context, subject, subjectType, entityID, result string, status int, problem string) {
+func (h *signIn) auditToken(c echo.Context, subject, subjectType, entityID, result string, status int, problem string) error {
 	if h.audit == nil {
-		return
+		return nil
 	}
 	changes := map[string]any{"lifetimeSeconds": int(auth.AccessTokenLifetime.Seconds())}
 	if problem != "" {
@@ -361,7 +363,20 @@ func (h *signIn) auditToken(c echo.Context, subject, subjectType, entityID, resu
 		HTTPMethod: c.Request().Method, Action: "issue", EntityType: "access-token", EntityID: entityID, EntityName: subject,
 		Result: result, HTTPStatus: status, Changes: changes,
 	}
-	if err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
+	err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e)
+	if err != nil {
 		h.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
 	}
+	return err
+}
+
+// issueAudited issues a token only once its audit row is written: a token nobody can trace
+// is not handed out (503: try again once the database answers).
+func (h *signIn) issueAudited(c echo.Context, subject, subjectType, entityID string, issue func() issuedToken) (issuedToken, error) {
+	if err := h.auditToken(c, subject, subjectType, entityID, "success", http.StatusOK, ""); err != nil {
+		c.Response().Header().Set("Retry-After", "5")
+		return issuedToken{}, tokenRefusal(http.StatusServiceUnavailable, "temporarily_unavailable",
+			"no token was issued: its audit row could not be recorded (the database does not answer); try again in a few seconds")
+	}
+	return issue(), nil
 }
