@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 )
 
@@ -51,6 +52,9 @@ type Config struct {
 	LeaseRetryPeriod        time.Duration // 0: DefaultRetryPeriod
 	LogLevel                string
 	LogFormat               string
+	// Namespaces projects may claim (docs/organization.md "Rules and their answers").
+	ReservedNamespaces   string // comma-separated; Arbiter's own namespace is reserved besides
+	MaxProjectNamespaces int    // per project
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -89,6 +93,8 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.LeaseDuration, "leader-elect-lease-duration", DefaultLeaseDuration, "how long standbys wait after the leader's last renewal before taking over")
 	fs.DurationVar(&c.LeaseRenewDeadline, "leader-elect-renew-deadline", DefaultRenewDeadline, "the leader stops acting when it has not renewed for this long; shorter than the lease duration")
 	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
+	fs.StringVar(&c.ReservedNamespaces, "reserved-namespaces", strings.Join(store.SystemNamespaces, ","), "comma-separated namespaces no project may claim; Arbiter's own namespace is reserved besides")
+	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +122,14 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	if _, err := web.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		return c, fmt.Errorf("--trusted-proxies: %w", err)
 	}
+	if c.MaxProjectNamespaces < 1 {
+		return c, fmt.Errorf("--max-project-namespaces %d: use a whole number of at least 1", c.MaxProjectNamespaces)
+	}
+	for _, ns := range splitList(c.ReservedNamespaces) {
+		if err := store.ValidNamespace(ns); err != nil {
+			return c, fmt.Errorf("--reserved-namespaces: %w", err)
+		}
+	}
 	if c.Kubeconfig == "" {
 		c.Kubeconfig = os.Getenv("KUBECONFIG")
 	}
@@ -128,6 +142,12 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	}
 	c.DataDir = abs
 	return c, nil
+}
+
+// NamespaceRules are the rules of the namespaces projects may claim: the reserved list, and
+// Arbiter's own namespace (the pod's, else the leader election Lease's).
+func (c Config) NamespaceRules() store.NamespaceRules {
+	return store.NamespaceRules{Reserved: splitList(c.ReservedNamespaces), Own: ownNamespace(c), MaxPerProject: c.MaxProjectNamespaces}
 }
 
 // EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.

@@ -26,3 +26,32 @@ func TestTrustedProxiesConfig(t *testing.T) {
 		t.Fatalf("a bad value: %v", err)
 	}
 }
+
+// TestNamespaceRulesConfig: --reserved-namespaces (the Kubernetes system namespaces by
+// default) and --max-project-namespaces (20) with their ARBITER_* twins become the store's
+// namespace rules, Arbiter's own namespace reserved besides; bad values stop the start.
+func TestNamespaceRulesConfig(t *testing.T) {
+	c, err := ParseConfig("serve", []string{"--leader-election-namespace=arbiter-system"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Outside a pod, Arbiter's own namespace is the Lease's.
+	inPod := InCluster()
+	r := c.NamespaceRules()
+	if strings.Join(r.Reserved, ",") != "kube-system,kube-public,kube-node-lease,default" || r.MaxPerProject != 20 || (!inPod && r.Own != "arbiter-system") {
+		t.Fatalf("default rules %+v", r)
+	}
+	t.Setenv("ARBITER_RESERVED_NAMESPACES", "kube-system, shared")
+	t.Setenv("ARBITER_MAX_PROJECT_NAMESPACES", "5")
+	if c, err = ParseConfig("serve", nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if r = c.NamespaceRules(); strings.Join(r.Reserved, ",") != "kube-system,shared" || r.MaxPerProject != 5 || (!inPod && r.Own != "default") {
+		t.Fatalf("rules from the environment %+v", r)
+	}
+	for _, args := range [][]string{{"--max-project-namespaces=0"}, {"--reserved-namespaces=Kube_System"}} {
+		if _, err := ParseConfig("serve", args, io.Discard); err == nil || !strings.Contains(err.Error(), strings.SplitN(args[0], "=", 2)[0]) {
+			t.Errorf("%v: %v, want a refusal naming the flag", args, err)
+		}
+	}
+}

@@ -38,6 +38,15 @@ func leaseNamespace(c Config) string {
 	return "default"
 }
 
+// ownNamespace is the namespace Arbiter runs in: the pod's own in a cluster, else the
+// Lease's (--leader-election-namespace, else "default").
+func ownNamespace(c Config) string {
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	return leaseNamespace(c)
+}
+
 // leaseName is --leader-election-id, else one lease per scheduler name, so that two Arbiters
 // with different scheduler names in one namespace never wait for each other.
 func leaseName(c Config) string {

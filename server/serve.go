@@ -58,6 +58,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 	defer pool.Close()
 	st := store.NewWithTimeout(pool, c.DatabaseTimeout)
+	st.SetNamespaceRules(c.NamespaceRules())
 	m := metrics.New()
 	if err := m.Register(metrics.DBPool(pool)); err != nil {
 		return err

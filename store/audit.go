@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -35,6 +36,9 @@ type Actor struct {
 	SourceIP    string
 	RequestID   string
 	HTTPMethod  string
+	// MayReadProject says whether the actor may read a project (id, department id); a
+	// refusal names another project only when it does. nil: it may read none.
+	MayReadProject func(projectID, departmentID uuid.UUID) bool
 }
 
 // Change is one field's before and after, as recorded in the audit log.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,14 +127,58 @@ func TestNamespacesBelongToOneProject(t *testing.T) {
 	t.Parallel()
 	st, _, dept, _ := orgFixture(t)
 	ctx := context.Background()
-	_, err := st.CreateProject(ctx, store.ProjectUpdate{Name: set("beta"), DepartmentID: set(dept.ID), Namespaces: set([]string{"team-beta", "team-alpha"})}, operator)
+	reader := operator
+	reader.MayReadProject = func(uuid.UUID, uuid.UUID) bool { return true }
+	_, err := st.CreateProject(ctx, store.ProjectUpdate{Name: set("beta"), DepartmentID: set(dept.ID), Namespaces: set([]string{"team-beta", "team-alpha"})}, reader)
 	wantErr(t, err, store.ErrConflict, "namespace team-alpha already belongs to project alpha")
+	// A caller who may not read the owner is not told its name.
+	_, err = st.CreateProject(ctx, store.ProjectUpdate{Name: set("beta"), DepartmentID: set(dept.ID), Namespaces: set([]string{"team-alpha"})}, operator)
+	wantErr(t, err, store.ErrConflict, "namespace team-alpha already belongs to another project")
+	if strings.Contains(err.Error(), "project alpha") {
+		t.Errorf("the refusal names the owner to a caller who may not read it: %v", err)
+	}
 	_, err = st.CreateProject(ctx, store.ProjectUpdate{Name: set("beta"), DepartmentID: set(dept.ID), Namespaces: set([]string{"Team_Beta"})}, operator)
 	wantErr(t, err, store.ErrInvalid, "Team_Beta")
 	_, err = st.CreateProject(ctx, store.ProjectUpdate{Name: set("alpha"), DepartmentID: set(dept.ID)}, operator)
 	wantErr(t, err, store.ErrConflict, "project named alpha already exists")
 	_, err = st.CreateProject(ctx, store.ProjectUpdate{Name: set("gamma"), DepartmentID: set(uuid.New())}, operator)
 	wantErr(t, err, store.ErrInvalid, "departmentId")
+}
+
+// TestNamespaceRulesRefuseReservedAndTooMany: one decision (NamespaceRules.CheckNamespaces)
+// refuses system namespaces, Arbiter's own and lists over the bound, as invalid on field
+// "namespaces", and the store asks it on every project create and change.
+func TestNamespaceRulesRefuseReservedAndTooMany(t *testing.T) {
+	t.Parallel()
+	st, _, dept, alpha := orgFixture(t)
+	ctx := context.Background()
+	st.SetNamespaceRules(store.NamespaceRules{Reserved: append(slices.Clone(store.SystemNamespaces), "shared"), Own: "arbiter", MaxPerProject: 3})
+	for _, tc := range []struct {
+		list     []string
+		mentions string
+	}{
+		{[]string{"kube-system"}, "namespace kube-system is a Kubernetes system namespace; a project may not claim it"},
+		{[]string{"ok", "kube-node-lease"}, "namespace kube-node-lease is a Kubernetes system namespace"},
+		{[]string{"default"}, "namespace default is a Kubernetes system namespace"},
+		{[]string{"arbiter"}, "namespace arbiter is Arbiter's own namespace; a project may not claim it"},
+		{[]string{"shared"}, "namespace shared is reserved by the operator (--reserved-namespaces)"},
+		{[]string{"a", "b", "c", "d"}, "a project has at most 3 namespaces; this asks for 4"},
+	} {
+		_, err := st.UpdateProject(ctx, alpha.ID, store.ProjectUpdate{Namespaces: set(tc.list)}, operator)
+		wantErr(t, err, store.ErrInvalid, tc.mentions)
+		if f := store.FieldOf(err); f != "namespaces" {
+			t.Errorf("%v: field %q, want namespaces", tc.list, f)
+		}
+		_, err = st.CreateProject(ctx, store.ProjectUpdate{Name: set("beta"), DepartmentID: set(dept.ID), Namespaces: set(tc.list)}, operator)
+		wantErr(t, err, store.ErrInvalid, tc.mentions)
+	}
+	p, err := st.UpdateProject(ctx, alpha.ID, store.ProjectUpdate{Namespaces: set([]string{"a", "b", "c"})}, operator)
+	if err != nil || len(p.Namespaces) != 3 {
+		t.Fatalf("3 namespaces within the bound: %v %v", p.Namespaces, err)
+	}
+	if r := store.DefaultNamespaceRules(); r.MaxPerProject != 20 || !slices.Equal(r.Reserved, store.SystemNamespaces) {
+		t.Errorf("default rules %+v", r)
+	}
 }
 
 func TestDeletesRefuseWhatIsInUse(t *testing.T) {

@@ -59,7 +59,7 @@ func (s *Store) CreateProject(ctx context.Context, u ProjectUpdate, by Actor) (P
 			return err
 		}
 		var err error
-		created, err = applyProjectUpdate(ctx, tx, id, constantPatch(u), by, audit)
+		created, err = applyProjectUpdate(ctx, tx, s.NamespaceRules(), id, constantPatch(u), by, audit)
 		audit.asCreated()
 		return err
 	})
@@ -90,7 +90,7 @@ func (s *Store) PatchProject(ctx context.Context, id uuid.UUID, patch ProjectPat
 	var updated Project
 	err := s.changeConfig(ctx, "projects", by.entry("update", "project", id.String(), ""), func(tx pgx.Tx, audit *AuditEntry) error {
 		var err error
-		updated, err = applyProjectUpdate(ctx, tx, id, patch, by, audit)
+		updated, err = applyProjectUpdate(ctx, tx, s.NamespaceRules(), id, patch, by, audit)
 		return err
 	})
 	return updated, err
@@ -127,7 +127,7 @@ func projectDepartment(ctx context.Context, tx pgx.Tx, id uuid.UUID) (string, er
 
 // applyProjectUpdate locks the project (before its department: every change of a project
 // takes the locks in that order), then applies patch to the locked row.
-func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch ProjectPatch, by Actor, audit *AuditEntry) (Project, error) {
+func applyProjectUpdate(ctx context.Context, tx pgx.Tx, rules NamespaceRules, id uuid.UUID, patch ProjectPatch, by Actor, audit *AuditEntry) (Project, error) {
 	if err := lockProject(ctx, tx, id, false); err != nil {
 		return Project{}, err
 	}
@@ -187,7 +187,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch Proj
 		return before, err
 	}
 	if u.Namespaces.Set {
-		if err := replaceNamespaces(ctx, tx, id, Deref(u.Namespaces.Value)); err != nil {
+		if err := claimNamespaces(ctx, tx, rules, id, Deref(u.Namespaces.Value), by); err != nil {
 			return before, err
 		}
 	}
@@ -253,35 +253,6 @@ func checkNodePoolOrder(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) ([]uuid
 		ids = []uuid.UUID{}
 	}
 	return ids, nil
-}
-
-// replaceNamespaces makes list the project's namespaces; each must be a valid namespace name
-// that no other project owns.
-func replaceNamespaces(ctx context.Context, tx pgx.Tx, id uuid.UUID, list []string) error {
-	seen := map[string]bool{}
-	for _, ns := range list {
-		if len(ns) > 63 || !dnsLabel.MatchString(ns) {
-			return InvalidField("namespaces", "namespace %q is not a valid Kubernetes namespace name; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", ns)
-		}
-		if seen[ns] {
-			return InvalidField("namespaces", "namespace %s appears more than once in namespaces", ns)
-		}
-		seen[ns] = true
-	}
-	var ns, other string
-	err := tx.QueryRow(ctx, `
-		SELECT n.namespace, p.name FROM project_namespaces n JOIN projects p ON p.id = n.project_id
-		WHERE n.namespace = ANY($1) AND n.project_id <> $2 ORDER BY n.namespace LIMIT 1`, list, id).Scan(&ns, &other)
-	if err == nil {
-		return ConflictField("namespaces", "namespace %s already belongs to project %s; a namespace belongs to at most one project", ns, other)
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM project_namespaces WHERE project_id = $1`, id); err != nil {
-		return err
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO project_namespaces (namespace, project_id) SELECT unnest($1::text[]), $2`, list, id)
-	return err
 }
 
 // DeleteProject removes a project with its quotas and namespaces.

@@ -29,6 +29,8 @@ type Store struct {
 	configVersion atomic.Uint64
 	hooksMu       sync.Mutex
 	hooks         []func(aggregate string)
+	// nsRules are the namespace rules of project changes; nil: DefaultNamespaceRules.
+	nsRules atomic.Pointer[NamespaceRules]
 }
 
 // New wraps a pgx pool; each database call is bounded by DefaultTimeout.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
@@ -36,6 +38,9 @@ func actor(c echo.Context) store.Actor {
 	return store.Actor{
 		Subject: id.Subject, SubjectType: id.SubjectType, SourceIP: c.RealIP(),
 		RequestID: requestID(c), HTTPMethod: c.Request().Method,
+		MayReadProject: func(project, department uuid.UUID) bool {
+			return can(c, auth.Read, auth.Project(project.String(), department.String()))
+		},
 	}
 }
 

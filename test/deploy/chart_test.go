@@ -309,6 +309,18 @@ func TestChartOptions(t *testing.T) {
 			t.Errorf("parsed %+v", cfg)
 		}
 	})
+	t.Run("namespace rules", func(t *testing.T) {
+		c := one[*appsv1.Deployment](t, mustRender(t, "ops", withDatabase())).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.MaxProjectNamespaces != 20 || cfg.ReservedNamespaces != "kube-system,kube-public,kube-node-lease,default" {
+			t.Errorf("by default: max %d, reserved %q", cfg.MaxProjectNamespaces, cfg.ReservedNamespaces)
+		}
+		vals := withDatabase()
+		vals["reservedNamespaces"], vals["maxProjectNamespaces"] = "kube-system,default,monitoring", 5
+		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.MaxProjectNamespaces != 5 || cfg.ReservedNamespaces != "kube-system,default,monitoring" {
+			t.Errorf("set: max %d, reserved %q from args %q", cfg.MaxProjectNamespaces, cfg.ReservedNamespaces, c.Args)
+		}
+	})
 	t.Run("lease name", func(t *testing.T) {
 		vals := withDatabase()
 		vals["leaderElection"] = map[string]any{"id": "arbiter-prod"}
