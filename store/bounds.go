@@ -17,8 +17,9 @@ const (
 	// actor): Kubernetes names are at most 253 bytes.
 	MaxNameBytes = 253
 	// MaxSubmitterBytes caps the submitter (the arbiter.dev/submitted-by annotation), which is
-	// indexed.
-	MaxSubmitterBytes = 256
+	// indexed: room for any subject Arbiter writes there (at most 500 characters, 4 bytes each
+	// at most), below the index entry's limit of about 2.7 KB.
+	MaxSubmitterBytes = 2000
 	// MaxReasonBytes caps reasons, short CamelCase words in Kubernetes.
 	MaxReasonBytes = 256
 	// MaxMessageBytes caps messages.
