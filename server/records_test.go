@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,40 @@ func TestRecorderStopThenRunAgainInOneBatch(t *testing.T) {
 	r.flush(ctx)
 	if rec, err := st.WorkloadRecord(ctx, "uid-1"); err != nil || rec.Phase != "Suspended" || rec.AllocatedGPUs != 0 || rec.FinishedAt != nil {
 		t.Fatalf("stopped: record %+v, %v", rec, err)
+	}
+}
+
+// One workload whose text the database would refuse (a submitter of 3.2 KB, too large for its
+// index; a NUL) does not stop the recording of the others, and is not sent again forever.
+func TestOneWorkloadCannotStopTheRecorder(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rec := func(uid string) lifecycle.Record {
+		return lifecycle.Record{UID: uid, Namespace: "ns", Name: uid, Kind: "Job", Phase: scheduler.PhasePending, QueuedAt: now}
+	}
+	long, nul := rec("long"), rec("nul")
+	long.Submitter = strings.Repeat("a", 3200)
+	nul.Submitter = "ann\x00"
+	nul.Message = "waits\x00"
+	r.merge(lifecycle.Change{Records: []lifecycle.Record{rec("ok-1"), long, nul, rec("ok-2")},
+		Events: []lifecycle.Event{{Workload: "nul", At: now, Kind: "Queued", Message: "queued\x00"}}})
+	r.flush(ctx)
+	for _, uid := range []string{"ok-1", "ok-2", "long", "nul"} {
+		if _, err := st.WorkloadRecord(ctx, uid); err != nil {
+			t.Errorf("record %s not written: %v", uid, err)
+		}
+	}
+	if evs, err := st.WorkloadEvents(ctx, "nul"); err != nil || len(evs) != 1 {
+		t.Errorf("nul's events: %d, %v", len(evs), err)
+	}
+	if len(r.pending)+len(r.events) != 0 {
+		t.Errorf("%d records and %d events kept to be sent again", len(r.pending), len(r.events))
 	}
 }

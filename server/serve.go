@@ -60,6 +60,12 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	st := store.NewWithTimeout(pool, c.DatabaseTimeout)
 	st.SetNamespaceRules(c.NamespaceRules())
 	m := metrics.New()
+	// A workload record or event the database refuses even bounded is skipped, never failing
+	// the batch of the others; it is told here once.
+	st.OnRecordSkipped(func(what, uid string, err error) {
+		log.Error("workload "+what+" refused by the database; skipped", "workload", uid, "err", err)
+		m.RowSkipped(what)
+	})
 	if err := m.Register(metrics.DBPool(pool)); err != nil {
 		return err
 	}

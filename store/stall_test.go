@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,16 @@ func TestStalledDatabaseFailsCallsInsteadOfHanging(t *testing.T) {
 			return sessions.CommitCtx(ctx, "token", []byte("data"), time.Now().Add(time.Hour))
 		},
 	}
+	// A batch with a row the database refuses: that row is skipped when the database answers,
+	// never because it does not (the whole batch then fails, to be sent again).
+	var skipped atomic.Int32
+	st.OnRecordSkipped(func(string, string, error) { skipped.Add(1) })
+	calls["RecordWorkloads (a batch with a row refused)"] = func() error {
+		ok := store.WorkloadRecord{UID: "ok", Namespace: "ns", Name: "ok", Kind: "Job", Phase: "Pending", QueuedAt: time.Now()}
+		bad := ok
+		bad.UID, bad.Phase = "bad", "Bogus"
+		return st.RecordWorkloads(ctx, []store.WorkloadRecord{ok, bad}, nil)
+	}
 	for name, call := range calls {
 		if err := call(); err != nil {
 			t.Fatalf("%s before the stall: %v", name, err)
@@ -64,6 +75,11 @@ func TestStalledDatabaseFailsCallsInsteadOfHanging(t *testing.T) {
 	}
 
 	stall.Freeze()
+	defer func(before int32) {
+		if n := skipped.Load() - before; n != 1 {
+			t.Errorf("%d rows skipped after the stall began, want 1 (once the database answers again)", n)
+		}
+	}(skipped.Load())
 	for name, call := range calls {
 		began := time.Now()
 		errc := make(chan error, 1)

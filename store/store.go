@@ -29,6 +29,7 @@ type Store struct {
 	configVersion atomic.Uint64
 	hooksMu       sync.Mutex
 	hooks         []func(aggregate string)
+	skipped       func(what, uid string, err error) // OnRecordSkipped
 	// nsRules are the namespace rules of project changes; nil: DefaultNamespaceRules.
 	nsRules atomic.Pointer[NamespaceRules]
 }

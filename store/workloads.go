@@ -145,19 +145,86 @@ func (s *Store) UnfinishedWorkloads(ctx context.Context) (map[string]string, err
 
 // RecordWorkloads writes changed workload records and new events in one transaction. Records
 // are upserted whole (the writer sends only those that changed); a Preempted or Reclaimed
-// event counts one more preemption on its workload.
+// event counts one more preemption on its workload. Their text is bounded first (bounds.go).
+//
+// One row the database refuses (a value out of its allowed range) must not stop every
+// workload's recording: when the batch fails so, it is written again row by row, each in a
+// savepoint, and the rows refused are skipped and reported (OnRecordSkipped) once the rest is
+// committed. Any other failure (the database unavailable) fails the whole call, for the writer
+// to try again: nothing is skipped then.
 func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, events []WorkloadEvent) error {
 	if len(records) == 0 && len(events) == 0 {
 		return nil
 	}
-	return s.InTx(ctx, func(tx pgx.Tx) error {
+	type row struct {
+		what, uid string
+		queue     func(b *pgx.Batch)
+	}
+	rows := make([]row, 0, len(records)+len(events))
+	for _, r := range records {
+		r := r.bounded()
+		rows = append(rows, row{"record", r.UID, func(b *pgx.Batch) { queueRecord(b, &r) }})
+	}
+	for _, e := range events {
+		e := e.bounded()
+		rows = append(rows, row{"event", e.WorkloadUID, func(b *pgx.Batch) { queueEvent(b, e) }})
+	}
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		for i := range records {
-			r := &records[i]
-			if r.Nodes == nil {
-				r.Nodes = []string{}
+		for _, r := range rows {
+			r.queue(b)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if !errors.Is(err, ErrInvalid) {
+		return err
+	}
+	type skip struct {
+		what, uid string
+		err       error
+	}
+	var skipped []skip
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		skipped = nil
+		for _, r := range rows {
+			sp, err := tx.Begin(ctx) // a savepoint
+			if err != nil {
+				return err
 			}
-			b.Queue(`
+			b := &pgx.Batch{}
+			r.queue(b)
+			err = sp.SendBatch(ctx, b).Close()
+			if err == nil {
+				err = sp.Commit(ctx)
+			}
+			if err == nil {
+				continue
+			}
+			if rerr := sp.Rollback(ctx); rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
+				return rerr
+			}
+			if err = classify(err); !errors.Is(err, ErrInvalid) {
+				return err
+			}
+			skipped = append(skipped, skip{r.what, r.uid, err})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		s.reportSkipped(sk.what, sk.uid, sk.err)
+	}
+	return nil
+}
+
+// queueRecord queues the upsert of one workload record (RecordWorkloads).
+func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
+	if r.Nodes == nil {
+		r.Nodes = []string{}
+	}
+	b.Queue(`
 				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
 				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
 				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
@@ -183,46 +250,45 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 				    estimated_start_at = CASE WHEN excluded.phase = 'Running' THEN NULL ELSE workloads.estimated_start_at END,
 				    estimate_basis = CASE WHEN excluded.phase = 'Running' OR workloads.estimate_basis = $27 THEN ''
 				                          ELSE workloads.estimate_basis END`,
-				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
-				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
-				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-				r.StartedAt, r.FinishedAt, r.Submitter, OwnerStoppedBasis)
-		}
-		for _, e := range events {
-			at := e.At
-			if at.IsZero() {
-				at = time.Now()
-			}
-			actor := e.Actor
-			if actor == "" {
-				actor = "scheduler"
-			}
-			// A priority change made through the API is recorded with its actor when it is
-			// made; the scheduler then sees the new label and reports the same change. Its
-			// event is dropped when a person's PriorityChanged of the last ten minutes already
-			// says it ("Changed priority from X to Y." begins "Changed priority from X to Y by
-			// Z."), so the timeline shows the change once, with who made it.
-			// The label is patched inside the person's transaction, which holds the workload's
-			// row (AddWorkloadEvents): the scheduler can see it and get here before that commits.
-			// Taking the row first waits for the person's change, and the insert, a statement
-			// of its own, then sees it.
-			if e.Kind == "PriorityChanged" && actor == "scheduler" {
-				b.Queue(`SELECT 1 FROM workloads WHERE uid = $1 FOR UPDATE`, e.WorkloadUID)
-			}
-			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
+		r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
+		r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
+		r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
+		r.StartedAt, r.FinishedAt, r.Submitter, OwnerStoppedBasis)
+}
+
+// queueEvent queues the statements of one new event (RecordWorkloads).
+func queueEvent(b *pgx.Batch, e WorkloadEvent) {
+	at := e.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	actor := e.Actor
+	if actor == "" {
+		actor = "scheduler"
+	}
+	// A priority change made through the API is recorded with its actor when it is
+	// made; the scheduler then sees the new label and reports the same change. Its
+	// event is dropped when a person's PriorityChanged of the last ten minutes already
+	// says it ("Changed priority from X to Y." begins "Changed priority from X to Y by
+	// Z."), so the timeline shows the change once, with who made it.
+	// The label is patched inside the person's transaction, which holds the workload's
+	// row (AddWorkloadEvents): the scheduler can see it and get here before that commits.
+	// Taking the row first waits for the person's change, and the insert, a statement
+	// of its own, then sees it.
+	if e.Kind == "PriorityChanged" && actor == "scheduler" {
+		b.Queue(`SELECT 1 FROM workloads WHERE uid = $1 FOR UPDATE`, e.WorkloadUID)
+	}
+	b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, reason, message, actor, preemptor_uid, borrowed_gpus)
 			         SELECT $1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer
 			         WHERE NOT ($3 = 'PriorityChanged' AND $6 = 'scheduler' AND EXISTS (
 			           SELECT 1 FROM workload_events p
 			           WHERE p.workload_uid = $1 AND p.kind = 'PriorityChanged' AND p.actor <> 'scheduler'
 			             AND p.at > $2::timestamptz - interval '10 minutes'
 			             AND starts_with(p.message, rtrim($5, '.') || ' ')))`,
-				e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor, e.PreemptorUID, e.Borrowed)
-			if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
-				b.Queue(`UPDATE workloads SET preemptions = preemptions + 1 WHERE uid = $1`, e.WorkloadUID)
-			}
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+		e.WorkloadUID, at, e.Kind, e.Reason, e.Message, actor, e.PreemptorUID, e.Borrowed)
+	if e.Kind == "Preempted" || e.Kind == "Reclaimed" {
+		b.Queue(`UPDATE workloads SET preemptions = preemptions + 1 WHERE uid = $1`, e.WorkloadUID)
+	}
 }
 
 // FinishWorkloads marks records finished (Completed, Failed or Preempted) that the cluster no
@@ -320,7 +386,7 @@ func (s *Store) AddWorkloadEvents(ctx context.Context, evs []WorkloadEvent, by A
 	if len(evs) == 0 {
 		return Invalid("a change of a workload records at least one event")
 	}
-	uid := evs[0].WorkloadUID
+	uid := evs[0].bounded().WorkloadUID
 	return s.InTx(ctx, func(tx pgx.Tx) error {
 		// The row is held until the change commits: the scheduler may see the new label before
 		// then, and its own report of the change waits for this one (RecordWorkloads).
@@ -333,6 +399,7 @@ func (s *Store) AddWorkloadEvents(ctx context.Context, evs []WorkloadEvent, by A
 		}
 		now := time.Now()
 		for _, ev := range evs {
+			ev := ev.bounded()
 			if ev.WorkloadUID != uid {
 				return Invalid("the events of one change are of one workload, not of %s and %s", uid, ev.WorkloadUID)
 			}

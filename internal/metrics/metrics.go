@@ -29,6 +29,7 @@ type Registry struct {
 	leader          prometheus.Gauge
 	reloads         *prometheus.CounterVec // result
 	requestsSeconds *prometheus.HistogramVec
+	skippedRows     *prometheus.CounterVec // row: record, event
 	plan            *planCollector
 }
 
@@ -77,12 +78,16 @@ func New() *Registry {
 			Help:    "Console and API requests by route template (never the raw URL), method and status code.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method", "code"}),
+		skippedRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_workload_rows_skipped_total",
+			Help: "Workload records and history events the database refused even with their text bounded, skipped so that the rest of their batch is written, by row (record, event).",
+		}, []string{"row"}),
 		plan: newPlanCollector(),
 	}
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.cycleSeconds, r.binds, r.bindSeconds, r.evictions, r.leader, r.reloads, r.requestsSeconds, r.plan,
+		r.cycleSeconds, r.binds, r.bindSeconds, r.evictions, r.leader, r.reloads, r.requestsSeconds, r.skippedRows, r.plan,
 	)
 	// Series that exist from the start, so rate() and absent() alerts work before the first event.
 	for _, rule := range []string{RulePreempt, RuleReclaim} {
@@ -92,6 +97,8 @@ func New() *Registry {
 	}
 	r.reloads.WithLabelValues("ok")
 	r.reloads.WithLabelValues("failed")
+	r.skippedRows.WithLabelValues("record")
+	r.skippedRows.WithLabelValues("event")
 	return r
 }
 
@@ -194,4 +201,16 @@ func (r *Registry) Request(route, method string, status int, took time.Duration)
 		method = "other"
 	}
 	r.requestsSeconds.WithLabelValues(route, method, strconv.Itoa(status)).Observe(took.Seconds())
+}
+
+// RowSkipped counts one workload record or history event (row: "record" or "event") the
+// database refused and the recorder skipped (store.OnRecordSkipped).
+func (r *Registry) RowSkipped(row string) {
+	if r == nil {
+		return
+	}
+	if row != "record" && row != "event" {
+		row = "other"
+	}
+	r.skippedRows.WithLabelValues(row).Inc()
 }

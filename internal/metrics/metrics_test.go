@@ -87,6 +87,7 @@ func TestEventsAreCountedByTheirLabels(t *testing.T) {
 	r.Bound(time.Time{}, time.Now()) // creation unknown: a bind, no latency
 	r.SetLeader(true)
 	r.Request("/api/v1/projects/:id", "BREW", 418, time.Millisecond)
+	r.RowSkipped("record")
 	m = scrape(t, r)
 	for _, c := range []struct {
 		name   string
@@ -101,6 +102,8 @@ func TestEventsAreCountedByTheirLabels(t *testing.T) {
 		{"arbiter_binds_total", nil, 2},
 		{"arbiter_pod_bind_latency_seconds", nil, 1},
 		{"arbiter_leader", nil, 1},
+		{"arbiter_workload_rows_skipped_total", map[string]string{"row": "record"}, 1},
+		{"arbiter_workload_rows_skipped_total", map[string]string{"row": "event"}, 0},
 		{"arbiter_http_request_duration_seconds", map[string]string{"route": "/api/v1/projects/:id", "method": "other", "code": "418"}, 1},
 	} {
 		if got := value(m, c.name, c.labels); got != c.want {
