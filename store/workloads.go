@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -485,9 +486,10 @@ func (s *Store) VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, in
 		id := args.Add(after.UID)
 		if after.Key == nil {
 			where += fmt.Sprintf(" AND (%s IS NULL AND w.uid %s %s)", key, cmpOp, id)
-		} else {
-			k := args.Add(after.Key)
+		} else if k := args.Add(after.Key); strings.Contains(key, "nullif(") {
 			where += fmt.Sprintf(" AND (%[1]s %[2]s %[3]s OR (%[1]s = %[3]s AND w.uid %[2]s %[4]s) OR %[1]s IS NULL)", key, cmpOp, k, id)
+		} else { // a key that is never NULL: a row comparison, which an index on (key, uid) serves
+			where += fmt.Sprintf(" AND (%s, w.uid) %s (%s, %s)", key, cmpOp, k, id)
 		}
 	}
 	sql := `SELECT w.*, ` + key + ` AS sort_key FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` LIMIT ` + args.Add(limit+1)

@@ -145,11 +145,16 @@ func TestWorkloadsCSVIsStreamed(t *testing.T) {
 // is exactly the filtered rows, each once, in the order of the sort key and then the uid.
 func TestWorkloadsCSVKeysetOrder(t *testing.T) {
 	srv, _, pool := newCSVFixture(t, 2600, true)
+	// A third of them get one of four queue positions; the rest have none (NULL, last).
+	if _, err := pool.Exec(context.Background(), `UPDATE workloads SET queue_position = 1 + (hashtext(uid) & 3) WHERE priority_value = 10`); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ query, order string }{
 		{"?sortBy=priorityValue&sortOrder=desc", "priority_value DESC, uid DESC"},
 		{"?sortBy=priorityValue", "priority_value ASC, uid ASC"},
 		{"?sortBy=createdAt", "queued_at ASC, uid ASC"},
-		{"?sortBy=queuePosition&sortOrder=desc", "uid DESC"}, // all without a position (NULL)
+		{"?sortBy=queuePosition", "nullif(queue_position, 0) ASC NULLS LAST, uid ASC"},
+		{"?sortBy=queuePosition&sortOrder=desc", "nullif(queue_position, 0) DESC NULLS LAST, uid DESC"},
 		{"?sortBy=submitter&search=job-1", "submitter ASC, uid ASC"},
 	} {
 		where := "finished_at IS NULL"
