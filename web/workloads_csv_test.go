@@ -60,6 +60,12 @@ func (g *gatedWorkloads) VisibleWorkloadsAfter(ctx context.Context, q listquery.
 // second, no queue position. The gate starts closed unless open.
 func newCSVFixture(t *testing.T, n int, open bool) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
 	t.Helper()
+	return newCSVFixtureTimeout(t, n, open, 0)
+}
+
+// newCSVFixtureTimeout is newCSVFixture with the server's write timeout set (0: none).
+func newCSVFixtureTimeout(t *testing.T, n int, open bool, writeTimeout time.Duration) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
+	t.Helper()
 	pool := testdb.New(t)
 	st := store.New(pool)
 	if _, err := pool.Exec(context.Background(), `INSERT INTO workloads (uid, namespace, name, kind, phase, priority_value, queued_at, requested_gpus, submitter)
@@ -75,7 +81,9 @@ func newCSVFixture(t *testing.T, n int, open bool) (*httptest.Server, *gatedWork
 	d := deps(st)
 	g.WorkloadStore = st
 	d.Workloads = g
-	srv := httptest.NewServer(web.New(d))
+	srv := httptest.NewUnstartedServer(web.New(d))
+	srv.Config.WriteTimeout = writeTimeout
+	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(g.open) // before srv.Close, which waits for the held handlers
 	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
@@ -260,5 +268,21 @@ func TestWorkloadsCSVNeutralisesFormulas(t *testing.T) {
 	want := []string{"'=HYPERLINK(\"http://x\")", "'+1", "'-2", "'@SUM(A1)", "'\tx", "'\rx", "plain-name"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+// TestWorkloadsCSVOutlivesTheWriteTimeout: the export extends the server's write deadline for
+// itself, so one that takes longer than the server's write timeout still ends whole.
+func TestWorkloadsCSVOutlivesTheWriteTimeout(t *testing.T) {
+	srv, g, _ := newCSVFixtureTimeout(t, 2600, false, 500*time.Millisecond)
+	res := startCSV(t, srv, "/workloads.csv", 5*time.Second)
+	if res == nil || res.StatusCode != 200 {
+		t.Fatalf("%v", res)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the server's write timeout
+	g.open()
+	rows, err := csv.NewReader(res.Body).ReadAll()
+	if err != nil || len(rows) != 2601 {
+		t.Errorf("%d rows, %v; want 2600 and the header", len(rows), err)
 	}
 }
