@@ -204,8 +204,9 @@ func openPool(ctx context.Context, dbURL string, timeout time.Duration) (*pgxpoo
 
 // The HTTP server's timeouts (docs/operations.md): a client that trickles its request or
 // never reads its answer does not hold a connection for long. Answers are rendered whole
-// before they are written (the CSVs too), so the write timeout only needs to cover a slow
-// reader of at most a few megabytes.
+// before they are written, so the write timeout only needs to cover a slow reader of at most
+// a few megabytes. The one exception is the Workloads CSV, which is streamed and extends its
+// own write deadline to a bounded 5 minutes (web/workload_pages.go).
 const (
 	DefaultHTTPReadTimeout  = 30 * time.Second
 	DefaultHTTPWriteTimeout = 60 * time.Second

@@ -23,6 +23,8 @@ import (
 // WorkloadStore is what the workload routes need from the store.
 type WorkloadStore interface {
 	VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) ([]store.WorkloadRecord, *int, error)
+	// VisibleWorkloadsAfter is a page of the same rows read by key (the CSV export's walk).
+	VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope, after *store.WorkloadCursor, limit int) ([]store.WorkloadRecord, *store.WorkloadCursor, error)
 	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
 	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
 	// CountWorkloads counts the records scope may see: by phase, pending ones by reason, and
@@ -55,6 +57,7 @@ type workloads struct {
 	estimating bool                    // false: no cluster is connected, so nothing is estimated
 	standings  PreemptibilityStandings // nil: no cluster is connected
 	log        *slog.Logger
+	exports    chan struct{} // a slot per CSV export running (csvExportSlots)
 	layout
 }
 
