@@ -106,12 +106,7 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 		}
 		allowEvict = false
 	}
-	pending := c.unitBuf[:0]
-	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
-			pending = append(pending, k)
-		}
-	}
+	pending := c.toPlace(ws, c.unitBuf[:0])
 	// bigger pods first: they are the hard ones to fit
 	slices.SortStableFunc(pending, func(a, b int32) int { return cmp.Compare(c.pods[b].req.GPUs, c.pods[a].req.GPUs) })
 	c.unitBuf = pending
@@ -146,6 +141,17 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	default:
 		ws.outcome = admitted
 	}
+}
+
+// toPlace appends to buf the workload's pods still to be placed: not bound, not placed in
+// this cycle, not terminating.
+func (c *cycle) toPlace(ws *wlState, buf []int32) []int32 {
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
+			buf = append(buf, k)
+		}
+	}
+	return buf
 }
 
 // podGPUs is the GPUs all of a workload's pods request.

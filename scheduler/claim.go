@@ -26,22 +26,16 @@ package scheduler
 // admitted. What earlier cycles set aside (nominated workloads, reserve.go) is not held back:
 // the claim comes too late for it, and its victims are gone already.
 
-// claim is a waiting workload's hold on a pool.
-type claim struct {
-	wl   int32
-	gpus int64
-}
-
 // poolClaims are a pool's claims, kept for the questions heldBack asks.
 type poolClaims struct {
 	// preempt are the S16 claimants by project
-	preempt map[int32][]claim
+	preempt map[int32][]int32
 	// inQuota is the GPUs claimed by waiting workloads inside their deserved quota (S17): in
 	// all, by project, by department; one claimant of each project names it to those refused
 	inQuota          int64
 	inQuotaByProject map[int32]int64
 	inQuotaByDept    map[int32]int64
-	inQuotaNamed     []claim // a claimant of each project, in the order they claimed (gpus unused)
+	inQuotaNamed     []int32 // the in-quota claimants, in the order they claimed
 }
 
 // inQuotaClaim is one pool's in-quota claim of a workload, kept to take back when it is
@@ -68,7 +62,7 @@ func (c *cycle) poolClaimsOf(pool int32) *poolClaims {
 	}
 	pc := &c.claims[pool]
 	if pc.preempt == nil {
-		pc.preempt, pc.inQuotaByProject, pc.inQuotaByDept = map[int32][]claim{}, map[int32]int64{}, map[int32]int64{}
+		pc.preempt, pc.inQuotaByProject, pc.inQuotaByDept = map[int32][]int32{}, map[int32]int64{}, map[int32]int64{}
 	}
 	return pc
 }
@@ -119,13 +113,8 @@ func (c *cycle) freeCouldTake(p *projectState, gpus int64) bool {
 // call.
 func (c *cycle) pendingUnit(wi int32) []int32 {
 	ws := &c.wls[wi]
-	unit := c.claimBuf[:0]
-	defer func() { c.claimBuf = unit[:0] }()
-	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		if ps := &c.pods[k]; !ps.bound && ps.node < 0 && !ps.terminating {
-			unit = append(unit, k)
-		}
-	}
+	unit := c.toPlace(ws, c.claimBuf[:0])
+	c.claimBuf = unit[:0]
 	if ws.suspended || c.pend[ws.pend].gang > 1 || len(unit) < 2 {
 		return unit
 	}
@@ -162,7 +151,7 @@ func (c *cycle) claimPreempt(wi int32, unit []int32, gpus int64) {
 		}
 		*done = true
 		pc := c.poolClaimsOf(pool)
-		pc.preempt[ws.project] = append(pc.preempt[ws.project], claim{wl: wi, gpus: gpus})
+		pc.preempt[ws.project] = append(pc.preempt[ws.project], wi)
 	}
 }
 
@@ -184,7 +173,7 @@ func (c *cycle) claimInQuota(wi int32, unit []int32, gpus int64) bool {
 		pc.inQuota += gpus
 		pc.inQuotaByProject[ws.project] += gpus
 		pc.inQuotaByDept[ws.dept] += gpus
-		pc.inQuotaNamed = append(pc.inQuotaNamed, claim{wl: wi})
+		pc.inQuotaNamed = append(pc.inQuotaNamed, wi)
 		claimed = append(claimed, inQuotaClaim{pool: pool, gpus: gpus})
 	}
 	if len(claimed) == 0 {
@@ -329,9 +318,9 @@ func (c *cycle) heldBack(wi, pool int32, gpus int64, f *failure) bool {
 	}
 	pc := &c.claims[pool]
 	by := int32(-1)
-	for _, cl := range pc.preempt[ws.project] {
-		if cl.wl != wi && c.wls[cl.wl].outcome == waiting && ws.prio < c.wls[cl.wl].prio {
-			by = cl.wl
+	for _, w := range pc.preempt[ws.project] {
+		if w != wi && c.wls[w].outcome == waiting && ws.prio < c.wls[w].prio {
+			by = w
 			break
 		}
 	}
@@ -350,19 +339,19 @@ func (c *cycle) heldBack(wi, pool int32, gpus int64, f *failure) bool {
 // for claimants of other departments, would its department.
 func (c *cycle) inQuotaClaimant(wi, pool int32, gpus int64, pc *poolClaims) int32 {
 	ws := &c.wls[wi]
-	if sh := &c.projects[ws.project].shares[pool]; sh.alloc+gpus <= sh.quota.Deserved {
+	if c.inDeserved(wi, pool, gpus) {
 		return -1 // inside its own deserved quota: not borrowed, never reclaimed
 	}
 	need := pc.inQuotaByDept[ws.dept] - pc.inQuotaByProject[ws.project]
-	if d := &c.depts[ws.dept]; !d.unbounded && d.shares[pool].alloc+gpus > d.shares[pool].quota.Deserved {
+	if !c.deptInDeserved(wi, pool, gpus) {
 		need += pc.inQuota - pc.inQuotaByDept[ws.dept]
 	}
 	if need <= 0 || c.pools[pool].freeGPUs-gpus >= need {
 		return -1
 	}
-	for _, cl := range pc.inQuotaNamed {
-		if w := &c.wls[cl.wl]; w.project != ws.project && w.outcome == waiting {
-			return cl.wl
+	for _, claimant := range pc.inQuotaNamed {
+		if w := &c.wls[claimant]; w.project != ws.project && w.outcome == waiting {
+			return claimant
 		}
 	}
 	return -1

@@ -15,15 +15,12 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 		return false // only GPUs are guaranteed
 	}
 	proj := &c.projects[ws.project]
-	dept := &c.depts[ws.dept]
 	for _, pool := range proj.pools {
-		sh := &proj.shares[pool]
-		if sh.alloc+gpus > sh.quota.Deserved || (!ws.preemptible && sh.nonPreemptibleExceeded(gpus)) {
+		if !c.inDeserved(wi, pool, gpus) || (!ws.preemptible && proj.shares[pool].nonPreemptibleExceeded(gpus)) {
 			continue
 		}
-		dsh := &dept.shares[pool]
 		// only a department inside its own deserved quota may take from other departments
-		deptInQuota := dept.unbounded || dsh.alloc+gpus <= dsh.quota.Deserved
+		deptInQuota := c.deptInDeserved(wi, pool, gpus)
 		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
 			continue
 		}

@@ -333,11 +333,10 @@ type WorkloadScope struct {
 	Projects []string
 }
 
-// VisibleWorkloads lists workload records, limited to scope; finished ones (history) only when
-// includeFinished.
-func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) ([]WorkloadRecord, *int, error) {
-	var args listquery.Args
-	where := q.Where(WorkloadSpec, &args)
+// visibleWhere is the WHERE clause of the workloads a query and a scope show: the query's
+// filters, unfinished ones unless includeFinished, only the scope's projects.
+func visibleWhere(q listquery.Query, includeFinished bool, scope WorkloadScope, args *listquery.Args) string {
+	where := q.Where(WorkloadSpec, args)
 	if !includeFinished {
 		where += " AND w.finished_at IS NULL"
 	}
@@ -348,6 +347,14 @@ func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, include
 		}
 		where += " AND w.project_name = ANY(" + args.Add(projects) + ")"
 	}
+	return where
+}
+
+// VisibleWorkloads lists workload records, limited to scope; finished ones (history) only when
+// includeFinished.
+func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) ([]WorkloadRecord, *int, error) {
+	var args listquery.Args
+	where := visibleWhere(q, includeFinished, scope, &args)
 	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	list, err := scanAll[WorkloadRecord](rows, err)
@@ -529,17 +536,7 @@ type keyedWorkload struct {
 // the same at the end of the list as at its start. q's offset and limit are ignored.
 func (s *Store) VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope, after *WorkloadCursor, limit int) ([]WorkloadRecord, *WorkloadCursor, error) {
 	var args listquery.Args
-	where := q.Where(WorkloadSpec, &args)
-	if !includeFinished {
-		where += " AND w.finished_at IS NULL"
-	}
-	if !scope.All {
-		projects := scope.Projects
-		if projects == nil {
-			projects = []string{}
-		}
-		where += " AND w.project_name = ANY(" + args.Add(projects) + ")"
-	}
+	where := visibleWhere(q, includeFinished, scope, &args)
 	if _, ok := WorkloadSpec.Fields[q.SortBy]; !ok {
 		q.SortBy = WorkloadSpec.DefaultSort
 	}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -201,15 +202,13 @@ func (c *Cache) forgetWaiting(key types.UID) {
 // allBound reports whether a workload is built and every pod of it is on a node.
 func (c *Cache) allBound(uid string) bool {
 	b := c.built[types.UID(uid)]
-	if b == nil || b.w.Phase != scheduler.PhaseRunning {
-		return false
-	}
-	for i := range b.w.Pods {
-		if b.w.Pods[i].NodeName == "" {
-			return false
-		}
-	}
-	return true
+	return b != nil && b.w.Phase == scheduler.PhaseRunning && !hasUnboundPod(&b.w)
+}
+
+// hasUnboundPod reports whether some pod of the workload is not on a node (pending, or one its
+// suspended owner's template will make).
+func hasUnboundPod(w *scheduler.Workload) bool {
+	return slices.ContainsFunc(w.Pods, func(p scheduler.Pod) bool { return p.NodeName == "" })
 }
 
 // running reports whether a workload is built and Running.

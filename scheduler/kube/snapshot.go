@@ -162,7 +162,7 @@ func (c *Cache) Snapshot(now time.Time) *View {
 		}
 	}
 	for uid := range c.nominated {
-		if w, _ := v.Workload(uid); w != nil && slices.ContainsFunc(w.Pods, func(p scheduler.Pod) bool { return p.NodeName == "" }) {
+		if w, _ := v.Workload(uid); w != nil && hasUnboundPod(w) {
 			w.Nominated = true
 		}
 	}
