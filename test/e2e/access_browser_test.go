@@ -47,12 +47,15 @@ func TestBrowserAccessPickersAndKeyNames(t *testing.T) {
 	if err != nil || chosen == "" {
 		t.Fatalf("the Scope picker offers no %s by name (%v)", project, err)
 	}
+	// The form posts and the server answers with the Access page again (post, redirect, get):
+	// the old page already has a rules table, so wait for the new rule to be in it, not for
+	// the table.
 	err = chromedp.Do(ctx,
 		chromedp.Click(`#new-rule button[type="submit"]`),
-		chromedp.WaitVisible(`#rules-table`),
+		chromedp.WaitVisible(`//table[@id="rules-table"]//td[contains(., "`+project+`")]`),
 	)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the rules table never showed the new rule at %s: %v", project, err)
 	}
 	rules, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#rules-table").innerText`))
 	if err != nil || !strings.Contains(rules, "ml-team") || !strings.Contains(rules, "project "+project) {

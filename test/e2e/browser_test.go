@@ -53,7 +53,12 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	var png []byte
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		// Each attempt has its own deadline: Chromium waits for a frame that a page stuck
+		// mid-navigation never draws, and evidence must not use up the test's own time.
+		attemptCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		png, err = chromedp.Run(attemptCtx, chromedp.FullScreenshot(100))
+		cancel()
+		if err == nil {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)
