@@ -105,9 +105,8 @@ type indexedHeap struct {
 	less  func(a, b int32) bool
 }
 
-func (h *indexedHeap) len() int         { return len(h.items) }
-func (h *indexedHeap) top() int32       { return h.items[0] }
-func (h *indexedHeap) has(x int32) bool { return *h.pos(x) >= 0 }
+func (h *indexedHeap) len() int   { return len(h.items) }
+func (h *indexedHeap) top() int32 { return h.items[0] }
 
 func (h *indexedHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]

@@ -155,9 +155,6 @@ func (l *leadership) Acting() bool {
 	return l.ready.Load() && l.lock.since() < l.renewDeadline
 }
 
-// IsLeader is Acting, for a leader-status gauge.
-func (l *leadership) IsLeader() bool { return l.Acting() }
-
 // Leader names the replica that holds the lease as last seen, and this replica's identity.
 func (l *leadership) Leader() (leader, self string) {
 	if l == nil {

@@ -110,13 +110,6 @@ func StoryAge(d time.Duration) string {
 	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
-func storyYesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
 func whyVerb(kind string) string {
 	if kind == "Reclaimed" {
 		return "reclaimed"

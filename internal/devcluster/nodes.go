@@ -237,5 +237,3 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, pools []Po
 	}
 	return nil
 }
-
-func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
