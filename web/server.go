@@ -138,7 +138,8 @@ func New(d Deps) *Server {
 	}
 	e.StaticFS("/static", static.Files)
 
-	r := router{api: e.Group("/api/v1"), pages: e}
+	taken := map[string]bool{}
+	r := router{api: routes{to: e.Group("/api/v1"), prefix: "/api/v1", taken: taken}, pages: routes{to: e, taken: taken}}
 	r.api.GET("/openapi.json", serveOpenAPI)
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
@@ -151,7 +152,6 @@ func New(d Deps) *Server {
 		&projects{org: org, prios: prios, layout: s.layout},
 		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, standings: d.Standings, log: log, exports: make(chan struct{}, csvExportSlots), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
-		&eventHistory{entries: d.Users, layout: s.layout},
 		newOverview(d, org, s.layout),
 		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, s.layout),
@@ -175,12 +175,52 @@ type handler interface {
 // root. Page routes are named (routenames), and links to them are built with pathTo or
 // views.URL, so that a page's path is written once.
 type router struct {
-	api   *echo.Group
-	pages *echo.Echo
+	api   routes
+	pages routes
 }
 
 func (r router) page(method, path, name string, h echo.HandlerFunc) {
 	r.pages.Add(method, path, h).Name = name
+}
+
+// routes registers handlers under a prefix and refuses a method and path registered twice:
+// Echo would keep the later handler without a word, so that the order of the handler list
+// decided what a route does.
+type routes struct {
+	to interface {
+		Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	}
+	prefix string
+	taken  map[string]bool // method and full path; shared by every group of one server
+}
+
+func (r routes) Add(method, path string, h echo.HandlerFunc) *echo.Route {
+	key := method + " " + r.prefix + path
+	if r.taken[key] {
+		panic("web: route " + key + " registered twice")
+	}
+	r.taken[key] = true
+	return r.to.Add(method, path, h)
+}
+
+func (r routes) GET(path string, h echo.HandlerFunc) *echo.Route {
+	return r.Add(http.MethodGet, path, h)
+}
+
+func (r routes) POST(path string, h echo.HandlerFunc) *echo.Route {
+	return r.Add(http.MethodPost, path, h)
+}
+
+func (r routes) PUT(path string, h echo.HandlerFunc) *echo.Route {
+	return r.Add(http.MethodPut, path, h)
+}
+
+func (r routes) PATCH(path string, h echo.HandlerFunc) *echo.Route {
+	return r.Add(http.MethodPatch, path, h)
+}
+
+func (r routes) DELETE(path string, h echo.HandlerFunc) *echo.Route {
+	return r.Add(http.MethodDelete, path, h)
 }
 
 // pathTo is the path of the named route with params in place of its ":name" segments.
