@@ -333,9 +333,6 @@ func TestChartOptions(t *testing.T) {
 		if !slices.Contains(c.Args, "--leader-election-id=arbiter-prod") {
 			t.Errorf("args %q do not name the Lease arbiter-prod", c.Args)
 		}
-		if !serveFlags(t)["leader-election-id"] {
-			t.Skip("arbiter serve has no --leader-election-id yet (issue 17, item 1, on another branch)")
-		}
 		parseServe(t, "the chart", c.Args[1:], c.Env)
 	})
 	t.Run("monitoring", func(t *testing.T) {
