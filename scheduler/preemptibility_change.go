@@ -101,16 +101,16 @@ func (c *PreemptibilityChange) fits(p Preemptibility) bool {
 func (c *PreemptibilityChange) sentence(r *ChangeRefusal, use *QuotaUse) string {
 	var b strings.Builder
 	unit := r.Unit + " " + r.Name
-	b.WriteString(c.Workload + " runs on " + gpuCount(c.GPUs) + " in node pool " + c.Pool + "; making it " + string(c.To) +
-		" would give " + unit + " " + gpuCount(r.Would) + " of non-preemptible work there, beyond its deserved quota of " +
+	b.WriteString(c.Workload + " runs on " + gpus(c.GPUs) + " in node pool " + c.Pool + "; making it " + string(c.To) +
+		" would give " + unit + " " + gpus(r.Would) + " of non-preemptible work there, beyond its deserved quota of " +
 		strconv.FormatInt(r.Deserved, 10) + ", and work beyond the deserved quota must stay reclaimable (S14). ")
 	options := []string{"keep it " + string(c.From)}
 	if c.To == NonPreemptible && c.From != SemiPreemptible && c.MinimumGPUs < c.GPUs && c.fits(SemiPreemptible) {
-		options = append(options, "make it semi-preemptible, as its minimum of "+gpuCount(c.MinimumGPUs)+" fits")
+		options = append(options, "make it semi-preemptible, as its minimum of "+gpus(c.MinimumGPUs)+" fits")
 	}
 	excess := r.Would - r.Deserved
 	if other := use.NonPreemptible - nonPreemptibleGPUs(c.From, c.GPUs, c.MinimumGPUs); other >= excess {
-		options = append(options, "change it once "+gpuCount(excess)+" of "+unit+"'s other non-preemptible work there "+
+		options = append(options, "change it once "+gpus(excess)+" of "+unit+"'s other non-preemptible work there "+
 			map[bool]string{true: "has", false: "have"}[excess == 1]+" finished")
 	}
 	options = append(options, "ask an admin to raise "+unit+"'s deserved quota in "+c.Pool+" to at least "+strconv.FormatInt(r.Would, 10))
@@ -126,12 +126,6 @@ func (c *PreemptibilityChange) sentence(r *ChangeRefusal, use *QuotaUse) string 
 	return b.String()
 }
 
-func gpuCount(n int64) string {
-	if n == 1 {
-		return "1 GPU"
-	}
-	return strconv.FormatInt(n, 10) + " GPUs"
-}
 
 // MinimumGPUs are the GPUs of a running workload's gang minimum (S5's gang size): its bound
 // pods that are not terminating, in the order of its pods, as loadSemi takes them. Pods named

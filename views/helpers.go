@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arbiterhq/arbiter/internal/english"
+
 	"github.com/a-h/templ"
 
 	"github.com/arbiterhq/arbiter/web/routenames"
@@ -65,12 +67,8 @@ func orDefault(s *string) string {
 	return *s
 }
 
-func countText(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
+// countText is english.Plural, under the name the templates use.
+var countText = english.Plural
 
 // InputSize is the size attribute of a text input in a table row: as many characters as its
 // value has and one more, at least 8 and at most 40, so that the value shows whole and the
