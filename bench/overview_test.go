@@ -78,8 +78,7 @@ func BenchmarkOverviewCluster(b *testing.B) {
 	if _, ok := cb.waitRunning(benchJobs, 10*time.Minute); !ok {
 		b.Fatalf("only %d of %d pods Running", cb.running.Load(), benchJobs)
 	}
-	// Arbiter at rest with 500 nodes and 4,000 running pods (issue 17's figure): its CPU over
-	// 30 s of cycles with nothing to decide but everything to keep, and its resident memory.
+	// Arbiter at rest with 500 nodes and 4,000 running pods: its CPU over 30 s of cycles with nothing to decide but everything to keep, and its resident memory.
 	arbiter := map[string]int{"arbiter": cb.arbiter.pid}
 	before := readCPU(arbiter)
 	time.Sleep(30 * time.Second)

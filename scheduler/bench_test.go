@@ -183,7 +183,7 @@ func fillSnapshot(running, pending int) *Snapshot {
 	return sb.build()
 }
 
-// A dry run (issue 16) at the size of the fill benchmark: 500 nodes x 8 GPUs, 4,000 workloads,
+// A dry run at the size of the fill benchmark: 500 nodes x 8 GPUs, 4,000 workloads,
 // and one more 1-GPU workload foreseen: among 3,500 running and 500 pending, or in a full
 // cluster where it must preempt. It reports the 99th percentile of one dry run's time; the
 // target is 50 ms.
@@ -232,7 +232,7 @@ func estimateSnapshot(nodes, pending int) *Snapshot {
 	return sb.build()
 }
 
-// The start estimate of every waiting workload (issue 16 item 4), bounded to 64 end events:
+// The start estimate of every waiting workload, bounded to 64 end events:
 // at 500 nodes / 4,000 workloads and at 1,000 nodes / 15,000 workloads.
 func BenchmarkEstimateStarts(b *testing.B) {
 	for _, c := range []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/english"
 )
 
-// This file estimates when each waiting workload will start (issue 16 item 4): it simulates
+// This file estimates when each waiting workload will start (docs/scheduling.md "Estimated start of every waiting workload"): it simulates
 // forward with the decision core, ending each running workload at its expected end and
 // running a cycle (Plan) after each end, and takes the first simulated time at which a
 // waiting workload is admitted. It cannot know what has not happened: submissions to come

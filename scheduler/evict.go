@@ -112,7 +112,7 @@ func (c *cycle) reclaimCouldFit(j, pool int32, deptInQuota bool, gpus int64) boo
 
 // borrowedTail is project k's lowest-ranked borrowed workload in the pool that may be reclaimed
 // for workload p, or -1. Walking the ranking from its end, a workload is borrowed while the GPUs
-// up to and including it exceed the deserved quota (section 8 of the contract).
+// up to and including it exceed the deserved quota (S15's ranking, docs/rules.md).
 func (c *cycle) borrowedTail(k, pool int32, p *wlState) int32 {
 	sh := &c.projects[k].shares[pool]
 	cum := sh.running

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Outcome is what a dry run predicts for a hypothetical workload (issue 16 item 3).
+// Outcome is what a dry run predicts for a hypothetical workload (docs/scheduling.md "Dry run").
 type Outcome string
 
 const (

@@ -171,7 +171,7 @@ type Plan struct {
 	// Reservations made in this plan (by workload UID); see Reservation.
 	Reservations []Reservation
 	Pending      []PendingWorkload // by project, then queue position
-	Running      []RunningWorkload // by project, node pool, then rank (section 8 of the contract)
+	Running      []RunningWorkload // by project, node pool, then rank (S15, docs/rules.md)
 	Warnings     []Warning         // by workload UID
 	Projects     []QueueStatus     // by project, then node pool
 	Departments  []QueueStatus     // by department, then node pool

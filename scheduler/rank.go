@@ -6,14 +6,13 @@ import (
 	"slices"
 )
 
-// The ranking of each project's running work (section 8 of the contract): non-preemptible
+// The ranking of each project's running work (S15, docs/rules.md): non-preemptible
 // first, then higher priority, then earlier start. Preemption and reclaim take their victims
 // from its end, and the running report lists workloads in its order.
 
-// rank is phase 1's last step: the ranking of each project's running work (section 8 of the
-// contract), which preemption and reclaim read. It is one order over all running workloads,
-// so it is sorted once: appending in that order leaves every project's lists sorted, and the
-// report reuses it.
+// rank is phase 1's last step: the ranking of each project's running work (S15), which
+// preemption and reclaim read. It is one order over all running workloads, so it is sorted
+// once: appending in that order leaves every project's lists sorted, and the report reuses it.
 func (c *cycle) rank() {
 	c.uidSkip = c.commonUIDPrefix()
 	for wi := range c.wls {
@@ -102,7 +101,7 @@ func (c *cycle) rankItemOf(wi int32) rankItem {
 	return rankItem{key: key, start: ws.start, uid: uidPrefix(ws.w.UID[c.uidSkip:]), wi: wi}
 }
 
-// compareRank is the ranking of a project's running work (section 8 of the contract):
+// compareRank is the ranking of a project's running work (S15, docs/rules.md):
 // non-preemptible first, then higher priority, then earlier start. It is a function value, not
 // a method, so that sorting calls it directly with everything but the UID tie-break inlined.
 func (c *cycle) compareRank() func(a, b rankItem) int {

@@ -1,6 +1,6 @@
 package views
 
-// SubmitPage is the Submit page (issue 16): the form of a native workload and, beside it, the
+// SubmitPage is the Submit page (docs/console.md): the form of a native workload and, beside it, the
 // dry run of what the form describes.
 type SubmitPage struct {
 	Page

@@ -16,7 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
-// This file is the dry run's Kubernetes side (issue 16): the workload a submission would
+// This file is the dry run's Kubernetes side (docs/scheduling.md "Dry run"): the workload a submission would
 // create is built from the objects it would create, as the cache builds a workload from its
 // owner and pods, and foreseen on a snapshot of the cache taken now.
 

@@ -53,7 +53,7 @@ const (
 	Nodes = "nodes"
 )
 
-// The Workloads page (issue 15, point 2).
+// The Workloads page.
 const (
 	Workloads     = "workloads"
 	WorkloadsCSV  = "workloads.csv"
@@ -69,7 +69,7 @@ const (
 	WorkloadDelete = "workloads.delete"
 )
 
-// The Submit page (issue 16, point 6).
+// The Submit page.
 const (
 	Submit       = "submit"
 	SubmitCreate = "submit.create"  // the form, posted: creates the workload
