@@ -116,4 +116,3 @@ func TestBrowserResearchManagerEditsOnlyTheInsideOfTheProjectPolicy(t *testing.T
 		t.Errorf("the refusal beside the form is %q, want it to say %q", msg, want)
 	}
 }
-
