@@ -89,10 +89,17 @@ func (h *projects) renderProjectsPage(c echo.Context, status int, form views.Pro
 func (h *projects) projectRow(c echo.Context, p store.Project, pools []views.NodePoolRef, depts []views.Department, prios []views.Priority, csrf string) views.ProjectRow {
 	v := h.org.projectView(p)
 	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
-		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)),
-		CanEditSharing: mayChangeProjectFields(c, p, "policy.priorityPolicy", "policy.priorityOffset", "policy.preemptionDelaySeconds", "policy.reclaimMinRuntimeSeconds"),
-		CSRFToken:      csrf}
+		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: mayChangeProjectFields(c, p, policyInsideFields...),
+		CanEditSharing: mayChangeProjectFields(c, p, policySharingFields...), CSRFToken: csrf}
 }
+
+// The policy form's two parts, as the field table (organization_fields.go) decides who may
+// change them: the fields that stay inside the project, and those that reach other projects.
+var (
+	policyInsideFields = []string{"policy.defaultPriorityId", "policy.allowPriorityChange", "policy.allowPreemptibilityChange",
+		"policy.minPriority", "policy.maxPriority", "policy.preemptionOrder", "policy.preemptionMode", "policy.minRuntimeSeconds", "policy.queueing"}
+	policySharingFields = []string{"policy.priorityPolicy", "policy.priorityOffset", "policy.preemptionDelaySeconds", "policy.reclaimMinRuntimeSeconds"}
+)
 
 func (h *projects) createProjectForm(c echo.Context) error {
 	target(c, "create", "project", "")
