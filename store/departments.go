@@ -356,6 +356,12 @@ func CheckQuota(pool string, deserved, limit, weight int) error {
 		return InvalidField("resources", "limit %d GPUs in pool %s is below the deserved %d, by %d; use -1 for no limit or a limit of at least %d", limit, pool, deserved, deserved-limit, deserved)
 	case weight < 0:
 		return InvalidField("resources", "over-quota weight in pool %s is %d; it must be 0 or more", pool, weight)
+	case deserved > MaxQuotaGPUs:
+		return InvalidField("resources", "deserved GPUs in pool %s is %d; it may be at most %d", pool, deserved, MaxQuotaGPUs)
+	case limit > MaxQuotaGPUs:
+		return InvalidField("resources", "limit in pool %s is %d; it may be at most %d GPUs (or -1 for no limit)", pool, limit, MaxQuotaGPUs)
+	case weight > MaxOverQuotaWeight:
+		return InvalidField("resources", "over-quota weight in pool %s is %d; it may be at most %d", pool, weight, MaxOverQuotaWeight)
 	}
 	return nil
 }

@@ -91,6 +91,9 @@ func checkPolicy(p Policy, prios []Priority) error {
 	case p.PreemptionDelaySeconds < 0:
 		return InvalidField("preemptionDelaySeconds", "preemptionDelaySeconds is %d; it must be 0 or more", p.PreemptionDelaySeconds)
 	}
+	if err := checkPolicyBounds(p); err != nil {
+		return err
+	}
 	return checkPriorityPolicy(p.PriorityPolicy, p.PriorityOffset)
 }
 
@@ -99,17 +102,11 @@ func checkPriorityPolicy(policy string, offset int) error {
 	switch {
 	case policy != PriorityFence && policy != PriorityOpen:
 		return InvalidField("priorityPolicy", "priorityPolicy %q is not valid; use %q (priority counts only inside it, the default) or %q (its highest pending priority counts among its siblings)", policy, PriorityFence, PriorityOpen)
-	case offset < minOffset || offset > maxOffset:
-		return InvalidField("priorityOffset", "priorityOffset is %d; it must be a whole number from %d to %d", offset, minOffset, maxOffset)
+	case offset < -MaxPriorityOffset || offset > MaxPriorityOffset:
+		return InvalidField("priorityOffset", "priorityOffset is %d; it must be a whole number from %d to %d", offset, -MaxPriorityOffset, MaxPriorityOffset)
 	}
 	return nil
 }
-
-// The offset is an int32 in the decision core, as YuniKorn's priority.offset is.
-const (
-	minOffset = -2147483648
-	maxOffset = 2147483647
-)
 
 func dictionary(ctx context.Context, db querier) ([]Priority, error) {
 	rows, err := db.Query(ctx, `SELECT p.* FROM workload_priorities p ORDER BY p.value`)

@@ -244,11 +244,15 @@ type ProjectRow struct {
 	Departments []Department
 	Priorities  []Priority
 	CanEdit     bool // name, department, namespaces, quotas and delete
-	// CanEditPolicy: the policy (a research-manager may change it without CanEdit).
+	// CanEditPolicy: the policy fields that stay inside the project (a research-manager may
+	// change them without CanEdit).
 	CanEditPolicy bool
-	CSRFToken     string
-	Saved         string
-	Error         FieldError
+	// CanEditSharing: the priority policy and offset, the preemption delay and the reclaim
+	// minimum runtime, which change what other projects receive (a department admin's).
+	CanEditSharing bool
+	CSRFToken      string
+	Saved          string
+	Error          FieldError
 }
 
 func orDash(s string) string { return cmp.Or(s, "—") }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/a-h/templ"
+	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
@@ -58,11 +59,24 @@ func (h *departments) getDepartment(c echo.Context) error {
 }
 
 func (h *departments) createDepartment(c echo.Context) error {
-	return createByAdmin(c, "department", "create a department", departmentFields, departmentRequest.update, h.org.store.CreateDepartment, h.org.departmentView)
+	return createByAdmin(c, "department", "create a department", departmentFields, checkedDepartmentUpdate(c), h.org.store.CreateDepartment, h.org.departmentView)
 }
 
 func (h *departments) putDepartment(c echo.Context) error {
-	return putByAdmin(c, "department", "change a department", departmentFields, departmentRequest.update, h.org.store.UpdateDepartment, h.org.departmentView)
+	return putByAdmin(c, "department", "change a department", departmentFields, checkedDepartmentUpdate(c), h.org.store.UpdateDepartment, h.org.departmentView)
+}
+
+// checkedDepartmentUpdate decodes a department request and checks the fields it sets against
+// the field table (organization_fields.go): all are the admin's, whom the routes have asked
+// for already, but the table is the rule every organization route asks.
+func checkedDepartmentUpdate(c echo.Context) func(departmentRequest) (store.DepartmentUpdate, error) {
+	return func(r departmentRequest) (store.DepartmentUpdate, error) {
+		u, err := r.update()
+		if err != nil {
+			return u, err
+		}
+		return u, mayChangeFields(c, departmentFieldRoles, departmentFieldsSet(u), auth.System)
+	}
 }
 
 func (h *departments) deleteDepartment(c echo.Context) error {
@@ -120,8 +134,12 @@ func (h *departments) createDepartmentForm(c echo.Context) error {
 	if err == nil {
 		err = requireAdmin(c, "create a department")
 	}
+	u := store.DepartmentUpdate{Name: formString(form.Name), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}
 	if err == nil {
-		_, err = h.org.store.CreateDepartment(ctx, store.DepartmentUpdate{Name: formString(form.Name), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}, actor(c))
+		err = mayChangeFields(c, departmentFieldRoles, departmentFieldsSet(u), auth.System)
+	}
+	if err == nil {
+		_, err = h.org.store.CreateDepartment(ctx, u, actor(c))
 	}
 	if err != nil {
 		status, _ := statusOf(err)
@@ -145,7 +163,13 @@ func (h *departments) saveDepartment(c echo.Context, field string, u func(store.
 	if err != nil {
 		return err
 	}
-	_, saveErr := h.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) { return u(d, pools) }, actor(c))
+	_, saveErr := h.org.store.PatchDepartment(ctx, id, func(d store.Department) (store.DepartmentUpdate, error) {
+		upd, err := u(d, pools)
+		if err != nil {
+			return upd, err
+		}
+		return upd, mayChangeFields(c, departmentFieldRoles, departmentFieldsSet(upd), departmentScope(d))
+	}, actor(c))
 	return rowResult(c, routenames.Departments, saveErr, func(status int) error {
 		d, err := h.org.store.Department(ctx, id)
 		if err != nil {

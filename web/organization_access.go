@@ -19,10 +19,11 @@ import (
 //     without per-project data: every signed-in caller sees them.
 //   - Departments (create, rename, quotas, delete) are the admin's: a department's quota is its
 //     share of the cluster.
-//   - Projects: creating, deleting, and changing name, department, namespaces, node-pool order
-//     or quotas need auth.ManageDepartment at the project (admin, or department-admin of its
-//     department; a move needs it at both departments); changing only the policy needs
-//     auth.ManageProject (also a research-manager of the project or its department).
+//   - Projects: creating and deleting need auth.ManageDepartment at the project (admin, or
+//     department-admin of its department); each field a change or a creation sets needs the
+//     role the field table gives it (organization_fields.go): the fields that stay inside the
+//     project are its research managers' too, those that reach other units need the role
+//     above. A move needs auth.ManageDepartment at both departments.
 //
 // Changes are checked against the project as it is under the change's row lock (a
 // store.ProjectPatch), so a project moved meanwhile to another department is judged where it is.
@@ -132,23 +133,15 @@ func (o organization) readableProject(c echo.Context) func(context.Context, uuid
 	}
 }
 
-// structural reports whether u changes more than the policy: name, department, namespaces,
-// node-pool order or quotas, which are the department's to decide.
-func structural(u store.ProjectUpdate) bool {
-	return u.Name.Set || u.DepartmentID.Set || u.Namespaces.Set || u.NodePools.Set || u.Resources.Set
-}
-
-// mayChangeProject checks u against the project p as it is (read under the row lock).
+// mayChangeProject checks u against the project p as it is (read under the row lock): each
+// field it sets against the field table (organization_fields.go), and a move against both
+// departments.
 func mayChangeProject(c echo.Context, p store.Project, u store.ProjectUpdate) error {
 	scope := projectScope(p)
 	if !can(c, auth.Read, scope) {
 		return projectNotFound(p.ID)
 	}
-	if structural(u) {
-		if err := authorize(c, auth.ManageDepartment, scope, "change project "+p.Name+"'s name, department, namespaces, node pools or quotas"); err != nil {
-			return err
-		}
-	} else if err := authorize(c, auth.ManageProject, scope, "change project "+p.Name+"'s policy"); err != nil {
+	if err := mayChangeFields(c, projectFieldRoles, projectFieldsSet(u), scope); err != nil {
 		return err
 	}
 	if u.DepartmentID.Set && u.DepartmentID.Value != nil && *u.DepartmentID.Value != p.DepartmentID {
@@ -171,7 +164,11 @@ func mayCreateProject(c echo.Context, u store.ProjectUpdate) error {
 	if !u.DepartmentID.Set || u.DepartmentID.Value == nil {
 		return nil
 	}
-	return authorize(c, auth.ManageDepartment, auth.Department(u.DepartmentID.Value.String()), "create a project in that department")
+	dept := u.DepartmentID.Value.String()
+	if err := authorize(c, auth.ManageDepartment, auth.Department(dept), "create a project in that department"); err != nil {
+		return err
+	}
+	return mayChangeFields(c, projectFieldRoles, projectFieldsSet(u), auth.Project("", dept))
 }
 
 // mayDeleteProject checks a delete against the project as it is, under the row lock.

@@ -89,8 +89,17 @@ func (h *projects) renderProjectsPage(c echo.Context, status int, form views.Pro
 func (h *projects) projectRow(c echo.Context, p store.Project, pools []views.NodePoolRef, depts []views.Department, prios []views.Priority, csrf string) views.ProjectRow {
 	v := h.org.projectView(p)
 	return views.ProjectRow{Project: v, Quotas: quotaCells(pools, v.Resources, v.Status), Departments: manageable(c, depts), Priorities: prios,
-		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: can(c, auth.ManageProject, projectScope(p)), CSRFToken: csrf}
+		CanEdit: can(c, auth.ManageDepartment, projectScope(p)), CanEditPolicy: mayChangeProjectFields(c, p, policyInsideFields...),
+		CanEditSharing: mayChangeProjectFields(c, p, policySharingFields...), CSRFToken: csrf}
 }
+
+// The policy form's two parts, as the field table (organization_fields.go) decides who may
+// change them: the fields that stay inside the project, and those that reach other projects.
+var (
+	policyInsideFields = []string{"policy.defaultPriorityId", "policy.allowPriorityChange", "policy.allowPreemptibilityChange",
+		"policy.minPriority", "policy.maxPriority", "policy.preemptionOrder", "policy.preemptionMode", "policy.minRuntimeSeconds", "policy.queueing"}
+	policySharingFields = []string{"policy.priorityPolicy", "policy.priorityOffset", "policy.preemptionDelaySeconds", "policy.reclaimMinRuntimeSeconds"}
+)
 
 func (h *projects) createProjectForm(c echo.Context) error {
 	target(c, "create", "project", "")
@@ -182,9 +191,16 @@ func (h *projects) saveProjectQuota(c echo.Context) error {
 	})
 }
 
-// saveProjectPolicy takes the whole policy form: an empty select is the field's default.
+// saveProjectPolicy takes the policy form: an empty select is the field's default. The fields
+// that reach other units are offered only to who may change them (projectRow), so they are
+// changed only when the form has them; one posted by a caller who may not is refused whole,
+// with the API's sentence.
 func (h *projects) saveProjectPolicy(c echo.Context) error {
 	return h.saveProject(c, "policy", auth.ManageProject, func(store.Project, []views.NodePoolRef) (store.ProjectUpdate, error) {
+		form, err := c.FormParams()
+		if err != nil {
+			return store.ProjectUpdate{}, badRequest("the form could not be read; reload the page and try again")
+		}
 		str := func(name string) optional[string] {
 			v := c.FormValue(name)
 			return optional[string]{Set: true, Null: v == "", Value: v}
@@ -204,6 +220,9 @@ func (h *projects) saveProjectPolicy(c echo.Context) error {
 			{"preemptionDelaySeconds", "preemption delay (seconds)", &p.PreemptionDelaySeconds},
 			{"reclaimMinRuntimeSeconds", "reclaim minimum runtime (seconds)", &p.ReclaimMinRuntimeSeconds},
 		} {
+			if f.name != "minRuntimeSeconds" && !form.Has(f.name) {
+				continue
+			}
 			n, err := formInt(f.name, f.what, c.FormValue(f.name), 0, maxIntColumn)
 			if err != nil {
 				return store.ProjectUpdate{}, err
@@ -218,7 +237,12 @@ func (h *projects) saveProjectPolicy(c echo.Context) error {
 			return store.ProjectUpdate{}, err
 		}
 		pu, err := p.update()
-		pu.PriorityPolicy, pu.PriorityOffset = fence.PriorityPolicy, fence.PriorityOffset
+		if form.Has("priorityPolicy") {
+			pu.PriorityPolicy = fence.PriorityPolicy
+		}
+		if form.Has("priorityOffset") {
+			pu.PriorityOffset = fence.PriorityOffset
+		}
 		return store.ProjectUpdate{Policy: pu}, err
 	})
 }

@@ -170,10 +170,8 @@ func (h *projects) putProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if structural(u) {
-		if err := authorizeSomewhere(c, auth.ManageDepartment, "change a project's name, department, namespaces, node pools or quotas"); err != nil {
-			return err
-		}
+	if err := mayChangeFieldsSomewhere(c, projectFieldRoles, projectFieldsSet(u)); err != nil {
+		return err
 	}
 	p, err := h.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
 	if err != nil {
@@ -188,7 +186,10 @@ func (h *projects) putProjectResources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := authorizeSomewhere(c, auth.ManageDepartment, "change a project's quotas"); err != nil {
+	if err := authorizeSomewhere(c, auth.ManageProject, "change a project"); err != nil {
+		return err
+	}
+	if err := mayChangeFieldsSomewhere(c, projectFieldRoles, []string{"resources"}); err != nil {
 		return err
 	}
 	var req struct {
