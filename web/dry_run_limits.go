@@ -41,6 +41,9 @@ func NewDryRunLimits(perReplica, perCaller int) *DryRunLimits {
 	return &DryRunLimits{perReplica: max(perReplica, 1), perCaller: max(perCaller, 1), byCaller: map[string]int{}}
 }
 
+// Bounds are the dry runs the replica runs at once, in all and per caller.
+func (l *DryRunLimits) Bounds() (perReplica, perCaller int) { return l.perReplica, l.perCaller }
+
 // Acquire takes a slot for caller (who asks: submitterOf its identity), or refuses with a 429
 // saying which bound it hit. release gives the slot back; call it once.
 func (l *DryRunLimits) Acquire(caller string) (release func(), err error) {
