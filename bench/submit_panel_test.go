@@ -35,7 +35,7 @@ const (
 // one element, a researcher has at most one panel request in flight, and a change made meanwhile
 // is sent as soon as the answer is in (the latest only), its latency counted from the change.
 // It reports the latency percentiles, how many panels the dry-run bounds refused
-// (--dry-runs-per-replica 8, --dry-runs-per-caller 2 by default), and first one panel's
+// (--dry-runs-per-replica 8, --dry-runs-per-caller 2 by default), and, first, one panel's
 // latency at rest (one researcher, one request at a time). Run with -benchtime=1x.
 func BenchmarkSubmitPanel(b *testing.B) {
 	cb := startCluster(b, benchNodes, false)
