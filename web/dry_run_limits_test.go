@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
 	"github.com/arbiterhq/arbiter/web"
 )
 
@@ -55,12 +57,14 @@ func TestDryRunsAreBoundedPerCallerAndPerReplica(t *testing.T) {
 		t.Errorf("a dry run past the replica's bound = %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
 	}
 
-	// The Submit page's panel shows the sentence in the panel.
+	// The Submit page's panel shows the sentence in the panel: the fragment htmx swaps in
+	// for #dry-run, answered 200 so that it is swapped in.
 	form := url.Values{"type": {"trainings"}, "projectId": {f.alpha}, "name": {"urgent"}, "spec.image": {"python:3.12"},
 		"spec.compute.gpuDevicesRequest": {"2"}}
 	panel := pageAs(t, f.srv, researcher, "/submit/dry-run", form, true, 200)
-	if text := textOf(panel); !strings.Contains(text, "you already have 2 dry runs running") || strings.Contains(text, "Would preempt") {
-		t.Errorf("the panel of a refused dry run = %s", text)
+	aside := findNode(panel, func(n *html.Node) bool { return n.Data == "aside" && attr(n, "id") == "dry-run" })
+	if aside == nil || !strings.Contains(textOf(aside), "you already have 2 dry runs running") || strings.Contains(textOf(aside), "Would preempt") {
+		t.Errorf("the panel of a refused dry run = %s", textOf(panel))
 	}
 
 	// Slots given back let dry runs through again.
