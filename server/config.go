@@ -3,6 +3,7 @@
 package server
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -55,6 +56,9 @@ type Config struct {
 	// Namespaces projects may claim (docs/organization.md "Rules and their answers").
 	ReservedNamespaces   string // comma-separated; Arbiter's own namespace is reserved besides
 	MaxProjectNamespaces int    // per project
+	// Dry runs running at once (web.DryRunLimits; docs/api.md "Dry runs"); 0: the default.
+	DryRunsPerReplica int
+	DryRunsPerCaller  int
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -95,6 +99,8 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&c.ReservedNamespaces, "reserved-namespaces", strings.Join(store.SystemNamespaces, ","), "comma-separated namespaces no project may claim; Arbiter's own namespace is reserved besides")
 	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
+	fs.IntVar(&c.DryRunsPerReplica, "dry-runs-per-replica", web.DefaultDryRunsPerReplica, "how many dry runs this replica runs at once; past it a dry run is refused with 429")
+	fs.IntVar(&c.DryRunsPerCaller, "dry-runs-per-caller", web.DefaultDryRunsPerCaller, "how many dry runs one caller (person or API key) runs at once in a replica; past it 429")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -125,6 +131,12 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	if c.MaxProjectNamespaces < 1 {
 		return c, fmt.Errorf("--max-project-namespaces %d: use a whole number of at least 1", c.MaxProjectNamespaces)
 	}
+	if c.DryRunsPerReplica < 1 {
+		return c, fmt.Errorf("--dry-runs-per-replica %d: use a whole number of at least 1", c.DryRunsPerReplica)
+	}
+	if c.DryRunsPerCaller < 1 {
+		return c, fmt.Errorf("--dry-runs-per-caller %d: use a whole number of at least 1", c.DryRunsPerCaller)
+	}
 	for _, ns := range splitList(c.ReservedNamespaces) {
 		if err := store.ValidNamespace(ns); err != nil {
 			return c, fmt.Errorf("--reserved-namespaces: %w", err)
@@ -148,6 +160,12 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 // Arbiter's own namespace (the pod's, else the leader election Lease's).
 func (c Config) NamespaceRules() store.NamespaceRules {
 	return store.NamespaceRules{Reserved: splitList(c.ReservedNamespaces), Own: ownNamespace(c), MaxPerProject: c.MaxProjectNamespaces}
+}
+
+// dryRunLimits bounds the replica's dry runs as configured; a bound left at 0 (a Config
+// built in code) is the default.
+func (c Config) dryRunLimits() *web.DryRunLimits {
+	return web.NewDryRunLimits(cmp.Or(c.DryRunsPerReplica, web.DefaultDryRunsPerReplica), cmp.Or(c.DryRunsPerCaller, web.DefaultDryRunsPerCaller))
 }
 
 // EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.

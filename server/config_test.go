@@ -55,3 +55,31 @@ func TestNamespaceRulesConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunLimitsConfig: --dry-runs-per-replica (8) and --dry-runs-per-caller (2) with their
+// ARBITER_* twins bound the replica's dry runs; a Config built in code without them has the
+// defaults; a bound under 1 stops the start with a sentence naming the flag.
+func TestDryRunLimitsConfig(t *testing.T) {
+	c, err := ParseConfig("serve", nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replica, caller := c.dryRunLimits().Bounds(); replica != 8 || caller != 2 {
+		t.Errorf("default bounds %d, %d; want 8, 2", replica, caller)
+	}
+	if replica, caller := (Config{}).dryRunLimits().Bounds(); replica != 8 || caller != 2 {
+		t.Errorf("a Config built in code: bounds %d, %d; want 8, 2", replica, caller)
+	}
+	t.Setenv("ARBITER_DRY_RUNS_PER_REPLICA", "16")
+	if c, err = ParseConfig("serve", []string{"--dry-runs-per-caller=3"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if replica, caller := c.dryRunLimits().Bounds(); replica != 16 || caller != 3 {
+		t.Errorf("configured bounds %d, %d; want 16, 3", replica, caller)
+	}
+	for _, args := range [][]string{{"--dry-runs-per-replica=0"}, {"--dry-runs-per-caller=-1"}} {
+		if _, err := ParseConfig("serve", args, io.Discard); err == nil || !strings.Contains(err.Error(), strings.SplitN(args[0], "=", 2)[0]) {
+			t.Errorf("%v: %v, want a refusal naming the flag", args, err)
+		}
+	}
+}

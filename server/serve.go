@@ -139,6 +139,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Pods:         workloadPods(sched),
 		Standings:    preemptibilityStandings(sched),
 		Foresee:      foresight(run),
+		DryRuns:      c.dryRunLimits(),
 		Estimating:   run != nil,
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -24,6 +25,8 @@ type httpError struct {
 	status  int
 	message string
 	field   string
+	// retryAfter, in seconds, is sent as Retry-After when set (a 429 or 503 that will pass).
+	retryAfter int
 }
 
 func (e *httpError) Error() string { return e.message }
@@ -100,6 +103,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	status, message := statusOf(err)
+	if he := (*httpError)(nil); errors.As(err, &he) && he.retryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
+	}
 	if status >= 500 && status != http.StatusServiceUnavailable {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	} else if status == http.StatusServiceUnavailable {

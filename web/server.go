@@ -49,6 +49,9 @@ type Deps struct {
 	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
 	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
 	Foresee WorkloadForesight
+	// DryRuns bounds the dry runs running at once in this replica, in all and per caller;
+	// nil: NewDryRunLimits(DefaultDryRunsPerReplica, DefaultDryRunsPerCaller).
+	DryRuns *DryRunLimits
 	// Estimating says a scheduler makes start estimates (a cluster is connected); the
 	// estimates themselves are in the workload records, the same on every replica.
 	Estimating bool

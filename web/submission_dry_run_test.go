@@ -42,7 +42,7 @@ func (f *fakeForesight) asked() []runtime.Object {
 
 // TestSubmitDryRun: ?dryRun=true checks the request as a submission does, hands the scheduler
 // the top owner the submission would create (namespace, type and priority labels, submitter)
-// and answers 200 with its prediction, creating, recording and auditing nothing; a refusal is
+// and answers 200 with its prediction, creating and recording nothing; a refusal is
 // the submission's, and a dry run without a cluster is a 503 that says so.
 func TestSubmitDryRun(t *testing.T) {
 	t.Parallel()
@@ -79,14 +79,15 @@ func TestSubmitDryRun(t *testing.T) {
 		t.Errorf("asked about %#v", fs.asked()[1])
 	}
 
-	// Nothing was created, recorded or audited.
+	// Nothing was created or recorded. The answers name a victim, so the first is audited as
+	// a dry run; the second names the same victim in the same project and is not audited again.
 	if n := f.cluster.count(); n != 0 {
 		t.Errorf("%d workloads were created", n)
 	}
 	if names := workloads(t, f.srv, ""); names != "" {
 		t.Errorf("recorded: %q", names)
 	}
-	if rows := auditRows(t, f.st, "workload"); len(rows) != 0 {
+	if rows := auditRows(t, f.st, "workload"); len(rows) != 1 || rows[0].Action != "dry-run" || rows[0].Result != "success" || rows[0].EntityName != "train-a" {
 		t.Errorf("audit = %+v", rows)
 	}
 

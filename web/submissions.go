@@ -50,6 +50,8 @@ type submissions struct {
 	audit     AuditStore
 	cluster   WorkloadSubmitter // nil: no cluster is connected
 	foresight WorkloadForesight // the dry run; nil: no cluster is connected
+	dryRuns   *DryRunLimits     // bounds the dry runs running at once; never nil
+	victims   *victimAudits     // which answers naming victims were audited lately; never nil
 	log       *slog.Logger
 }
 
@@ -92,7 +94,7 @@ func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 			return err
 		}
 		if dry {
-			p, err := h.foresee(c.Request().Context(), s)
+			p, err := h.foresee(c, s)
 			if err != nil {
 				return err
 			}
@@ -367,6 +369,7 @@ func newSubmissions(d Deps, log *slog.Logger) *submissions {
 	return &submissions{
 		workloads: &workloads{store: d.Workloads, priorities: d.Properties, log: log},
 		org:       d.Organization, props: d.Properties, store: d.Submissions, audit: d.Audit, cluster: d.Submitter,
-		foresight: d.Foresee, log: log,
+		foresight: d.Foresee, dryRuns: cmp.Or(d.DryRuns, NewDryRunLimits(DefaultDryRunsPerReplica, DefaultDryRunsPerCaller)),
+		victims: newVictimAudits(), log: log,
 	}
 }

@@ -136,7 +136,7 @@ func (h *submitPage) submitForm(c echo.Context, f views.SubmitForm) (store.Workl
 		return store.WorkloadRecord{}, nil, err
 	}
 	var prediction *PredictionJSON
-	if p, err := h.foresee(c.Request().Context(), s); err == nil {
+	if p, err := h.foresee(c, s); err == nil {
 		prediction = &p
 	}
 	rec, err := h.createWorkload(c, s)
@@ -281,7 +281,7 @@ func (h *submitPage) panel(c echo.Context, f views.SubmitForm) views.DryRunPanel
 	s, err := h.resolveForm(c, f)
 	if err == nil {
 		var p PredictionJSON
-		if p, err = h.foresee(c.Request().Context(), s); err == nil {
+		if p, err = h.foresee(c, s); err == nil {
 			return dryRunPanel(p)
 		}
 	}

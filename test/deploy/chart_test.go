@@ -321,6 +321,18 @@ func TestChartOptions(t *testing.T) {
 			t.Errorf("set: max %d, reserved %q from args %q", cfg.MaxProjectNamespaces, cfg.ReservedNamespaces, c.Args)
 		}
 	})
+	t.Run("dry-run bounds", func(t *testing.T) {
+		c := one[*appsv1.Deployment](t, mustRender(t, "ops", withDatabase())).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.DryRunsPerReplica != 8 || cfg.DryRunsPerCaller != 2 {
+			t.Errorf("by default: %d per replica, %d per caller", cfg.DryRunsPerReplica, cfg.DryRunsPerCaller)
+		}
+		vals := withDatabase()
+		vals["dryRunsPerReplica"], vals["dryRunsPerCaller"] = 16, 3
+		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.DryRunsPerReplica != 16 || cfg.DryRunsPerCaller != 3 {
+			t.Errorf("set: %d per replica, %d per caller from args %q", cfg.DryRunsPerReplica, cfg.DryRunsPerCaller, c.Args)
+		}
+	})
 	t.Run("lease name", func(t *testing.T) {
 		vals := withDatabase()
 		vals["leaderElection"] = map[string]any{"id": "arbiter-prod"}
