@@ -36,8 +36,8 @@ const (
 
 // Refusals are counted each, but written to the audit log sampled: a caller without
 // credentials can send as many as the network carries, and a row each (about 550 bytes) would
-// grow the log and slow every writer without bound. Of each kind of refusal (reason, route
-// and, for a signed-in caller, its subject) the first is written at once; the further ones
+// grow the log and slow every writer without bound. Of each kind of refusal (reason, method,
+// route and, for a signed-in caller, its subject) the first is written at once; the further ones
 // within refusalWindow are folded into the kind's next row, written when the next one comes
 // after the window or by the periodic flush (RunRefusalFlush), whichever is first. Every row
 // says how many refusals it stands for ("refusals", itself included) and when the first of
@@ -46,7 +46,7 @@ const (
 const (
 	refusalWindow = time.Minute
 	// refusalKinds bounds the kinds remembered at once (about 1 KB each). Past it, a refusal
-	// of a new kind is folded into its reason's catch-all kind (route and subject "*"): at most
+	// of a new kind is folded into its reason's catch-all kind (method, route, subject "*"): at most
 	// refusalKinds + one per reason entries.
 	refusalKinds = 1024
 	// refusalFlushEvery is how often the folded refusals of kinds whose window has passed are
@@ -54,7 +54,7 @@ const (
 	refusalFlushEvery = 15 * time.Second
 )
 
-type refusalKind struct{ reason, route, subject string }
+type refusalKind struct{ reason, method, route, subject string }
 
 // foldedRefusals is what a kind holds between its rows.
 type foldedRefusals struct {
@@ -92,13 +92,13 @@ func (l *refusalLog) refused(c echo.Context, reason, subject string, e store.Aud
 		return
 	}
 	now := l.now()
-	k := refusalKind{reason: reason, route: route, subject: subject}
+	k := refusalKind{reason: reason, method: c.Request().Method, route: route, subject: subject}
 	l.mu.Lock()
 	f, ok := l.kinds[k]
 	if !ok && len(l.kinds) >= refusalKinds {
 		l.forgetQuietKinds(now)
 		if len(l.kinds) >= refusalKinds {
-			k = refusalKind{reason: reason, route: "*", subject: "*"}
+			k = refusalKind{reason: reason, method: "*", route: "*", subject: "*"}
 			f, ok = l.kinds[k]
 		}
 	}
