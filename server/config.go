@@ -55,6 +55,9 @@ type Config struct {
 	// Namespaces projects may claim (docs/organization.md "Rules and their answers").
 	ReservedNamespaces   string // comma-separated; Arbiter's own namespace is reserved besides
 	MaxProjectNamespaces int    // per project
+	// AuditRetentionDays is how many days the audit log keeps a row at least; months past it
+	// are dropped whole (docs/operations.md "Audit log retention").
+	AuditRetentionDays int
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -95,6 +98,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
 	fs.StringVar(&c.ReservedNamespaces, "reserved-namespaces", strings.Join(store.SystemNamespaces, ","), "comma-separated namespaces no project may claim; Arbiter's own namespace is reserved besides")
 	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
+	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", int(store.DefaultAuditRetention/(24*time.Hour)), "days the audit log keeps a row at least; the leader drops each month's rows whole once the month is older")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -125,6 +129,9 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	if c.MaxProjectNamespaces < 1 {
 		return c, fmt.Errorf("--max-project-namespaces %d: use a whole number of at least 1", c.MaxProjectNamespaces)
 	}
+	if c.AuditRetentionDays < 1 {
+		return c, fmt.Errorf("--audit-retention-days %d: use a whole number of days, at least 1", c.AuditRetentionDays)
+	}
 	for _, ns := range splitList(c.ReservedNamespaces) {
 		if err := store.ValidNamespace(ns); err != nil {
 			return c, fmt.Errorf("--reserved-namespaces: %w", err)
@@ -148,6 +155,11 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 // Arbiter's own namespace (the pod's, else the leader election Lease's).
 func (c Config) NamespaceRules() store.NamespaceRules {
 	return store.NamespaceRules{Reserved: splitList(c.ReservedNamespaces), Own: ownNamespace(c), MaxPerProject: c.MaxProjectNamespaces}
+}
+
+// AuditRetention is how long the audit log keeps a row at least.
+func (c Config) AuditRetention() time.Duration {
+	return time.Duration(c.AuditRetentionDays) * 24 * time.Hour
 }
 
 // EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.
