@@ -31,7 +31,13 @@ const (
 	refusedThrottled       = "throttled"       // 429: the sign-in throttle holds the account or address
 	refusedBusy            = "busy"            // 503: every password check slot is taken
 	refusedBadGrant        = "bad_grant"       // a token request that does not say what it asks, or mixes two keys
-	refusedSignIn          = "sign_in_failed"  // the identity provider's sign-in did not complete
+	// An identity provider's sign-in that did not complete, by what went wrong.
+	refusedOIDCState    = "oidc_state"          // the callback's state is not this browser's sign-in
+	refusedOIDCProvider = "oidc_provider_error" // the provider answered an error
+	refusedOIDCExchange = "oidc_exchange"       // the provider refused to trade the code for tokens
+	refusedOIDCNonce    = "oidc_nonce"          // the ID token's nonce is not this sign-in's
+	refusedOIDCExpired  = "oidc_expired"        // the ID token has expired
+	refusedOIDCToken    = "oidc_token_invalid"  // the ID token did not verify otherwise
 )
 
 // Refusals are counted each, but written to the audit log sampled: a caller without

@@ -277,8 +277,8 @@ func (h *signIn) oidcCallback(c echo.Context) error {
 	nonce := h.sm.PopString(ctx, sessNonce)
 	verifier := h.sm.PopString(ctx, sessVerifier)
 	next := h.sm.PopString(ctx, sessNext)
-	fail := func(status int, message, detail string) error { // no account known yet: counted, sampled
-		h.refusals.refused(c, refusedSignIn, "", h.loginEntry(c, "login", "", "", "failure", status, map[string]any{"error": detail}))
+	fail := func(reason string, status int, message, detail string) error { // no account known yet: counted, sampled
+		h.refusals.refused(c, reason, "", h.loginEntry(c, "login", "", "", "failure", status, map[string]any{"error": detail}))
 		return h.renderLogin(c, status, "", message)
 	}
 	if e := c.QueryParam("error"); e != "" {
@@ -287,24 +287,37 @@ func (h *signIn) oidcCallback(c echo.Context) error {
 		if desc != "" {
 			msg = "The identity provider did not sign you in: " + desc + "."
 		}
-		return fail(http.StatusUnauthorized, msg+" Try again, or ask your administrator.", "provider error "+e+": "+desc)
+		return fail(refusedOIDCProvider, http.StatusUnauthorized, msg+" Try again, or ask your administrator.", "provider error "+e+": "+desc)
 	}
 	if state == "" || c.QueryParam("state") != state {
-		return fail(http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
+		return fail(refusedOIDCState, http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
 	}
 	cl, err := h.config.OIDC.Exchange(ctx, c.QueryParam("code"), verifier, nonce)
 	if err != nil {
 		msg := "The identity provider's answer could not be verified (" + describeTokenError(err) + "). Sign in again."
+		reason := oidcTokenRefusal(err)
 		if strings.HasPrefix(err.Error(), "token exchange") {
 			msg = "The identity provider refused to complete the sign-in. Sign in again, or ask your administrator."
+			reason = refusedOIDCExchange
 		}
-		return fail(http.StatusUnauthorized, msg, err.Error())
+		return fail(reason, http.StatusUnauthorized, msg, err.Error())
 	}
 	u, err := h.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, true)
 	if err != nil {
 		return err
 	}
 	return h.startSession(c, u, safeNext(next))
+}
+
+// oidcTokenRefusal is the refusal reason of an ID token that did not verify.
+func oidcTokenRefusal(err error) string {
+	switch {
+	case errors.Is(err, auth.ErrNonce):
+		return refusedOIDCNonce
+	case errors.Is(err, auth.ErrExpired):
+		return refusedOIDCExpired
+	}
+	return refusedOIDCToken
 }
 
 func describeTokenError(err error) string {
