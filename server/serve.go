@@ -150,9 +150,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Submitter:    workloadSubmitter(sched),
 		Submissions:  st,
 	})
-	// Refusals folded into their kind's next audit row are written a minute on, and when the
-	// server stops, before the pool closes.
-	flushCtx, stopFlush := context.WithCancel(ctx)
+	// Refusals folded into their kind's next audit row are written a minute on, and once the
+	// HTTP server has shut down (this defer runs after Shutdown), before the pool closes.
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
 	go func() { defer close(flushed); handler.RunRefusalFlush(flushCtx) }()
 	defer func() { stopFlush(); <-flushed }()
