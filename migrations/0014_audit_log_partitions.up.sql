@@ -31,15 +31,15 @@ ALTER SEQUENCE audit_log_id_seq OWNED BY audit_log.id;
 CREATE INDEX audit_log_at ON audit_log (at DESC);
 CREATE INDEX audit_log_subject ON audit_log (subject, id DESC);
 
--- One partition per month from the oldest row's to next month's, named audit_log_YYYY_MM.
+-- One partition per month from the oldest row's to the newest's, named audit_log_YYYY_MM (none
+-- for an empty log). The months from now on are the leader's to make (store.KeepAuditPartitions,
+-- at its start and hourly), so the schema this makes depends on the rows alone, not on the day.
 DO $$
 DECLARE
     month timestamptz;
 BEGIN
-    FOR month IN SELECT generate_series(
-            date_trunc('month', least(coalesce((SELECT min(at) FROM audit_log_plain), now()), now()), 'UTC'),
-            date_trunc('month', now(), 'UTC') + interval '1 month',
-            interval '1 month')
+    FOR month IN SELECT generate_series(date_trunc('month', min(at), 'UTC'), date_trunc('month', max(at), 'UTC'), interval '1 month')
+            FROM audit_log_plain
     LOOP
         EXECUTE format('CREATE TABLE %I PARTITION OF audit_log FOR VALUES FROM (%L) TO (%L)',
             'audit_log_' || to_char(month AT TIME ZONE 'UTC', 'YYYY_MM'), month,

@@ -100,14 +100,29 @@ func TestAuditRetentionDropsWholeMonthsPastTheRetention(t *testing.T) {
 }
 
 // TestAuditLogStaysAppendOnly: UPDATE, DELETE and TRUNCATE of the partitioned audit log are
-// refused, and so are UPDATE and DELETE addressed to one of its partitions.
+// refused, and so are UPDATE and DELETE addressed to one of its partitions, a month's or the
+// default one.
 func TestAuditLogStaysAppendOnly(t *testing.T) {
 	t.Parallel()
 	pool := testdb.New(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	if err := st.RecordAudit(ctx, store.AuditEntry{Subject: "alice", SubjectType: "user", Action: "update",
-		EntityType: "project", Result: "success", HTTPStatus: 200}); err != nil {
+	row := func(subject string) store.AuditEntry {
+		return store.AuditEntry{Subject: subject, SubjectType: "user", Action: "update", EntityType: "project", Result: "success", HTTPStatus: 200}
+	}
+	// alice's row lands in the default partition and the upkeep moves it into this month's;
+	// bob's goes there straight; carol's, five years ahead, stays in the default one.
+	if err := st.RecordAudit(ctx, row("alice")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.KeepAuditPartitions(ctx, time.Now(), store.DefaultAuditRetention); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordAudit(ctx, row("bob")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO audit_log (at, subject, subject_type, action, entity_type, result)
+		VALUES (now() + interval '5 years', 'carol', 'user', 'update', 'project', 'success')`); err != nil {
 		t.Fatal(err)
 	}
 	this := monthPartition(time.Now())
@@ -117,13 +132,15 @@ func TestAuditLogStaysAppendOnly(t *testing.T) {
 		`TRUNCATE audit_log`,
 		`UPDATE ` + this + ` SET subject = 'mallory'`,
 		`DELETE FROM ` + this,
+		`UPDATE audit_log_default SET subject = 'mallory'`,
+		`DELETE FROM audit_log_default`,
 	} {
 		_, err := pool.Exec(ctx, statement)
 		if err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: err = %v, want the append-only refusal", statement, err)
 		}
 	}
-	if d := cmp.Diff([]string{"alice"}, auditSubjects(t, pool, "audit_log")); d != "" {
+	if d := cmp.Diff([]string{"alice", "bob", "carol"}, auditSubjects(t, pool, "audit_log")); d != "" {
 		t.Errorf("rows after the refused statements (-want +got):\n%s", d)
 	}
 }
