@@ -203,3 +203,24 @@ func TestThrottledSignInsAreCountedNotWrittenEach(t *testing.T) {
 		t.Errorf("%d audit rows for %d checked sign-ins of a real account, want one each", len(rows), checked)
 	}
 }
+
+// TestSignInsOfNoAccountAreCountedNotWrittenEach: password sign-ins naming accounts that do not
+// exist (as many as the throttle lets through from one address) are refused and counted each;
+// the audit log takes one row for them within the minute.
+func TestSignInsOfNoAccountAreCountedNotWrittenEach(t *testing.T) {
+	t.Parallel()
+	srv, _, st, m := refusalServer(t)
+	const n = 3 // the throttle's free attempts per address
+	for i := range n {
+		body := `{"grantType":"password","username":"nobody-` + string(rune('a'+i)) + `","password":"guess"}`
+		if r := doAs(t, srv, "", "POST", "/api/v1/token", "application/json", body); r.status != http.StatusUnauthorized {
+			t.Fatalf("sign-in of no account = %d %s, want 401", r.status, r.body)
+		}
+	}
+	if got := refusalsCounted(t, m, "/api/v1/token", "unknown_account"); got != n {
+		t.Errorf("arbiter_refused_requests_total{route=/api/v1/token, reason=unknown_account} = %v, want %d", got, n)
+	}
+	if rows := refusalRows(t, st, "denied", http.StatusUnauthorized); len(rows) != 1 {
+		t.Errorf("%d audit rows for %d sign-ins of no account within a minute, want 1", len(rows), n)
+	}
+}

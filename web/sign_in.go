@@ -191,6 +191,7 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 		}
 	}()
 	u, err := h.users.LocalUser(ctx, name)
+	known := err == nil
 	hash := u.PasswordHash
 	switch {
 	case err == nil:
@@ -207,7 +208,6 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 		return passwordCheck{}, ctx.Err()
 	}
 	checked = true
-	known := err == nil
 	if !ok || u.PasswordHash == "" {
 		return passwordCheck{user: u, known: known}, nil
 	}
