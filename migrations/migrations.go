@@ -101,6 +101,22 @@ func down(databaseURL string) error {
 	return nil
 }
 
+// To migrates up or down to version, under the migrations' advisory lock: a test of one
+// migration's down step uses it to stop right below that migration.
+func To(databaseURL string, version uint) error {
+	return locked(databaseURL, func() error {
+		m, err := open(databaseURL)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return fmt.Errorf("migrations: to %d: %w", version, err)
+		}
+		return nil
+	})
+}
+
 // Version reports the applied schema version, whether the last migration failed halfway
 // (dirty), and false when no migration has been applied yet.
 func Version(databaseURL string) (version uint, dirty bool, applied bool, err error) {

@@ -77,8 +77,10 @@ type schedulerRun struct {
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
 // this process or announced by other replicas reload its settings. With --leader-elect the
 // informers run on every replica, but only the leader's cycles act and write workload records;
-// each term starts from the records in the database (the previous leader's).
-func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), runErr *error) (*schedulerRun, error) {
+// each term starts from the records in the database (the previous leader's). whileLeading runs
+// on a goroutine of its own for each term, with the term's context (without leader election:
+// once, with ctx).
+func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), whileLeading func(context.Context), runErr *error) (*schedulerRun, error) {
 	run := &schedulerRun{}
 	var err error
 	if run.health, err = newClusterHealth(cfg, log); err != nil {
@@ -142,6 +144,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 			return nil, fmt.Errorf("workload records: %w", err)
 		}
 		records.Store(rec)
+		go whileLeading(ctx)
 	}
 	go run.health.run(ctx)
 	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log,
@@ -166,6 +169,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 					return
 				}
 				records.Store(rec)
+				go whileLeading(term)
 				run.lead.ready.Store(true)
 				m.SetLeader(true)
 				sched.StartedLeading()

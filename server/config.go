@@ -59,6 +59,9 @@ type Config struct {
 	// Dry runs running at once (web.DryRunLimits; docs/api.md "Dry runs"); 0: the default.
 	DryRunsPerReplica int
 	DryRunsPerCaller  int
+	// AuditRetentionDays is how many days the audit log keeps a row at least; months past it
+	// are dropped whole (docs/operations.md "Audit log retention").
+	AuditRetentionDays int
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -101,6 +104,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
 	fs.IntVar(&c.DryRunsPerReplica, "dry-runs-per-replica", web.DefaultDryRunsPerReplica, "how many dry runs this replica runs at once; past it a dry run is refused with 429")
 	fs.IntVar(&c.DryRunsPerCaller, "dry-runs-per-caller", web.DefaultDryRunsPerCaller, "how many dry runs one caller (person or API key) runs at once in a replica; past it 429")
+	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", int(store.DefaultAuditRetention/(24*time.Hour)), "days the audit log keeps a row at least; the leader drops each month's rows whole once the month is older")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -137,6 +141,9 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	if c.DryRunsPerCaller < 1 {
 		return c, fmt.Errorf("--dry-runs-per-caller %d: use a whole number of at least 1", c.DryRunsPerCaller)
 	}
+	if c.AuditRetentionDays < 1 {
+		return c, fmt.Errorf("--audit-retention-days %d: use a whole number of days, at least 1", c.AuditRetentionDays)
+	}
 	for _, ns := range splitList(c.ReservedNamespaces) {
 		if err := store.ValidNamespace(ns); err != nil {
 			return c, fmt.Errorf("--reserved-namespaces: %w", err)
@@ -166,6 +173,11 @@ func (c Config) NamespaceRules() store.NamespaceRules {
 // built in code) is the default.
 func (c Config) dryRunLimits() *web.DryRunLimits {
 	return web.NewDryRunLimits(cmp.Or(c.DryRunsPerReplica, web.DefaultDryRunsPerReplica), cmp.Or(c.DryRunsPerCaller, web.DefaultDryRunsPerCaller))
+}
+
+// AuditRetention is how long the audit log keeps a row at least.
+func (c Config) AuditRetention() time.Duration {
+	return time.Duration(c.AuditRetentionDays) * 24 * time.Hour
 }
 
 // EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTrustedProxiesConfig: --trusted-proxies and its twin ARBITER_TRUSTED_PROXIES take CIDRs
@@ -81,5 +82,27 @@ func TestDryRunLimitsConfig(t *testing.T) {
 		if _, err := ParseConfig("serve", args, io.Discard); err == nil || !strings.Contains(err.Error(), strings.SplitN(args[0], "=", 2)[0]) {
 			t.Errorf("%v: %v, want a refusal naming the flag", args, err)
 		}
+	}
+}
+
+// TestAuditRetentionConfig: --audit-retention-days (400 by default) and its ARBITER_* twin set
+// how long the audit log keeps a row; less than a day stops the start, naming the flag.
+func TestAuditRetentionConfig(t *testing.T) {
+	c, err := ParseConfig("serve", nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.AuditRetention(); got != 400*24*time.Hour {
+		t.Errorf("default retention %v, want 400 days", got)
+	}
+	t.Setenv("ARBITER_AUDIT_RETENTION_DAYS", "90")
+	if c, err = ParseConfig("serve", nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.AuditRetention(); got != 90*24*time.Hour {
+		t.Errorf("retention from the environment %v, want 90 days", got)
+	}
+	if _, err := ParseConfig("serve", []string{"--audit-retention-days=0"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--audit-retention-days") {
+		t.Errorf("--audit-retention-days=0: %v, want a refusal naming the flag", err)
 	}
 }

@@ -94,8 +94,10 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(<-chan struct{})
 	var schedErr error
+	// Only the leader keeps the audit log's partitions (docs/operations.md "Audit log retention").
+	keepAudit := func(ctx context.Context) { keepAuditLog(ctx, st, c.AuditRetention(), log) }
 	if kubeConfig != nil {
-		if run, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, &schedErr); err != nil {
+		if run, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, keepAudit, &schedErr); err != nil {
 			stopSched()
 			return err
 		}
@@ -106,6 +108,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		}
 	} else {
 		defer stopSched()
+		go keepAudit(schedCtx) // no cluster, no election: this process is the only one
 	}
 
 	ln, err := net.Listen("tcp", c.Addr)
@@ -143,10 +146,17 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Estimating:   run != nil,
 		Metrics:      metricsOnMainPort(c, m),
 		Requests:     m,
+		Refusals:     m,
 		Cluster:      clusterStatus(run),
 		Submitter:    workloadSubmitter(sched),
 		Submissions:  st,
 	})
+	// Refusals folded into their kind's next audit row are written a minute on, and once the
+	// HTTP server has shut down (this defer runs after Shutdown), before the pool closes.
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() { defer close(flushed); handler.RunRefusalFlush(flushCtx) }()
+	defer func() { stopFlush(); <-flushed }()
 	srv := httpServer(handler, c)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

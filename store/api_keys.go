@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -89,6 +90,11 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id uuid.UUID, by Actor) error 
 // 401 without telling which.
 var ErrBadKey = errors.New("the API key is not valid")
 
+// ErrUnknownKey is the ErrBadKey of a key id no key has: the web layer counts such refusals
+// rather than writing each to the audit log (a caller may send any number of made-up ids).
+// The caller is told the same as for any other bad key.
+var ErrUnknownKey = fmt.Errorf("%w: no API key has this id", ErrBadKey)
+
 // CheckAPIKey returns the key with id if secretHash matches and it is neither revoked nor
 // expired, and records its use.
 func (s *Store) CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte) (APIKey, error) {
@@ -111,7 +117,7 @@ func (s *Store) ActiveAPIKey(ctx context.Context, id uuid.UUID) (APIKey, error) 
 	rows, err := s.pool.Query(ctx, `SELECT * FROM api_keys WHERE id = $1`, id)
 	k, err := scanOne[APIKey](rows, err, "API key")
 	if errors.Is(err, ErrNotFound) {
-		return APIKey{}, ErrBadKey
+		return APIKey{}, ErrUnknownKey
 	}
 	if err != nil {
 		return APIKey{}, err

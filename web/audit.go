@@ -52,12 +52,14 @@ func isMutating(method string) bool {
 	return false
 }
 
-// auditFailures writes an audit row for every mutating request that did not succeed, so
-// refused attempts are on record too.
+// auditFailures puts on record every mutating request that did not succeed, so refused
+// attempts are on record too. A signed-in caller's failure gets a row of its own; a refusal
+// (401, 403, or any failure of a caller without credentials) is counted, and written sampled
+// (refusals.go), since anyone can send those without bound. A refused read is counted only.
 func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
-		if !isMutating(c.Request().Method) || s.audit == nil || c.Get(auditedKey) == true {
+		if c.Get(auditedKey) == true {
 			return err
 		}
 		status := c.Response().Status
@@ -65,6 +67,24 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 			status, _ = statusOf(err)
 		}
 		if status < 400 {
+			return err
+		}
+		mutating := isMutating(c.Request().Method)
+		caller := identity(c)
+		reason := ""
+		switch {
+		case status == http.StatusUnauthorized:
+			reason = refusedUnauthenticated
+		case status == http.StatusForbidden:
+			reason = refusedForbidden
+		case !caller.Authenticated() && mutating:
+			reason = refusedAnonymous
+		}
+		if reason != "" && !mutating {
+			s.refusals.counter.Refused(routeOf(c), reason)
+			return err
+		}
+		if !mutating || (s.audit == nil && reason == "") {
 			return err
 		}
 		t, _ := c.Get(auditTargetKey).(auditTarget)
@@ -85,9 +105,25 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 			HTTPMethod: e.HTTPMethod, Action: t.action, EntityType: t.entityType, EntityID: t.entityID,
 			Result: result, HTTPStatus: status, Changes: map[string]any{"error": message},
 		}
+		if reason != "" {
+			subject := ""
+			if caller.Authenticated() {
+				subject = caller.Subject
+			}
+			s.refusals.refused(c, reason, subject, entry)
+			return err
+		}
 		if aerr := s.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), entry); aerr != nil {
 			s.log.Warn("audit row not written", "request_id", e.RequestID, "err", aerr)
 		}
 		return err
 	}
+}
+
+// routeOf is the request's route template, "unmatched" when no route matched.
+func routeOf(c echo.Context) string {
+	if p := c.Path(); p != "" {
+		return p
+	}
+	return "unmatched"
 }

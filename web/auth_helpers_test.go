@@ -33,7 +33,7 @@ func tokenOf(srv *httptest.Server) string {
 
 // newAPIKey creates an API key with role at scope (scopeID empty for system) directly in
 // the store, as the system, and returns its token.
-func newAPIKey(t *testing.T, st *store.Store, role, scopeType, scopeID string) string {
+func newAPIKey(t testing.TB, st *store.Store, role, scopeType, scopeID string) string {
 	t.Helper()
 	id := uuid.New()
 	token, hash := auth.NewAPIKey(id)

@@ -22,7 +22,7 @@ import (
 
 // TestEveryMutatingRouteNeedsCredentialsAndRole walks the router: every mutating API route
 // answers 401 without credentials and 403 to a viewer, both in the error envelope, and each
-// refusal is on the audit log.
+// refusal is on the audit log (each is the first of its kind: method, route and reason).
 func TestEveryMutatingRouteNeedsCredentialsAndRole(t *testing.T) {
 	t.Parallel()
 	srv, st := newAPI(t)

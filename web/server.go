@@ -69,6 +69,9 @@ type Deps struct {
 	Metrics http.Handler
 	// Requests, if set, hears of every request once answered (the HTTP metrics).
 	Requests RequestObserver
+	// Refusals, if set, counts every refused request (refusals.go); their audit rows are
+	// sampled either way.
+	Refusals RefusalCounter
 }
 
 // RequestObserver hears of each request: the route's path template (empty when none matched),
@@ -98,6 +101,8 @@ type Server struct {
 	log    *slog.Logger
 	// requests hears of every request (metrics); never nil.
 	requests RequestObserver
+	// refusals counts refused requests and writes their sampled audit rows.
+	refusals *refusalLog
 }
 
 type noRequestObserver struct{}
@@ -116,8 +121,9 @@ func New(d Deps) *Server {
 	if pcs == nil {
 		pcs = unknownPriorityClasses{}
 	}
-	si := newSignIn(d, log)
-	s := &Server{Echo: e, layout: si.layout, signIn: si, audit: d.Audit, ready: d.Ready, log: log, requests: d.Requests}
+	refusals := newRefusalLog(d.Audit, d.Refusals, log)
+	si := newSignIn(d, log, refusals)
+	s := &Server{Echo: e, layout: si.layout, signIn: si, audit: d.Audit, ready: d.Ready, log: log, requests: d.Requests, refusals: refusals}
 	if s.requests == nil {
 		s.requests = noRequestObserver{}
 	}

@@ -32,13 +32,14 @@ type signIn struct {
 	forms     formSigner // signs the login form's CSRF token
 	tokens    auth.AccessTokens
 	audit     AuditStore
+	refusals  *refusalLog // sign-ins of no real account, throttled ones: counted, rows sampled
 	log       *slog.Logger
 	layout
 }
 
-func newSignIn(d Deps, log *slog.Logger) *signIn {
+func newSignIn(d Deps, log *slog.Logger, refusals *refusalLog) *signIn {
 	h := &signIn{users: d.Users, config: d.Login, sm: newSessionManager(d.Login), passwords: newPasswordChecker(),
-		forms: newFormSigner(d.Login.FormKey), tokens: auth.NewAccessTokens(d.Login.TokenKey), audit: d.Audit, log: log}
+		forms: newFormSigner(d.Login.FormKey), tokens: auth.NewAccessTokens(d.Login.TokenKey), audit: d.Audit, refusals: refusals, log: log}
 	h.layout = layout{csrfToken: h.csrfToken, cluster: d.Cluster, forms: h.forms}
 	return h
 }
@@ -133,17 +134,20 @@ func (h *signIn) localLogin(c echo.Context) error {
 	case res.wait > 0:
 		secs := int(math.Ceil(res.wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		h.auditLogin(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"})
+		h.refusals.refused(c, refusedThrottled, "", h.loginEntry(c, "login", name, "", "denied", http.StatusTooManyRequests, map[string]any{"error": "too many failed sign-ins"}))
 		return h.renderLogin(c, http.StatusTooManyRequests, name,
 			fmt.Sprintf("Too many failed sign-ins for this account or address. Wait %d seconds and try again.", secs))
 	case res.busy:
 		secs := int(passwordSlotWait / time.Second)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		h.auditLogin(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"})
+		h.refusals.refused(c, refusedBusy, "", h.loginEntry(c, "login", name, "", "failure", http.StatusServiceUnavailable, map[string]any{"error": "server busy checking other sign-ins"}))
 		return h.renderLogin(c, http.StatusServiceUnavailable, name,
 			fmt.Sprintf("The server is busy checking other sign-ins. Wait %d seconds and try again.", secs))
+	case !res.ok && !res.known:
+		h.refusals.refused(c, refusedUnknownAccount, "", h.loginEntry(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "no such account"}))
+		return h.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
 	case !res.ok:
-		h.auditLogin(c, "login", name, "", "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
+		h.auditLogin(c, "login", name, res.user.ID.String(), "failure", http.StatusUnauthorized, map[string]any{"error": "wrong user name or password"})
 		return h.renderLogin(c, http.StatusUnauthorized, name, "The user name or password is not right.")
 	}
 	h.forgetLoginForm(c)
@@ -151,12 +155,15 @@ func (h *signIn) localLogin(c echo.Context) error {
 }
 
 // passwordCheck is what checkLocalPassword found: throttled (wait > 0) or busy, and nothing
-// was checked; or the password was checked and is right (ok) or not.
+// was checked; or the password was checked and is right (ok) or not. known says the account
+// exists (user is it): a failed sign-in of a real account is audited row by row, one of no
+// account is counted and sampled (refusals.go).
 type passwordCheck struct {
-	user store.User
-	ok   bool
-	wait time.Duration
-	busy bool
+	user  store.User
+	known bool
+	ok    bool
+	wait  time.Duration
+	busy  bool
 }
 
 // checkLocalPassword checks a local account's password for the login form and the token
@@ -184,6 +191,7 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 		}
 	}()
 	u, err := h.users.LocalUser(ctx, name)
+	known := err == nil
 	hash := u.PasswordHash
 	switch {
 	case err == nil:
@@ -201,12 +209,12 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 	}
 	checked = true
 	if !ok || u.PasswordHash == "" {
-		return passwordCheck{}, nil
+		return passwordCheck{user: u, known: known}, nil
 	}
 	if err := h.users.ClearLoginFailures(ctx, keys); err != nil {
 		return passwordCheck{}, err
 	}
-	return passwordCheck{user: u, ok: true}, nil
+	return passwordCheck{user: u, known: true, ok: true}, nil
 }
 
 var dummyHash, _ = auth.HashPassword("not a password anyone uses")
@@ -269,8 +277,8 @@ func (h *signIn) oidcCallback(c echo.Context) error {
 	nonce := h.sm.PopString(ctx, sessNonce)
 	verifier := h.sm.PopString(ctx, sessVerifier)
 	next := h.sm.PopString(ctx, sessNext)
-	fail := func(status int, message, detail string) error {
-		h.auditLogin(c, "login", "", "", "failure", status, map[string]any{"error": detail})
+	fail := func(reason string, status int, message, detail string) error { // no account known yet: counted, sampled
+		h.refusals.refused(c, reason, "", h.loginEntry(c, "login", "", "", "failure", status, map[string]any{"error": detail}))
 		return h.renderLogin(c, status, "", message)
 	}
 	if e := c.QueryParam("error"); e != "" {
@@ -279,24 +287,37 @@ func (h *signIn) oidcCallback(c echo.Context) error {
 		if desc != "" {
 			msg = "The identity provider did not sign you in: " + desc + "."
 		}
-		return fail(http.StatusUnauthorized, msg+" Try again, or ask your administrator.", "provider error "+e+": "+desc)
+		return fail(refusedOIDCProvider, http.StatusUnauthorized, msg+" Try again, or ask your administrator.", "provider error "+e+": "+desc)
 	}
 	if state == "" || c.QueryParam("state") != state {
-		return fail(http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
+		return fail(refusedOIDCState, http.StatusBadRequest, "This sign-in link has expired or was not started here. Sign in again.", "state does not match")
 	}
 	cl, err := h.config.OIDC.Exchange(ctx, c.QueryParam("code"), verifier, nonce)
 	if err != nil {
 		msg := "The identity provider's answer could not be verified (" + describeTokenError(err) + "). Sign in again."
+		reason := oidcTokenRefusal(err)
 		if strings.HasPrefix(err.Error(), "token exchange") {
 			msg = "The identity provider refused to complete the sign-in. Sign in again, or ask your administrator."
+			reason = refusedOIDCExchange
 		}
-		return fail(http.StatusUnauthorized, msg, err.Error())
+		return fail(reason, http.StatusUnauthorized, msg, err.Error())
 	}
 	u, err := h.users.UpsertOIDCUser(ctx, cl.Issuer, cl.Subject, cl.Email, cl.Name, cl.Groups, true)
 	if err != nil {
 		return err
 	}
 	return h.startSession(c, u, safeNext(next))
+}
+
+// oidcTokenRefusal is the refusal reason of an ID token that did not verify.
+func oidcTokenRefusal(err error) string {
+	switch {
+	case errors.Is(err, auth.ErrNonce):
+		return refusedOIDCNonce
+	case errors.Is(err, auth.ErrExpired):
+		return refusedOIDCExpired
+	}
+	return refusedOIDCToken
 }
 
 func describeTokenError(err error) string {
@@ -314,15 +335,20 @@ func (h *signIn) auditLogin(c echo.Context, action, subject, userID, result stri
 	if h.audit == nil {
 		return
 	}
+	e := h.loginEntry(c, action, subject, userID, result, status, changes)
+	if err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
+		h.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
+	}
+}
+
+// loginEntry is the audit row of a login or logout.
+func (h *signIn) loginEntry(c echo.Context, action, subject, userID, result string, status int, changes map[string]any) store.AuditEntry {
 	if subject == "" {
 		subject = "anonymous"
 	}
-	e := store.AuditEntry{
+	return store.AuditEntry{
 		Subject: subject, SubjectType: "user", SourceIP: c.RealIP(), RequestID: requestID(c),
 		HTTPMethod: c.Request().Method, Action: action, EntityType: "session", EntityID: userID, EntityName: subject,
 		Result: result, HTTPStatus: status, Changes: changes,
-	}
-	if err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e); err != nil {
-		h.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
 	}
 }

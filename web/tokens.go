@@ -194,7 +194,7 @@ func (h *signIn) tokenV1(c echo.Context) error {
 }
 
 // decodeAndGrant reads a token request and grants it; a request refused before its
-// credentials were checked gets its audit row here (grant writes the others).
+// credentials were checked is counted here, its audit row sampled (grant writes the others).
 func (h *signIn) decodeAndGrant(c echo.Context, decode func(echo.Context) (tokenRequest, error)) (issuedToken, error) {
 	r, err := decode(c)
 	if err != nil {
@@ -203,7 +203,7 @@ func (h *signIn) decodeAndGrant(c echo.Context, decode func(echo.Context) (token
 		if errors.As(err, &te) {
 			status, message = te.status, te.message
 		}
-		h.auditToken(c, "anonymous", "user", "", "failure", status, message)
+		h.refusals.refused(c, refusedBadGrant, "", h.tokenEntry(c, "anonymous", "user", "", "failure", status, message))
 		return issuedToken{}, err
 	}
 	return h.grant(c, r)
@@ -246,15 +246,20 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		secret := r.clientSecret
 		if keyID, s, ok := auth.ParseAPIKey(secret); ok { // the whole key, as the console shows it
 			if keyID != id {
-				h.auditToken(c, id.String(), "api-key", id.String(), "failure", http.StatusBadRequest, "client secret of another key")
+				h.refusals.refused(c, refusedBadGrant, "", h.tokenEntry(c, id.String(), "api-key", id.String(), "failure", http.StatusBadRequest, "client secret of another key"))
 				return issuedToken{}, tokenRefusal(http.StatusBadRequest, "invalid_request",
 					"%s is an API key whose id is not %s; send the key's id as %s", r.names.clientSecret, r.names.clientID, r.names.clientID)
 			}
 			secret = s
 		}
 		k, err := h.checkAPIKey(ctx, id, secret)
+		switch {
+		case errors.Is(err, store.ErrUnknownKey): // any caller can make up ids: counted, sampled
+			h.refusals.refused(c, refusedUnknownClient, "", h.tokenEntry(c, "anonymous", "api-key", id.String(), "denied", http.StatusUnauthorized, "no API key has this client id"))
+		case errors.Is(err, store.ErrBadKey): // a real key: on record each time
+			h.auditToken(c, id.String(), "api-key", id.String(), "denied", http.StatusUnauthorized, "wrong secret, or the key was revoked or has expired")
+		}
 		if errors.Is(err, store.ErrBadKey) {
-			h.auditToken(c, id.String(), "api-key", id.String(), "denied", http.StatusUnauthorized, "unknown, wrong, revoked or expired client credentials")
 			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_client",
 				"the client credentials are not those of a valid API key: it is unknown, the secret is wrong, or it was revoked or has expired")
 		}
@@ -281,17 +286,20 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		case res.wait > 0:
 			secs := int(math.Ceil(res.wait.Seconds()))
 			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-			h.auditToken(c, name, "user", "", "denied", http.StatusTooManyRequests, "too many failed sign-ins")
+			h.refusals.refused(c, refusedThrottled, "", h.tokenEntry(c, name, "user", "", "denied", http.StatusTooManyRequests, "too many failed sign-ins"))
 			return issuedToken{}, tokenRefusal(http.StatusTooManyRequests, "slow_down",
 				"too many failed sign-ins for this account or address; wait %d seconds and try again", secs)
 		case res.busy:
 			secs := int(passwordSlotWait / time.Second)
 			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-			h.auditToken(c, name, "user", "", "failure", http.StatusServiceUnavailable, "server busy checking other sign-ins")
+			h.refusals.refused(c, refusedBusy, "", h.tokenEntry(c, name, "user", "", "failure", http.StatusServiceUnavailable, "server busy checking other sign-ins"))
 			return issuedToken{}, tokenRefusal(http.StatusServiceUnavailable, "temporarily_unavailable",
 				"the server is busy checking other sign-ins; wait %d seconds and try again", secs)
+		case !res.ok && !res.known:
+			h.refusals.refused(c, refusedUnknownAccount, "", h.tokenEntry(c, name, "user", "", "denied", http.StatusUnauthorized, "no such account"))
+			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_grant", "the user name or password is not right")
 		case !res.ok:
-			h.auditToken(c, name, "user", "", "denied", http.StatusUnauthorized, "wrong user name or password")
+			h.auditToken(c, name, "user", res.user.ID.String(), "denied", http.StatusUnauthorized, "wrong user name or password")
 			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_grant", "the user name or password is not right")
 		}
 		return h.issueAudited(c, name, "user", res.user.ID.String(), func() issuedToken {
@@ -354,20 +362,25 @@ func (h *signIn) auditToken(c echo.Context, subject, subjectType, entityID, resu
 	if h.audit == nil {
 		return nil
 	}
-	changes := map[string]any{"lifetimeSeconds": int(auth.AccessTokenLifetime.Seconds())}
-	if problem != "" {
-		changes = map[string]any{"error": problem}
-	}
-	e := store.AuditEntry{
-		Subject: subject, SubjectType: subjectType, SourceIP: c.RealIP(), RequestID: requestID(c),
-		HTTPMethod: c.Request().Method, Action: "issue", EntityType: "access-token", EntityID: entityID, EntityName: subject,
-		Result: result, HTTPStatus: status, Changes: changes,
-	}
+	e := h.tokenEntry(c, subject, subjectType, entityID, result, status, problem)
 	err := h.audit.RecordAudit(context.WithoutCancel(c.Request().Context()), e)
 	if err != nil {
 		h.log.Warn("audit row not written", "request_id", e.RequestID, "err", err)
 	}
 	return err
+}
+
+// tokenEntry is the audit row of a token request.
+func (h *signIn) tokenEntry(c echo.Context, subject, subjectType, entityID, result string, status int, problem string) store.AuditEntry {
+	changes := map[string]any{"lifetimeSeconds": int(auth.AccessTokenLifetime.Seconds())}
+	if problem != "" {
+		changes = map[string]any{"error": problem}
+	}
+	return store.AuditEntry{
+		Subject: subject, SubjectType: subjectType, SourceIP: c.RealIP(), RequestID: requestID(c),
+		HTTPMethod: c.Request().Method, Action: "issue", EntityType: "access-token", EntityID: entityID, EntityName: subject,
+		Result: result, HTTPStatus: status, Changes: changes,
+	}
 }
 
 // issueAudited issues a token only once its audit row is written: a token nobody can trace

@@ -30,6 +30,7 @@ type Registry struct {
 	reloads         *prometheus.CounterVec // result
 	requestsSeconds *prometheus.HistogramVec
 	skippedRows     *prometheus.CounterVec // row: record, event
+	refused         *prometheus.CounterVec // route, reason
 	plan            *planCollector
 }
 
@@ -82,12 +83,16 @@ func New() *Registry {
 			Name: "arbiter_workload_rows_skipped_total",
 			Help: "Workload records and history events the database refused even with their text bounded, skipped so that the rest of their batch is written, by row (record, event).",
 		}, []string{"row"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "arbiter_refused_requests_total",
+			Help: "Requests refused before any change: no or a bad credential, a role that does not allow it, an unknown API key or account at sign-in, a throttled sign-in; by route template and reason. The audit log keeps at most one row per reason and route a minute of these.",
+		}, []string{"route", "reason"}),
 		plan: newPlanCollector(),
 	}
 	r.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.cycleSeconds, r.binds, r.bindSeconds, r.evictions, r.leader, r.reloads, r.requestsSeconds, r.skippedRows, r.plan,
+		r.cycleSeconds, r.binds, r.bindSeconds, r.evictions, r.leader, r.reloads, r.requestsSeconds, r.skippedRows, r.refused, r.plan,
 	)
 	// Series that exist from the start, so rate() and absent() alerts work before the first event.
 	for _, rule := range []string{RulePreempt, RuleReclaim} {
@@ -213,4 +218,17 @@ func (r *Registry) RowSkipped(row string) {
 		row = "other"
 	}
 	r.skippedRows.WithLabelValues(row).Inc()
+}
+
+// Refused counts one refused request. route is the router's path template (empty: none
+// matched) and reason one of the web layer's few refusal reasons; neither ever holds what a
+// caller sent (a client id, a user name), so the series stay few.
+func (r *Registry) Refused(route, reason string) {
+	if r == nil {
+		return
+	}
+	if route == "" {
+		route = "unmatched"
+	}
+	r.refused.WithLabelValues(route, reason).Inc()
 }

@@ -333,6 +333,18 @@ func TestChartOptions(t *testing.T) {
 			t.Errorf("set: %d per replica, %d per caller from args %q", cfg.DryRunsPerReplica, cfg.DryRunsPerCaller, c.Args)
 		}
 	})
+	t.Run("audit retention", func(t *testing.T) {
+		c := one[*appsv1.Deployment](t, mustRender(t, "ops", withDatabase())).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.AuditRetentionDays != 400 {
+			t.Errorf("by default: audit retention %d days, want 400", cfg.AuditRetentionDays)
+		}
+		vals := withDatabase()
+		vals["auditRetentionDays"] = 730
+		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.AuditRetentionDays != 730 {
+			t.Errorf("set: audit retention %d days from args %q, want 730", cfg.AuditRetentionDays, c.Args)
+		}
+	})
 	t.Run("lease name", func(t *testing.T) {
 		vals := withDatabase()
 		vals["leaderElection"] = map[string]any{"id": "arbiter-prod"}
