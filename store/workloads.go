@@ -72,6 +72,7 @@ var WorkloadSpec = listquery.Spec{
 		"name":           {Kind: listquery.String, Column: "w.name", Sortable: true},
 		"namespace":      {Kind: listquery.String, Column: "w.namespace", Sortable: true},
 		"projectName":    {Kind: listquery.String, Column: "w.project_name", Sortable: true},
+		"projectId":      {Kind: listquery.String, Column: "coalesce(w.project_id::text, '')", Sortable: false},
 		"departmentName": {Kind: listquery.String, Column: "w.department_name", Sortable: true},
 		"type":           {Kind: listquery.String, Column: "w.type_name", Sortable: true},
 		"category":       {Kind: listquery.String, Column: "w.category_name", Sortable: true},
@@ -326,26 +327,15 @@ func finishMessage(phase string) string {
 	return "The workload finished."
 }
 
-// WorkloadScope narrows a workload list to what a caller may see: every workload (All), or
-// those of the named projects.
-type WorkloadScope struct {
-	All      bool
-	Projects []string
-}
-
 // visibleWhere is the WHERE clause of the workloads a query and a scope show: the query's
-// filters, unfinished ones unless includeFinished, only the scope's projects.
+// filters, unfinished ones unless includeFinished, only the scope's projects (by id).
 func visibleWhere(q listquery.Query, includeFinished bool, scope WorkloadScope, args *listquery.Args) string {
 	where := q.Where(WorkloadSpec, args)
 	if !includeFinished {
 		where += " AND w.finished_at IS NULL"
 	}
 	if !scope.All {
-		projects := scope.Projects
-		if projects == nil {
-			projects = []string{}
-		}
-		where += " AND w.project_name = ANY(" + args.Add(projects) + ")"
+		where += " AND w.project_id = ANY(" + args.Add(scope.ProjectIDs()) + ")"
 	}
 	return where
 }
@@ -378,12 +368,6 @@ type ProjectRef struct {
 func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, name, department_id, created_at FROM projects ORDER BY name`)
 	return scanAll[ProjectRef](rows, err)
-}
-
-// ProjectNamed returns the project with that name, with its policy and quotas (workload
-// records name their project).
-func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) {
-	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
 }
 
 // AddWorkloadEvents records a change people made to a workload (S9): its events in the

@@ -44,7 +44,7 @@ func TestWorkloadsBelongToTheirProjectByID(t *testing.T) {
 	opsAdmin := newAPIKey(t, f.st, "department-admin", "department", ops)
 
 	t.Run("the new alpha's department admin sees nothing of it", func(t *testing.T) {
-		refusedAsMissing(t, f, opsAdmin, old)
+		refusedAsMissing(t, f, opsAdmin, old, "old-run")
 		if n := len(f.cluster.deleted) + len(f.cluster.suspended); n != 0 {
 			t.Errorf("refused actions reached the cluster %d times", n)
 		}
@@ -58,11 +58,11 @@ func TestWorkloadsBelongToTheirProjectByID(t *testing.T) {
 	// Deleted, and its name made again elsewhere: the new project inherits nothing either. Its
 	// workloads are then the admins' only (they belong to no project there is).
 	gone := f.submitTo(t, admin, f.beta, "beta-run")
-	send(t, f.srv, "DELETE", "/api/v1/org-unit/projects/"+f.beta, "", 200)
+	send(t, f.srv, "DELETE", "/api/v1/org-unit/projects/"+f.beta, "", 204)
 	create(t, f.srv, "/api/v1/org-unit/projects", fmt.Sprintf(`{"name":"beta","departmentId":%q}`, ops))
 	t.Run("a deleted project's workloads go to no one with its old name", func(t *testing.T) {
-		refusedAsMissing(t, f, opsAdmin, gone)
-		refusedAsMissing(t, f, researchAdmin, gone)
+		refusedAsMissing(t, f, opsAdmin, gone, "beta-run")
+		refusedAsMissing(t, f, researchAdmin, gone, "beta-run")
 		seesWorkload(t, f, admin, gone, "beta-run")
 	})
 }
@@ -77,9 +77,9 @@ func (f *submitFixture) submitTo(t *testing.T, token, project, name string) stri
 	return decode[views.SubmittedWorkload](t, r.body).ID
 }
 
-// refusedAsMissing checks that every workload route and page answers workload id to token as
+// refusedAsMissing checks that every workload route and page answers workload id (named name) to token as
 // if it did not exist, and that no list, export or history shows it.
-func refusedAsMissing(t *testing.T, f *submitFixture, token, id string) {
+func refusedAsMissing(t *testing.T, f *submitFixture, token, id, name string) {
 	t.Helper()
 	for _, rc := range []struct{ method, path, body string }{
 		{"GET", "/api/v1/workloads/" + id, ""},
@@ -100,14 +100,18 @@ func refusedAsMissing(t *testing.T, f *submitFixture, token, id string) {
 			t.Errorf("GET %s = %d, want 404", path, r.status)
 		}
 	}
-	for _, path := range []string{"/workloads/" + id + "/stop", "/workloads/" + id + "/run", "/workloads/" + id + "/delete"} {
-		pageAs(t, f.srv, token, path, url.Values{}, false, 404)
+	for _, post := range []struct{ path, form string }{
+		{"/workloads/" + id + "/stop", ""}, {"/workloads/" + id + "/run", ""}, {"/workloads/" + id + "/delete", ""},
+		{"/workloads/" + id, "priority=high"}, // the Workloads page's inline change
+	} {
+		if r := doAs(t, f.srv, token, "POST", post.path, "application/x-www-form-urlencoded", post.form); r.status != 404 {
+			t.Errorf("POST %s = %d, want 404", post.path, r.status)
+		}
 	}
-	pageAs(t, f.srv, token, "/workloads/"+id, url.Values{"priority": {"high"}}, true, 404)
 
 	for _, query := range []string{"", "?deleted=true"} {
-		if list := workloadsAs(t, f, token, query); len(list) != 0 {
-			t.Errorf("GET /api/v1/workloads%s lists %s", query, workloadNames(list))
+		if got := workloadNames(workloadsAs(t, f, token, query)); strings.Contains(got, name) {
+			t.Errorf("GET /api/v1/workloads%s lists %s", query, got)
 		}
 		if doc := pageAs(t, f.srv, token, "/workloads"+query, nil, false, 200); findNode(doc, func(n *html.Node) bool { return attr(n, "id") == "wl-"+id }) != nil {
 			t.Errorf("the Workloads page%s shows it", query)
@@ -120,11 +124,12 @@ func refusedAsMissing(t *testing.T, f *submitFixture, token, id string) {
 	if got := words(doc); !strings.Contains(got, "not found — workload "+id+" was not found") {
 		t.Errorf("a bulk change of it by id: %q", got)
 	}
-	doc = pageAs(t, f.srv, token, "/workloads/bulk?deleted=true", url.Values{"all": {"true"}, "priority": {"high"}}, false, 200)
-	if got := words(doc); strings.Contains(got, id) || strings.Contains(got, "-run: ") {
-		t.Errorf("a bulk change of all it may see reaches it: %q", got)
+	// All it may see: others only, or nothing (a 400 then says nothing was selected).
+	status, outcome := bulkAll(t, f, token)
+	if status != 200 && !strings.Contains(outcome, "Select workloads, or all matching the filter.") || strings.Contains(outcome, name+": ") {
+		t.Errorf("a bulk change of all it may see = %d, reaching %s: %q", status, name, outcome)
 	}
-	if rows := words(byID(page(t, f.srv, token, "/event-history?tab=scheduling", 200), "scheduling-table")); strings.Contains(rows, "run") {
+	if rows := words(byID(page(t, f.srv, token, "/event-history?tab=scheduling", 200), "scheduling-table")); strings.Contains(rows, name) {
 		t.Errorf("the Event history shows its events: %q", rows)
 	}
 }
@@ -162,6 +167,29 @@ func workloadsAs(t *testing.T, f *submitFixture, token, query string) []views.Wo
 		t.Fatalf("GET /api/v1/workloads%s = %d %.300s", query, r.status, r.body)
 	}
 	return decodeList[views.Workload](t, r.body, "workloads").Items
+}
+
+// bulkAll posts a bulk change of every workload token may see (the Workloads page's "all
+// matching the filter", no filter) and returns the status and the words of the page it ends
+// on, with the outcome of each.
+func bulkAll(t *testing.T, f *submitFixture, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", f.srv.URL+"/workloads/bulk", strings.NewReader(url.Values{"all": {"true"}, "priority": {"high"}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := pageClient(f.srv).Do(req) // it keeps the flash the redirect after the change reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	doc, err := html.Parse(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, words(doc)
 }
 
 // csvAs downloads an export as token.
