@@ -370,6 +370,12 @@ func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
 	return scanAll[ProjectRef](rows, err)
 }
 
+// ProjectNamed returns the project that has that name now, with its policy and quotas. A
+// workload record's project is the one with its project id (Project), not this.
+func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) {
+	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
+}
+
 // AddWorkloadEvents records a change people made to a workload (S9): its events in the
 // workload's history (PriorityChanged, PreemptibilityChanged) and the audit row, in one
 // transaction. apply, when not nil, makes the change itself (the label patch on the cluster)
