@@ -55,6 +55,15 @@ func TestWorkloadsBelongToTheirProjectByID(t *testing.T) {
 		})
 	}
 
+	// It keeps the name it was recorded under (until the scheduler records it again); its
+	// project's id finds it whatever the name.
+	if got := workloadNames(workloadsAs(t, f, rita, "?filterBy=projectId=="+f.alpha)); got != "old-run" {
+		t.Errorf("filterBy=projectId==<alpha's id> lists %q, want old-run", got)
+	}
+	if w := workloadsAs(t, f, rita, "?filterBy=projectName==alpha"); len(w) != 1 || w[0].ProjectName != "alpha" || w[0].ProjectID == nil || *w[0].ProjectID != f.alpha {
+		t.Errorf("filterBy=projectName==alpha lists %+v, want old-run recorded as alpha with alpha's id", w)
+	}
+
 	// Deleted, and its name made again elsewhere: the new project inherits nothing either. Its
 	// workloads are then the admins' only (they belong to no project there is).
 	gone := f.submitTo(t, admin, f.beta, "beta-run")
