@@ -214,6 +214,7 @@ type Department struct {
 // Project is the unit of quota and queueing.
 type Project struct {
 	Name       string
+	ID         string           // the organization's id; records carry it (a workload belongs to its project by id), scheduling does not read it
 	Department string           // empty or unknown: the project is bounded by no department
 	Quotas     map[string]Quota // by node pool name; a missing pool has DefaultQuota
 	Policy     Policy

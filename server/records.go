@@ -12,6 +12,7 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/scheduler/lifecycle"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/google/uuid"
 )
 
 // recorder writes what the workload lifecycle (scheduler/lifecycle) decides after each
@@ -211,10 +212,20 @@ func (r *recorder) merge(ch lifecycle.Change) {
 	}
 }
 
+// projectID is a record's project id as the store keeps it: nil for a workload of no project
+// (the scheduler found none for its namespace), which only those who read the whole system see.
+func projectID(id string) *uuid.UUID {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil
+	}
+	return &u
+}
+
 func storeRecord(r lifecycle.Record) store.WorkloadRecord {
 	return store.WorkloadRecord{
 		UID: r.UID, Namespace: r.Namespace, Name: r.Name, Kind: r.Kind, APIGroup: r.APIGroup,
-		TypeName: r.TypeName, CategoryName: r.CategoryName, ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
+		TypeName: r.TypeName, CategoryName: r.CategoryName, ProjectID: projectID(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
 		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptibility: r.Preemptibility,
 		Phase: string(r.Phase), Reason: r.Reason, Message: r.Message, QueuePosition: r.QueuePosition,
 		Gang: r.Gang, RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,

@@ -51,7 +51,7 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 	s.NamespaceProject = map[string]string{}
 	for _, p := range org.Projects {
 		sp := scheduler.Project{
-			Name: p.Name, Department: p.DepartmentName, Quotas: quotas(p.Quotas),
+			Name: p.Name, ID: p.ID.String(), Department: p.DepartmentName, Quotas: quotas(p.Quotas),
 			PriorityPolicy: scheduler.PriorityPolicy(p.PriorityPolicy), PriorityOffset: int32(p.PriorityOffset),
 			Policy: scheduler.Policy{
 				DefaultPriority:            store.Deref(p.DefaultPriorityName),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/arbiterhq/arbiter/internal/demo"
 	"github.com/arbiterhq/arbiter/internal/devcluster"
@@ -80,7 +81,11 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	simPools, simDepartments, simProjects := demo.Organization()
 	seeded := s.Projects
 	for i := range seeded {
+		if _, err := uuid.Parse(seeded[i].ID); err != nil {
+			t.Errorf("project %s has id %q, want its store id (its workloads are recorded with it)", seeded[i].Name, seeded[i].ID)
+		}
 		seeded[i].NodePools = nil // the simulation's projects try every pool, by name, as these do
+		seeded[i].ID = ""         // and have no id: the simulation has no database
 	}
 	if d := cmp.Diff(simProjects, seeded); d != "" {
 		t.Errorf("demo.Organization's projects are not the seeded ones (-simulated +seeded):\n%s", d)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // SchedulingKinds are the workload events the Event history shows beside the audit log:
@@ -26,7 +28,10 @@ type SchedulingEvent struct {
 	Name          string    `db:"name"`
 	ProjectName   string    `db:"project_name"`
 	PreemptorName string    `db:"preemptor_name"`    // namespace/name; "" when not recorded
-	PreemptorProj string    `db:"preemptor_project"` // the preemptor's project
+	PreemptorProj string    `db:"preemptor_project"` // the preemptor's project, as it recorded it
+	// PreemptorProjectID is the preemptor's project (whether the caller may open the
+	// preemptor); nil when it has none or is not recorded.
+	PreemptorProjectID *uuid.UUID `db:"preemptor_project_id"`
 }
 
 // SchedulingEventFilter narrows the scheduling events: one kind (else all SchedulingKinds),
@@ -51,18 +56,16 @@ func (s *Store) SchedulingEvents(ctx context.Context, f SchedulingEventFilter) (
 	}
 	where := []string{"e.kind = ANY(" + arg(kinds) + ")"}
 	if f.Project != "" {
-		where = append(where, "w.project_name = "+arg(f.Project))
+		// the project that has the name now, by id: a renamed project's events from before
+		// the rename are its own, and a deleted project's are no one's to filter by
+		where = append(where, "w.project_id IN (SELECT id FROM projects WHERE name = "+arg(f.Project)+")")
 	}
 	if f.Workload != "" {
 		p := arg(f.Workload)
 		where = append(where, "(e.workload_uid = "+p+" OR w.name ILIKE '%' || "+escapeLike(p)+" || '%')")
 	}
 	if !f.Scope.All {
-		projects := f.Scope.Projects
-		if projects == nil {
-			projects = []string{}
-		}
-		where = append(where, "w.project_name = ANY("+arg(projects)+")")
+		where = append(where, "w.project_id = ANY("+arg(f.Scope.ProjectIDs())+")")
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -70,7 +73,8 @@ func (s *Store) SchedulingEvents(ctx context.Context, f SchedulingEventFilter) (
 	}
 	sql := `SELECT e.id, e.workload_uid, e.at, e.kind, e.reason, e.message, e.actor, e.preemptor_uid, e.borrowed_gpus,
 	               w.namespace, w.name, w.project_name,
-	               coalesce(p.namespace || '/' || p.name, '') AS preemptor_name, coalesce(p.project_name, '') AS preemptor_project
+	               coalesce(p.namespace || '/' || p.name, '') AS preemptor_name, coalesce(p.project_name, '') AS preemptor_project,
+	               p.project_id AS preemptor_project_id
 	        FROM workload_events e
 	        JOIN workloads w ON w.uid = e.workload_uid
 	        LEFT JOIN workloads p ON p.uid = nullif(e.preemptor_uid, '')

@@ -24,29 +24,26 @@ type WaitingCount struct {
 
 // countWorkloadsSQL counts in one statement (one scan of the unfinished records, grouped by
 // phase and by phase, reason, project and whether they wait; one of the recent events): $1
-// every workload, else those of the projects named in $2; events since $3.
+// every workload, else those of the projects whose ids are $2; events since $3.
 const countWorkloadsSQL = `
 	SELECT CASE WHEN grouping(w.reason) = 1 THEN 'phase' ELSE 'waiting' END AS what, w.phase AS key,
 	       coalesce(w.reason, '') AS reason, coalesce(w.project_name, '') AS project,
 	       coalesce(` + WaitingSQL + `, false) AS waiting, count(*)::int AS count
 	FROM workloads w
-	WHERE w.finished_at IS NULL AND ($1 OR w.project_name = ANY($2))
+	WHERE w.finished_at IS NULL AND ($1 OR w.project_id = ANY($2))
 	GROUP BY GROUPING SETS ((w.phase), (w.phase, w.reason, w.project_name, ` + WaitingSQL + `))
 	UNION ALL
 	SELECT 'event', e.kind, '', '', false, count(*)::int
 	FROM workload_events e
 	WHERE e.kind IN ('Preempted', 'Reclaimed') AND e.at >= $3
-	  AND ($1 OR e.workload_uid IN (SELECT uid FROM workloads WHERE project_name = ANY($2)))
+	  AND ($1 OR e.workload_uid IN (SELECT uid FROM workloads WHERE project_id = ANY($2)))
 	GROUP BY e.kind`
 
 // CountWorkloads counts the unfinished workloads in scope by phase and the waiting ones by
 // phase, reason and project, and the Preempted and Reclaimed events of workloads in scope
 // since since.
 func (s *Store) CountWorkloads(ctx context.Context, scope WorkloadScope, since time.Time) (WorkloadCounts, error) {
-	projects := scope.Projects
-	if projects == nil {
-		projects = []string{}
-	}
+	projects := scope.ProjectIDs()
 	type row struct {
 		What    string `db:"what"`
 		Key     string `db:"key"`

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -72,6 +70,7 @@ var WorkloadSpec = listquery.Spec{
 		"name":           {Kind: listquery.String, Column: "w.name", Sortable: true},
 		"namespace":      {Kind: listquery.String, Column: "w.namespace", Sortable: true},
 		"projectName":    {Kind: listquery.String, Column: "w.project_name", Sortable: true},
+		"projectId":      {Kind: listquery.String, Column: "coalesce(w.project_id::text, '')", Sortable: false},
 		"departmentName": {Kind: listquery.String, Column: "w.department_name", Sortable: true},
 		"type":           {Kind: listquery.String, Column: "w.type_name", Sortable: true},
 		"category":       {Kind: listquery.String, Column: "w.category_name", Sortable: true},
@@ -326,45 +325,6 @@ func finishMessage(phase string) string {
 	return "The workload finished."
 }
 
-// WorkloadScope narrows a workload list to what a caller may see: every workload (All), or
-// those of the named projects.
-type WorkloadScope struct {
-	All      bool
-	Projects []string
-}
-
-// visibleWhere is the WHERE clause of the workloads a query and a scope show: the query's
-// filters, unfinished ones unless includeFinished, only the scope's projects.
-func visibleWhere(q listquery.Query, includeFinished bool, scope WorkloadScope, args *listquery.Args) string {
-	where := q.Where(WorkloadSpec, args)
-	if !includeFinished {
-		where += " AND w.finished_at IS NULL"
-	}
-	if !scope.All {
-		projects := scope.Projects
-		if projects == nil {
-			projects = []string{}
-		}
-		where += " AND w.project_name = ANY(" + args.Add(projects) + ")"
-	}
-	return where
-}
-
-// VisibleWorkloads lists workload records, limited to scope; finished ones (history) only when
-// includeFinished.
-func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) ([]WorkloadRecord, *int, error) {
-	var args listquery.Args
-	where := visibleWhere(q, includeFinished, scope, &args)
-	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	list, err := scanAll[WorkloadRecord](rows, err)
-	if err != nil {
-		return nil, nil, err
-	}
-	list, next := listquery.Next(q, list)
-	return list, next, nil
-}
-
 // ProjectRef is a project's name with the ids its access scope is made of.
 type ProjectRef struct {
 	ID           uuid.UUID `db:"id"`
@@ -380,8 +340,8 @@ func (s *Store) ProjectRefs(ctx context.Context) ([]ProjectRef, error) {
 	return scanAll[ProjectRef](rows, err)
 }
 
-// ProjectNamed returns the project with that name, with its policy and quotas (workload
-// records name their project).
+// ProjectNamed returns the project that has that name now, with its policy and quotas. A
+// workload record's project is the one with its project id (Project), not this.
 func (s *Store) ProjectNamed(ctx context.Context, name string) (Project, error) {
 	return projectWhere(ctx, s.pool, `p.name = $1`, name, "project "+name)
 }
@@ -515,62 +475,4 @@ func (s *Store) StopWorkloads(ctx context.Context, uids []string) error {
 	                            allocated_gpus = 0, nodes = '{}', updated_at = now(), estimated_start_at = NULL, estimate_basis = $2
 	                            WHERE uid = ANY($1) AND finished_at IS NULL`, uids, OwnerStoppedBasis)
 	return classify(err)
-}
-
-// WorkloadCursor is where a keyset walk of the workloads stopped: the sort key and the uid of
-// the last row read.
-type WorkloadCursor struct {
-	Key any
-	UID string
-}
-
-type keyedWorkload struct {
-	WorkloadRecord
-	SortKey any `db:"sort_key"`
-}
-
-// VisibleWorkloadsAfter is one page (at most limit rows) of VisibleWorkloads in the order of
-// q, read by key instead of by offset: the rows after the cursor (nil: from the start), and
-// the cursor of the page's last row (nil when the page is the last). Rows with an equal sort
-// key are ordered by uid, so no row is read twice or skipped across pages, and a page costs
-// the same at the end of the list as at its start. q's offset and limit are ignored.
-func (s *Store) VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope, after *WorkloadCursor, limit int) ([]WorkloadRecord, *WorkloadCursor, error) {
-	var args listquery.Args
-	where := visibleWhere(q, includeFinished, scope, &args)
-	if _, ok := WorkloadSpec.Fields[q.SortBy]; !ok {
-		q.SortBy = WorkloadSpec.DefaultSort
-	}
-	f := WorkloadSpec.Fields[q.SortBy]
-	key, cmpOp := f.Column, ">"
-	if q.Desc {
-		cmpOp = "<"
-	}
-	if after != nil {
-		// The order is key (NULLS LAST), then uid, in q's direction.
-		id := args.Add(after.UID)
-		if after.Key == nil {
-			where += fmt.Sprintf(" AND (%s IS NULL AND w.uid %s %s)", key, cmpOp, id)
-		} else if k := args.Add(after.Key); strings.Contains(key, "nullif(") {
-			where += fmt.Sprintf(" AND (%[1]s %[2]s %[3]s OR (%[1]s = %[3]s AND w.uid %[2]s %[4]s) OR %[1]s IS NULL)", key, cmpOp, k, id)
-		} else { // a key that is never NULL: a row comparison, which an index on (key, uid) serves
-			where += fmt.Sprintf(" AND (%s, w.uid) %s (%s, %s)", key, cmpOp, k, id)
-		}
-	}
-	sql := `SELECT w.*, ` + key + ` AS sort_key FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` LIMIT ` + args.Add(limit+1)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	list, err := scanAll[keyedWorkload](rows, err)
-	if err != nil {
-		return nil, nil, err
-	}
-	var next *WorkloadCursor
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[limit-1]
-		next = &WorkloadCursor{Key: last.SortKey, UID: last.UID}
-	}
-	out := make([]WorkloadRecord, len(list))
-	for i, r := range list {
-		out[i] = r.WorkloadRecord
-	}
-	return out, next, nil
 }

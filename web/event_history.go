@@ -232,15 +232,12 @@ func (h *eventHistory) schedulingPage(c echo.Context) error {
 		}
 		s.Projects = mapSlice(refs, func(p store.ProjectRef) string { return p.Name })
 	} else {
-		s.Projects = scope.Projects
+		s.Projects = scope.Names()
 	}
 	evs, more, err := h.events.SchedulingEvents(ctx, store.SchedulingEventFilter{Kind: s.Kind, Project: s.Project,
 		Workload: s.Workload, Scope: scope, Limit: schedulingPageSize, Offset: offset})
 	if err != nil {
 		return err
-	}
-	visible := func(project string) bool {
-		return scope.All || (project != "" && slices.Contains(scope.Projects, project))
 	}
 	for _, e := range evs {
 		row := views.SchedulingEventRow{At: e.At, Kind: e.Kind, Project: e.ProjectName, Message: e.Message,
@@ -253,7 +250,7 @@ func (h *eventHistory) schedulingPage(c echo.Context) error {
 		}
 		if e.PreemptorUID != "" {
 			l := &views.WorkloadLink{Name: cmpOr(e.PreemptorName, preemptorName(e.Message))}
-			if e.PreemptorName != "" && visible(e.PreemptorProj) {
+			if e.PreemptorName != "" && scope.Includes(e.PreemptorProjectID) {
 				l.ID = e.PreemptorUID
 			}
 			row.Preemptor = l

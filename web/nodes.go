@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/scheduler"
@@ -46,9 +45,8 @@ func (h *nodes) nodesPage(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			visible := func(project string) bool {
-				return scope.All || project != "" && slices.Contains(scope.Projects, project)
-			}
+			// the last cycle names projects as they are now
+			visible := scope.IncludesNamed
 			var swatches map[string]views.Swatch
 			if h.projects != nil {
 				refs, err := h.projects.ProjectRefs(c.Request().Context())

@@ -142,7 +142,7 @@ func TestOverviewMatchesAPI(t *testing.T) {
 		store.WorkloadEvent{WorkloadUID: b1, At: now.Add(-30 * time.Hour), Kind: "Preempted"}, // older than a day
 		store.WorkloadEvent{WorkloadUID: done, At: now.Add(-time.Hour), Kind: "Reclaimed"},    // finished workloads' events count too
 	)
-	if err := st.RecordWorkloads(context.Background(), records, events); err != nil {
+	if err := st.RecordWorkloads(context.Background(), withProjectIDs(t, st, records), events); err != nil {
 		t.Fatal(err)
 	}
 

@@ -154,7 +154,7 @@ func TestOverviewCountsEveryWaitingWorkload(t *testing.T) {
 	}
 	done := add("beta", "Completed", "", 0)
 	done.FinishedAt = &now
-	if err := st.RecordWorkloads(context.Background(), records, nil); err != nil {
+	if err := st.RecordWorkloads(context.Background(), withProjectIDs(t, st, records), nil); err != nil {
 		t.Fatal(err)
 	}
 

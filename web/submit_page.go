@@ -448,10 +448,10 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 	if err != nil {
 		return f, err
 	}
-	// Its project by id, or by name for a record the scheduler wrote without one.
+	// Its project by id: a project that has its project's old name now is another project.
 	project := ""
 	for _, p := range f.Projects {
-		if (r.ProjectID != nil && p.Value == r.ProjectID.String()) || (r.ProjectID == nil && p.Label == r.ProjectName) {
+		if r.ProjectID != nil && p.Value == r.ProjectID.String() {
 			project = p.Value
 		}
 	}

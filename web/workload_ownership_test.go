@@ -41,17 +41,17 @@ func TestWorkloadOwnership(t *testing.T) {
 			TypeName: "Standard training", ProjectName: project, DepartmentName: "research", PriorityName: "low", PriorityValue: 40,
 			Preemptibility: "preemptible", Phase: "Pending", Gang: 1, QueuedAt: f.at(10), Submitter: submitter}
 	}
-	if err := f.st.RecordWorkloads(ctx, []store.WorkloadRecord{
+	if err := f.st.RecordWorkloads(ctx, withProjectIDs(t, f.st, []store.WorkloadRecord{
 		rec(mine, "alices-run", "alpha", keySubmitter(t, alice)),
 		rec(bobs, "bobs-run", "alpha", keySubmitter(t, bob)),
 		rec(gammaMine, "gamma-run", "gamma", keySubmitter(t, gammaResearcher)),
-	}, nil); err != nil {
+	}), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The scheduler rewrites records whole: a later record without the annotation, or naming
 	// someone else, does not move ownership.
 	moved := rec(mine, "alices-run", "alpha", "mallory")
-	if err := f.st.RecordWorkloads(ctx, []store.WorkloadRecord{moved}, nil); err != nil {
+	if err := f.st.RecordWorkloads(ctx, withProjectIDs(t, f.st, []store.WorkloadRecord{moved}), nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
@@ -182,7 +183,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 	m.NextHref, m.PrevHref = pageLinks(c, params, q, next)
 	if refs, err := h.store.ProjectRefs(ctx); err == nil {
 		for _, p := range refs {
-			if scope.All || slices.Contains(scope.Projects, p.Name) {
+			if scope.IncludesNamed(p.Name) {
 				m.Projects = append(m.Projects, p.Name)
 			}
 		}
@@ -233,7 +234,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 		scope auth.Scope
 		p     *store.Project
 	}
-	projects := map[string]proj{}
+	projects := map[uuid.UUID]proj{} // by project id; uuid.Nil for records of no project
 	canChange := mayChangeWorkloads(c) == nil
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
@@ -242,14 +243,18 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 		if !canChange || r.FinishedAt != nil {
 			return row, nil
 		}
-		pr, ok := projects[r.ProjectName]
+		key := uuid.Nil
+		if r.ProjectID != nil {
+			key = *r.ProjectID
+		}
+		pr, ok := projects[key]
 		if !ok {
 			scope, p, err := h.workloadProject(c.Request().Context(), r)
 			if err != nil {
 				return row, err
 			}
 			pr = proj{scope, p}
-			projects[r.ProjectName] = pr
+			projects[key] = pr
 		}
 		row.Controls = true
 		if err := mayChangeWorkload(c, r, pr.scope); err != nil {

@@ -265,7 +265,7 @@ func (h *workloadStory) nextStepInput(r store.WorkloadRecord, project *store.Pro
 				in.Deserved, in.Limit = q.Deserved, q.Limit
 			}
 		}
-		u := h.status.Usage("project", r.ProjectName, in.Pool)
+		u := h.status.Usage("project", project.Name, in.Pool) // the scheduler names it as it is now
 		in.Allocated, in.AllocatedNonPreemptible = u.Allocated, u.AllocatedNonPreemptible
 	}
 	return in

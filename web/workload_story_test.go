@@ -61,7 +61,7 @@ func storyFixture(t *testing.T) (*workloadFixture, string) {
 		{WorkloadUID: f.betaJob, At: f.at(5), Kind: "Reclaimed", Reason: "S17", PreemptorUID: f.gammaJob, Borrowed: &three,
 			Message: "Preempted by team-gamma/gamma-job under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006"},
 	}
-	if err := f.st.RecordWorkloads(context.Background(), []store.WorkloadRecord{rec}, events); err != nil {
+	if err := f.st.RecordWorkloads(context.Background(), withProjectIDs(t, f.st, []store.WorkloadRecord{rec}), events); err != nil {
 		t.Fatal(err)
 	}
 	return f, victim

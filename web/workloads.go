@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
@@ -31,7 +32,7 @@ type WorkloadStore interface {
 	// preemptions and reclaims since a time (the Overview's tiles).
 	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
 	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
-	ProjectNamed(ctx context.Context, name string) (store.Project, error)
+	Project(ctx context.Context, id uuid.UUID) (store.Project, error)
 	AddWorkloadEvents(ctx context.Context, evs []store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
 }
 
@@ -115,12 +116,13 @@ func cloneValues(v url.Values) url.Values {
 
 // workloadScope is what lists show the caller: everything to those who may read the whole
 // system, else the workloads of the projects they hold a role in (directly or through their
-// department). Workloads without a project are seen only system-wide.
+// department), by project id. Workloads without a project, or whose project was deleted, are
+// seen only system-wide.
 func (h *workloads) workloadScope(c echo.Context) (store.WorkloadScope, error) {
 	if can(c, auth.Read, auth.System) {
 		return store.WorkloadScope{All: true}, nil
 	}
-	scope := store.WorkloadScope{Projects: []string{}}
+	scope := store.WorkloadScope{Projects: []store.ProjectRef{}}
 	if len(identity(c).Grants) == 0 {
 		return scope, nil
 	}
@@ -130,19 +132,21 @@ func (h *workloads) workloadScope(c echo.Context) (store.WorkloadScope, error) {
 	}
 	for _, p := range refs {
 		if can(c, auth.Read, auth.Project(p.ID.String(), p.DepartmentID.String())) {
-			scope.Projects = append(scope.Projects, p.Name)
+			scope.Projects = append(scope.Projects, p)
 		}
 	}
 	return scope, nil
 }
 
 // workloadProject is a workload's project as an access scope, with the project when it still
-// exists (nil for a workload without a project, or whose project was deleted).
+// exists (nil for a workload without a project, or whose project was deleted: then only those
+// who may read the whole system may read it). The project is the one with the record's
+// project id, whatever its name is now; the name the record holds decides nothing.
 func (h *workloads) workloadProject(ctx context.Context, r store.WorkloadRecord) (auth.Scope, *store.Project, error) {
-	if r.ProjectName == "" {
+	if r.ProjectID == nil {
 		return auth.System, nil, nil
 	}
-	p, err := h.store.ProjectNamed(ctx, r.ProjectName)
+	p, err := h.store.Project(ctx, *r.ProjectID)
 	if errors.Is(err, store.ErrNotFound) {
 		return auth.System, nil, nil
 	}

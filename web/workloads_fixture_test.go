@@ -140,7 +140,7 @@ func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*we
 		{WorkloadUID: f.trainB, At: at(1), Kind: "Queued", Message: "Queued in project alpha."},
 		{WorkloadUID: f.trainB, At: at(2), Kind: "Admitted", Message: "Admitted on n1, n2."},
 	}
-	if err := st.RecordWorkloads(context.Background(), records, events); err != nil {
+	if err := st.RecordWorkloads(context.Background(), withProjectIDs(t, st, records), events); err != nil {
 		t.Fatal(err)
 	}
 	// train-a's start estimate, as the leader's pass writes it (server/estimates.go, on the
@@ -149,6 +149,25 @@ func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*we
 		t.Fatal(err)
 	}
 	return f
+}
+
+// withProjectIDs gives each record the id of the project that has its project name now, as
+// the scheduler's recorder does (its snapshot's projects carry their ids: server/settings.go,
+// scheduler/lifecycle): a workload belongs to its project by id.
+func withProjectIDs(t *testing.T, st *store.Store, records []store.WorkloadRecord) []store.WorkloadRecord {
+	t.Helper()
+	refs, err := st.ProjectRefs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range records {
+		for _, p := range refs {
+			if p.Name == records[i].ProjectName {
+				records[i].ProjectID = &p.ID
+			}
+		}
+	}
+	return records
 }
 
 func orDefault(s, def string) string {
@@ -163,7 +182,7 @@ func (f *workloadFixture) at(min int) time.Time { return f.t0.Add(time.Duration(
 
 // view is what the API shows of train-a, train-b or serve-c as the fixture records them.
 func (f *workloadFixture) view(uid string) views.Workload {
-	w := views.Workload{Kind: "Job", Type: "Job", Category: "Train", ProjectName: "alpha", DepartmentName: "research",
+	w := views.Workload{Kind: "Job", Type: "Job", Category: "Train", ProjectID: &f.alpha, ProjectName: "alpha", DepartmentName: "research",
 		Namespace: "team-alpha", Gang: 1, Nodes: []string{}}
 	switch uid {
 	case f.trainA:

@@ -20,6 +20,7 @@ import (
 type Record struct {
 	UID, Namespace, Name, Kind, APIGroup string
 	TypeName, CategoryName               string
+	ProjectID                            string // the project's id; empty for no project
 	ProjectName, DepartmentName          string
 	PriorityName                         string
 	PriorityValue                        int
@@ -122,8 +123,10 @@ func (s State) Observe(c Cycle) Change {
 		typeCategory[t.Name] = t.Category
 	}
 	department := make(map[string]string, len(snap.Projects))
+	projectID := make(map[string]string, len(snap.Projects))
 	for _, p := range snap.Projects {
 		department[p.Name] = p.Department
+		projectID[p.Name] = p.ID
 	}
 	// One not recorded before is always among those rebuilt: a workload is built afresh
 	// whenever it appears in the cache.
@@ -173,7 +176,7 @@ func (s State) Observe(c Cycle) Change {
 		}
 		rec := Record{
 			UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group, TypeName: w.Type,
-			CategoryName: typeCategory[w.Type], ProjectName: w.Project, DepartmentName: department[w.Project],
+			CategoryName: typeCategory[w.Type], ProjectID: projectID[w.Project], ProjectName: w.Project, DepartmentName: department[w.Project],
 			QueuedAt: w.QueuedAt, Phase: w.Phase, Gang: len(w.Pods), Submitter: w.Annotations[scheduler.AnnotationSubmitter],
 		}
 		for _, p := range w.Pods {

@@ -46,7 +46,7 @@ func job(name string, ph scheduler.Phase, nodes ...string) scheduler.Workload {
 // rec is what is recorded of job(name, ph, ...) with gang pods and no plan entry; opts adjust it.
 func rec(name string, ph scheduler.Phase, gang int, opts ...func(*Record)) Record {
 	r := Record{UID: "uid-" + name, Namespace: "ns", Name: name, Kind: "Job", APIGroup: "batch", TypeName: "Job",
-		CategoryName: "Train", ProjectName: "vision", DepartmentName: "research", Phase: ph, Gang: gang,
+		CategoryName: "Train", ProjectID: "id-of-vision", ProjectName: "vision", DepartmentName: "research", Phase: ph, Gang: gang,
 		RequestedGPUs: gang, QueuedAt: queued}
 	for _, o := range opts {
 		o(&r)
@@ -147,7 +147,7 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 				Snapshot: &scheduler.Snapshot{
 					Now: now, Workloads: ws,
 					WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch", Category: "Train"}},
-					Projects:      []scheduler.Project{{Name: "vision", Department: "research"}},
+					Projects:      []scheduler.Project{{Name: "vision", ID: "id-of-vision", Department: "research"}},
 				},
 				Owner: func(uid string) Owner { return tc.owners[strings.TrimPrefix(uid, "uid-")] },
 			}
