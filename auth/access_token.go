@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -46,23 +45,12 @@ const (
 var ErrAccessToken = errors.New("the access token is not valid")
 
 // AccessTokens issues and checks access tokens under one key that every replica shares.
-type AccessTokens struct{ key []byte }
+type AccessTokens struct{ signer Signer }
 
 // NewAccessTokens signs with key; an empty key is replaced by a random one for this process
 // only (tests; a single replica that keeps no key).
 func NewAccessTokens(key []byte) AccessTokens {
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		_, _ = rand.Read(key)
-	}
-	return AccessTokens{key: key}
-}
-
-func (a AccessTokens) mac(body []byte) []byte {
-	m := hmac.New(sha256.New, a.key)
-	m.Write([]byte(accessTokenLabel))
-	m.Write(body)
-	return m.Sum(nil)
+	return AccessTokens{signer: NewSigner(key)}
 }
 
 // Issue returns a token for (kind, id) valid until expires.
@@ -72,7 +60,7 @@ func (a AccessTokens) Issue(kind byte, id uuid.UUID, expires time.Time) string {
 	copy(body[2:18], id[:])
 	binary.BigEndian.PutUint64(body[18:26], uint64(expires.Unix()))
 	_, _ = rand.Read(body[26:])
-	return AccessTokenPrefix + base64.RawURLEncoding.EncodeToString(append(body, a.mac(body)...))
+	return AccessTokenPrefix + base64.RawURLEncoding.EncodeToString(append(body, a.signer.Sum(accessTokenLabel, body)...))
 }
 
 // IsAccessToken says whether token is shaped like an access token (it may still be invalid).
@@ -89,7 +77,7 @@ func (a AccessTokens) Check(token string, now time.Time) (kind byte, id uuid.UUI
 		return 0, uuid.Nil, time.Time{}, ErrAccessToken
 	}
 	body, sum := b[:tokenBodyLen], b[tokenBodyLen:]
-	if !hmac.Equal(sum, a.mac(body)) || body[0] != tokenVersion || (body[1] != TokenForAPIKey && body[1] != TokenForUser) {
+	if !a.signer.Verify(sum, accessTokenLabel, body) || body[0] != tokenVersion || (body[1] != TokenForAPIKey && body[1] != TokenForUser) {
 		return 0, uuid.Nil, time.Time{}, ErrAccessToken
 	}
 	expires = time.Unix(int64(binary.BigEndian.Uint64(body[18:26])), 0)

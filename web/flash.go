@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -35,13 +33,9 @@ type bulkFlash struct {
 	More     map[string]int      `json:"m,omitempty"`
 }
 
+// flashMAC signs a flash for the caller it was made for: another caller's flash is not shown.
 func (f formSigner) flashMAC(subject string, payload []byte) []byte {
-	m := hmac.New(sha256.New, f.key)
-	m.Write([]byte(flashKeyLabel))
-	m.Write([]byte(subject))
-	m.Write([]byte{0})
-	m.Write(payload)
-	return m.Sum(nil)
+	return f.Sum(flashKeyLabel, []byte(subject), []byte{0}, payload)
 }
 
 // setBulkFlash keeps the outcome for the next GET of path by the same caller.
@@ -96,7 +90,7 @@ func (l layout) takeBulkFlash(c echo.Context) (fl bulkFlash, ok bool) {
 	}
 	payload, err1 := base64.RawURLEncoding.DecodeString(enc)
 	sum, err2 := base64.RawURLEncoding.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(sum, l.forms.flashMAC(identity(c).Subject, payload)) {
+	if err1 != nil || err2 != nil || !l.forms.Verify(sum, flashKeyLabel, []byte(identity(c).Subject), []byte{0}, payload) {
 		return fl, false
 	}
 	if json.Unmarshal(payload, &fl) != nil {

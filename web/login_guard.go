@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -83,28 +82,16 @@ const (
 	loginNonceLen = 16
 )
 
-type formSigner struct{ key []byte }
+// formSigner signs the sign-in form's token and the bulk change's flash.
+type formSigner struct{ auth.Signer }
 
-func newFormSigner(key []byte) formSigner {
-	if len(key) == 0 { // tests and single-process use: a key for this process only
-		key = make([]byte, 32)
-		_, _ = rand.Read(key)
-	}
-	return formSigner{key: key}
-}
-
-func (f formSigner) mac(msg []byte) []byte {
-	m := hmac.New(sha256.New, f.key)
-	m.Write([]byte(formKeyLabel))
-	m.Write(msg)
-	return m.Sum(nil)
-}
+func newFormSigner(key []byte) formSigner { return formSigner{auth.NewSigner(key)} }
 
 func (f formSigner) issue(now time.Time) string {
 	msg := make([]byte, 8+loginNonceLen)
 	binary.BigEndian.PutUint64(msg, uint64(now.Unix()))
 	_, _ = rand.Read(msg[8:])
-	return base64.RawURLEncoding.EncodeToString(append(msg, f.mac(msg)...))
+	return base64.RawURLEncoding.EncodeToString(append(msg, f.Sum(formKeyLabel, msg)...))
 }
 
 // age returns how old a token this signer issued is; ok is false for anything else.
@@ -114,7 +101,7 @@ func (f formSigner) age(token string, now time.Time) (age time.Duration, ok bool
 		return 0, false
 	}
 	msg, sum := b[:8+loginNonceLen], b[8+loginNonceLen:]
-	if !hmac.Equal(sum, f.mac(msg)) {
+	if !f.Verify(sum, formKeyLabel, msg) {
 		return 0, false
 	}
 	age = now.Sub(time.Unix(int64(binary.BigEndian.Uint64(msg)), 0))
