@@ -9,7 +9,7 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
-// WorkloadForesight is the dry run (issue 16): what the next scheduling cycle would do with a
+// WorkloadForesight is the dry run (docs/scheduling.md "Dry run"): what the next scheduling cycle would do with a
 // workload submitted now. obj is the top owner the submission would create (a Job, Deployment
 // or Pod with its namespace, labels and pod template); nothing is created, recorded or told.
 // The server implements it with kube.Scheduler.DryRun and the estimator's median runtimes.

@@ -101,9 +101,10 @@ type inputCase struct {
 	name, method, path, contentType, body, mention string
 }
 
-// badInputCases are the text and numbers out of range of issue 13, each naming its field:
-// integers beyond their column, NUL, bytes that are not UTF-8 and over-long text, in JSON
-// bodies, forms and query strings; duplicate and case-mismatched JSON keys; a ';' in a query.
+// badInputCases are the text and numbers out of range an attacker sent (docs/security.md
+// "Tested attacks"), each naming its field: integers beyond their column, NUL, bytes that are
+// not UTF-8 and over-long text, in JSON bodies, forms and query strings; duplicate and
+// case-mismatched JSON keys; a ';' in a query.
 func badInputCases(f inputFixture) []inputCase {
 	project, department := "/api/v1/org-unit/projects/"+f.proj, "/api/v1/org-unit/departments/"+f.dept
 	long := func(n int) string { return strings.Repeat("é", n) } // characters, not bytes

@@ -22,7 +22,7 @@ import (
 // makes the server write, and the p50 of authenticated API calls before and during the flood:
 // a read (GET /api/v1/org-unit/projects) and a change, which writes its own audit row (PUT of a
 // workload category's default preemptibility). Run with -benchtime=1x. "unpaced" is the client
-// as fast as it can; "1000/s" paces it at about the rate the probe reached (880/s), so
+// as fast as it can; "1000/s" paces it at about the rate an attacker's probe reached (880/s, docs/security.md), so
 // the figures compare the server's work per refusal rather than how fast the client gets.
 func BenchmarkAuthenticatedCallDuringUnauthenticatedFlood(b *testing.B) {
 	b.Run("unpaced", func(b *testing.B) { benchmarkFlood(b, 0) })

@@ -56,7 +56,7 @@ func fuzzRoutes(f inputFixture) []fuzzRoute {
 
 // FuzzRoutes drives the real handler over real PostgreSQL with any query string and body on
 // the routes above: nothing a caller sends may produce a 5xx. The seed corpus (run by every
-// go test) holds issue 13's inputs on the route each concerns, and each input on every route.
+// go test) holds the bad inputs of input_test.go on the route each concerns, and each input on every route.
 func FuzzRoutes(f *testing.F) {
 	fx := newInputFixture(f)
 	routes := fuzzRoutes(fx)
@@ -64,7 +64,7 @@ func FuzzRoutes(f *testing.F) {
 	for i, r := range routes {
 		index[r.method+" "+r.path] = uint8(i)
 	}
-	// Issue 13's cases, on their own routes.
+	// input_test.go's cases, on their own routes.
 	for _, tc := range badInputCases(fx) {
 		path, query, _ := strings.Cut(tc.path, "?")
 		i, ok := index[tc.method+" "+path]

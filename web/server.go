@@ -46,7 +46,7 @@ type Deps struct {
 	Cycles    LastCycle       // the scheduler's last cycle; nil: no cluster (Nodes says so)
 	Pods      WorkloadPods    // a workload's pods from the scheduler's last cycle; nil: no cluster
 	Cluster   ClusterStatus   // which replica leads, whether the API server answers; nil: no cluster
-	// Foresee is the dry run of a submission (issue 16); nil: no cluster. The submission
+	// Foresee is the dry run of a submission; nil: no cluster. The submission
 	// routes' ?dryRun=true answers NewPredictionJSON(Foresee.DryRun(...)).
 	Foresee WorkloadForesight
 	// DryRuns bounds the dry runs running at once in this replica, in all and per caller;

@@ -25,7 +25,7 @@ import (
 	"github.com/arbiterhq/arbiter/web/routenames"
 )
 
-// submitPage is the Submit page (issue 16, point 6): a form for the four native types with
+// submitPage is the Submit page (docs/console.md): a form for the four native types with
 // the dry run of what it describes beside it. The form goes through the submission API's code
 // (submissions.resolve, createWorkload, foresee), not through HTTP, so a refusal is the API's,
 // with the field it names (the form's inputs are named as the API's fields).
