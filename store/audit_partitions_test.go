@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 )
 

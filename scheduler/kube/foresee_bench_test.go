@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // BenchmarkDryRun is the cost of one dry run as a request pays it (Scheduler.DryRun: the
@@ -82,7 +82,7 @@ func dryRunScheduler(running, pending int) *Scheduler {
 	for i := range running + pending {
 		name := "job-" + strconv.Itoa(i)
 		uid := "uid-" + name
-		job := kubejobs.Job(name, "ns").UID(uid).Created(now.Add(-2 * time.Hour)).GPUs(1).SchedulerName("arbiter").Obj()
+		job := objects.Job(name, "ns").UID(uid).Created(now.Add(-2 * time.Hour)).GPUs(1).SchedulerName("arbiter").Obj()
 		ref := controllerRef("batch/v1", "Job", name, uid)
 		pod := gpuPod(name+"-0", "pod-"+name, 1, &ref)
 		pod.Labels = map[string]string{"job-name": name, "batch.kubernetes.io/job-name": name, "controller-uid": uid}

@@ -1,4 +1,4 @@
-package kubejobs
+package objects
 
 import (
 	"testing"

@@ -5,7 +5,7 @@
 // Deployment and the Service from it. What needs the database (the project, its policy, the
 // priority dictionary, node pools) is resolved by the caller, web's submission handler, which
 // fills the Workload's Namespace, Project and Pools.
-package nativeworkload
+package native
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package nativeworkload
+package native
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package kubejobs
+package objects
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
