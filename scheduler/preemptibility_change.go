@@ -126,7 +126,6 @@ func (c *PreemptibilityChange) sentence(r *ChangeRefusal, use *QuotaUse) string 
 	return b.String()
 }
 
-
 // MinimumGPUs are the GPUs of a running workload's gang minimum (S5's gang size): its bound
 // pods that are not terminating, in the order of its pods, as loadSemi takes them. Pods named
 // in boundNow (a plan's binds of it) count as bound: the plan that starts a workload is what
