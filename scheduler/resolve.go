@@ -21,9 +21,9 @@ const ClusterDefaultPriority = "low"
 // fallbackPriority stands in for ClusterDefaultPriority if the dictionary lacks it.
 var fallbackPriority = Priority{Name: ClusterDefaultPriority, Value: 40}
 
-// preemptibleBelow is the priority value under which a workload is preemptible when nothing
+// PreemptibleBelow is the priority value under which a workload is preemptible when nothing
 // else says (S8 step 5).
-const preemptibleBelow = 100
+const PreemptibleBelow = 100
 
 // WarningCode names a problem found while resolving a workload; each becomes a Warning event.
 type WarningCode string
@@ -282,7 +282,7 @@ func (c *Catalog) defaultPreemptibility(t *WorkloadType, cat *Category, p Priori
 	if cat != nil && validPreemptibility(string(cat.DefaultPreemptibility)) {
 		return cat.DefaultPreemptibility
 	}
-	if p.Value < preemptibleBelow {
+	if p.Value < PreemptibleBelow {
 		return Preemptible
 	}
 	return NonPreemptible

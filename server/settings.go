@@ -17,26 +17,15 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range prios {
-		s.Priorities = append(s.Priorities, scheduler.Priority{Name: p.Name, Value: int32(p.Value)})
-	}
 	cats, err := st.Categories(ctx, listquery.Query{SortBy: "name"})
 	if err != nil {
 		return nil, err
-	}
-	for _, c := range cats {
-		s.Categories = append(s.Categories, scheduler.Category{Name: c.Name, DefaultPriority: c.DefaultPriorityName, DefaultPreemptibility: scheduler.Preemptibility(c.DefaultPreemptibility)})
 	}
 	types, err := st.WorkloadTypes(ctx, listquery.Query{SortBy: "name"}, false)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range types {
-		s.WorkloadTypes = append(s.WorkloadTypes, scheduler.WorkloadType{
-			Name: t.Name, Group: t.Group, Category: store.Deref(t.CategoryName), Priority: store.Deref(t.PriorityName),
-			Preemptibility: scheduler.Preemptibility(store.Deref(t.Preemptibility)),
-		})
-	}
+	s.Priorities, s.Categories, s.WorkloadTypes = store.SchedulingPriorities(prios), store.SchedulingCategories(cats), store.SchedulingTypes(types)
 	org, err := st.OrganizationSnapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -53,19 +42,7 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 		sp := scheduler.Project{
 			Name: p.Name, ID: p.ID.String(), Department: p.DepartmentName, Quotas: quotas(p.Quotas),
 			PriorityPolicy: scheduler.PriorityPolicy(p.PriorityPolicy), PriorityOffset: int32(p.PriorityOffset),
-			Policy: scheduler.Policy{
-				DefaultPriority:            store.Deref(p.DefaultPriorityName),
-				ForbidPriorityChange:       !p.AllowPriorityChange,
-				ForbidPreemptibilityChange: !p.AllowPreemptibilityChange,
-				MinPriority:                store.Deref(p.MinPriority),
-				MaxPriority:                store.Deref(p.MaxPriority),
-				PreemptionOrder:            scheduler.PreemptionOrder(p.PreemptionOrder),
-				PreemptionMode:             scheduler.PreemptionMode(p.PreemptionMode),
-				MinRuntimeSeconds:          int64(p.MinRuntimeSeconds),
-				Queueing:                   scheduler.Queueing(p.Queueing),
-				ReclaimMinRuntimeSeconds:   int64(p.ReclaimMinRuntimeSeconds),
-				PreemptionDelaySeconds:     int64(p.PreemptionDelaySeconds),
-			},
+			Policy: p.Policy.Scheduling(),
 		}
 		for _, np := range p.EffectiveNodePools {
 			sp.NodePools = append(sp.NodePools, np.Name)

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
@@ -15,13 +17,6 @@ const (
 	NonPreemptible = "non-preemptible"
 	// SemiPreemptible: the gang minimum is non-preemptible, replicas beyond it preemptible (S26).
 	SemiPreemptible = "semi-preemptible"
-)
-
-// ClusterDefaultPriority and ClusterDefaultPreemptibility apply to a workload type without a
-// category (docs/rules.md S2: the setting that can never block anyone).
-const (
-	ClusterDefaultPriority       = "low"
-	ClusterDefaultPreemptibility = Preemptible
 )
 
 // Priority is an entry of the priority dictionary.
@@ -108,7 +103,12 @@ var WorkloadTypeSpec = listquery.Spec{
 	SearchColumn: "t.name",
 }
 
-const effectivePreemptibilitySQL = `coalesce(t.preemptibility, c.default_preemptibility, '` + ClusterDefaultPreemptibility + `')`
+// The effective values are computed here as well as by the core (scheduler.Catalog), so that
+// the list sorts and filters by them; TestEffectiveValuesInSQLAreTheCores pins the two
+// together. A type without a category and its own priority takes the cluster default
+// (docs/rules.md S2), and without a preemptibility of its own one from its priority (S8).
+var effectivePreemptibilitySQL = `coalesce(t.preemptibility, c.default_preemptibility,
+	CASE WHEN ep.value < ` + strconv.Itoa(scheduler.PreemptibleBelow) + ` THEN '` + Preemptible + `' ELSE '` + NonPreemptible + `' END)`
 
 // Priorities lists the dictionary.
 func (s *Store) Priorities(ctx context.Context, q listquery.Query) ([]Priority, error) {
@@ -150,7 +150,7 @@ func category(ctx context.Context, db querier, id uuid.UUID) (Category, error) {
 	return scanOne[Category](rows, err, "workload category "+id.String())
 }
 
-const workloadTypeSelect = `
+var workloadTypeSelect = `
 	SELECT t.id, t.name, t."group", t.external, t.category_id, c.name AS category_name,
 	       t.priority_id, tp.name AS priority_name, t.preemptibility,
 	       ep.name AS effective_priority_name, ep.value AS effective_priority_value,
@@ -160,7 +160,7 @@ const workloadTypeSelect = `
 	LEFT JOIN workload_categories c ON c.id = t.category_id
 	LEFT JOIN workload_priorities tp ON tp.id = t.priority_id
 	JOIN workload_priorities ep ON ep.id = coalesce(t.priority_id, c.default_priority_id,
-	     (SELECT id FROM workload_priorities WHERE name = '` + ClusterDefaultPriority + `'))`
+	     (SELECT id FROM workload_priorities WHERE name = '` + scheduler.ClusterDefaultPriority + `'))`
 
 // WorkloadTypes lists workload types; externalOnly keeps only the Kubernetes kinds.
 func (s *Store) WorkloadTypes(ctx context.Context, q listquery.Query, externalOnly bool) ([]WorkloadType, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/workload/native"
@@ -196,63 +197,35 @@ func (h *submissions) workloadType(ctx context.Context, k native.Kind) (store.Wo
 }
 
 // resolvePolicy applies the project's policy to the requested priority and preemptibility,
-// with the checks of PATCH /api/v1/workloads/{id} (S7, S8): a value other than the default is
-// a change, which the policy may forbid or bound. A value the caller gave is kept as a label
-// even when it equals today's default, so that it does not follow the default when that
-// changes (S9); only absent values are left to the defaults.
+// with the checks of PATCH /api/v1/workloads/{id} (S7, S8), both asked of the core on the
+// scheduler's Catalog: a value other than the default is a change, which the policy may forbid
+// or bound. A value the caller gave is kept as a label even when it equals today's default, so
+// that it does not follow the default when that changes (S9); only absent values are left to
+// the defaults.
 func (h *submissions) resolvePolicy(ctx context.Context, s *submission) error {
 	w := &s.workload
-	def, err := h.defaultPriority(ctx, s.project, s.typ)
+	catalog, err := policyCatalog(ctx, h.props, true)
 	if err != nil {
 		return err
 	}
+	project := store.ProjectPolicy(&s.project)
+	def, defPreemptibility := catalog.PolicyDefaults(s.typ.Name, s.typ.Group, project.Policy)
+	s.priority = storePriority(def)
 	if w.Priority != "" {
-		prio, err := h.workloads.checkWorkloadPriority(ctx, "spec.priorityClass", optional[string]{Set: true, Value: w.Priority}, &s.project, def.Name)
-		if status, msg := statusOf(err); err != nil && status == http.StatusBadRequest && fieldOf(err) == "" {
-			return badField("spec.priorityClass", "%s", msg) // the policy's refusal concerns the priority asked for
+		prio, refusal := catalog.CheckPriority("spec.priorityClass", w.Priority, project, def.Name)
+		if refusal != nil {
+			return policyRefusal(refusal)
 		}
-		if err != nil {
-			return err
-		}
-		s.priority = prio
-	} else {
-		s.priority = def
+		s.priority = storePriority(prio)
 	}
 	if w.Preemptibility != "" {
-		if err := preemptibilityRefused(&s.project, w.Preemptibility, s.typ.EffectivePreemptibility); err != nil {
-			return badField("spec.preemptibility", "%s", err.Error())
+		refusal := scheduler.CheckPreemptibility("spec.preemptibility", scheduler.Preemptibility(w.Preemptibility), project, defPreemptibility)
+		if refusal != nil {
+			return policyRefusal(refusal)
 		}
 	}
-	s.preemptibility = cmp.Or(w.Preemptibility, s.typ.EffectivePreemptibility)
+	s.preemptibility = cmp.Or(w.Preemptibility, string(defPreemptibility))
 	return nil
-}
-
-// defaultPriority is the priority a workload of the type gets in the project without asking
-// for one, as the scheduler resolves it (S7 steps 4-7 and the clamp): the project's default
-// priority, else the type's (or its category's, or the cluster's), within the project's range.
-func (h *submissions) defaultPriority(ctx context.Context, p store.Project, t store.WorkloadType) (store.Priority, error) {
-	dict, err := h.props.Priorities(ctx, listquery.Query{})
-	if err != nil {
-		return store.Priority{}, err
-	}
-	byName := func(name string) (store.Priority, bool) {
-		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
-		if i < 0 {
-			return store.Priority{}, false
-		}
-		return dict[i], true
-	}
-	def := store.Priority{Name: t.EffectivePriorityName, Value: t.EffectivePriorityValue}
-	if d, ok := byName(views.Deref(p.DefaultPriorityName)); ok {
-		def = d
-	}
-	if lo, ok := byName(views.Deref(p.MinPriority)); ok && def.Value < lo.Value {
-		def = lo
-	}
-	if hi, ok := byName(views.Deref(p.MaxPriority)); ok && def.Value > hi.Value {
-		def = hi
-	}
-	return def, nil
 }
 
 // resolvePools checks the requested node pools against the project's and finds their node

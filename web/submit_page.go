@@ -375,21 +375,22 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 	if err != nil {
 		return f, err
 	}
-	f.DefaultPriority, f.DefaultPreemptibility = t.EffectivePriorityName, t.EffectivePreemptibility
+	var chosen *store.Project // none yet: the type's defaults
 	if id, err := uuid.Parse(f.Project); err == nil {
 		p, err := h.org.Project(ctx, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return f, err
 		}
 		if err == nil { // the project's default comes first, within its range (S7)
-			def, err := h.defaultPriority(ctx, p, t)
-			if err != nil {
-				return f, err
-			}
-			f.DefaultPriority = def.Name
+			chosen = &p
 			f.Pools = mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })
 		}
 	}
+	def, defPreemptibility, err := policyDefaults(ctx, h.props, chosen, t)
+	if err != nil {
+		return f, err
+	}
+	f.DefaultPriority, f.DefaultPreemptibility = def.Name, defPreemptibility
 	// Pools chosen in another project are dropped with it.
 	f.NodePools = slices.DeleteFunc(f.NodePools, func(name string) bool { return !slices.Contains(f.Pools, name) })
 	if len(f.NodePools) == 0 {

@@ -4,11 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
@@ -50,7 +48,7 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		if err != nil {
 			return view, err
 		}
-		set[labelPriority] = &prio.Name
+		set[scheduler.LabelPriority] = &prio.Name
 		changes["priority"] = store.Change{From: r.PriorityName, To: prio.Name}
 		event("PriorityChanged", fmt.Sprintf("priority from %s to %s", cmp.Or(r.PriorityName, "none"), prio.Name))
 		view.Priority, view.PriorityValue = prio.Name, prio.Value
@@ -62,23 +60,24 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 		if req.Preemptibility.Null {
 			asked = ""
 		}
-		if err := preemptibilityRefused(project, asked, r.Preemptibility); err != nil {
-			return view, err
+		refusal := scheduler.CheckPreemptibility("preemptibility", scheduler.Preemptibility(asked), store.ProjectPolicy(project), scheduler.Preemptibility(r.Preemptibility))
+		if refusal != nil {
+			return view, policyRefusal(refusal)
 		}
 		var to any
 		switch v := req.Preemptibility.Value; {
 		case req.Preemptibility.Null:
-			set[labelPreemptibility] = nil
+			set[scheduler.LabelPreemptibility] = nil
 			event("PreemptibilityChanged", fmt.Sprintf("preemptibility from %s back to the workload type's default", cmp.Or(r.Preemptibility, "none")))
 		case v == store.Preemptible || v == store.NonPreemptible || v == store.SemiPreemptible:
-			set[labelPreemptibility] = &v
+			set[scheduler.LabelPreemptibility] = &v
 			to = v
 			event("PreemptibilityChanged", fmt.Sprintf("preemptibility from %s to %s", cmp.Or(r.Preemptibility, "none"), v))
 			view.Preemptible, view.Preemptibility = v == store.Preemptible, v
 		default:
 			return view, badField("preemptibility", "preemptibility %q is not valid; use %q, %q, %q or null (back to the workload type's default)", v, store.Preemptible, store.NonPreemptible, store.SemiPreemptible)
 		}
-		if err := h.checkQuota(c.Request().Context(), r, asked); err != nil {
+		if err := h.checkQuota(c.Request().Context(), r, asked, scheduler.Priority{Name: view.Priority, Value: int32(view.PriorityValue)}); err != nil {
 			return view, err
 		}
 		changes["preemptibility"] = store.Change{From: r.Preemptibility, To: to}
@@ -102,9 +101,10 @@ func (h *workloads) changeWorkload(c echo.Context, r store.WorkloadRecord, scope
 }
 
 // checkQuota refuses a change of a running workload's preemptibility to asked ("" for the
-// workload type's default) that S14 forbids: a 409 naming the field, with the sentence of
-// scheduler.CheckPreemptibilityChange. Without a cluster there is nothing running to check.
-func (h *workloads) checkQuota(ctx context.Context, r store.WorkloadRecord, asked string) error {
+// workload type's default at priority p, the one it has after the change) that S14 forbids: a
+// 409 naming the field, with the sentence of scheduler.CheckPreemptibilityChange. Without a
+// cluster there is nothing running to check.
+func (h *workloads) checkQuota(ctx context.Context, r store.WorkloadRecord, asked string, p scheduler.Priority) error {
 	if h.standings == nil {
 		return nil
 	}
@@ -112,29 +112,16 @@ func (h *workloads) checkQuota(ctx context.Context, r store.WorkloadRecord, aske
 	if !running {
 		return nil
 	}
-	to := asked
-	if to == "" {
-		var err error
-		if to, err = h.typePreemptibility(ctx, r.TypeName); err != nil {
+	standing.To = scheduler.Preemptibility(asked)
+	if asked == "" { // what the scheduler gives it without a label (S8 steps 3-5)
+		catalog, err := policyCatalog(ctx, h.priorities, true)
+		if err != nil {
 			return err
 		}
+		standing.To = catalog.DefaultPreemptibility(r.TypeName, r.APIGroup, p)
 	}
-	standing.To = scheduler.Preemptibility(to)
 	if refusal := scheduler.CheckPreemptibilityChange(standing); refusal != nil {
 		return store.ConflictField("preemptibility", "%s", refusal.Message)
 	}
 	return nil
-}
-
-// typePreemptibility is what a workload of the type gets without a label (S8 steps 3-5, as
-// the workload types list resolves it); an unknown type has the cluster default.
-func (h *workloads) typePreemptibility(ctx context.Context, typeName string) (string, error) {
-	types, err := h.priorities.WorkloadTypes(ctx, listquery.Query{}, false)
-	if err != nil {
-		return "", err
-	}
-	if i := slices.IndexFunc(types, func(t store.WorkloadType) bool { return t.Name == typeName }); i >= 0 {
-		return types[i].EffectivePreemptibility, nil
-	}
-	return store.ClusterDefaultPreemptibility, nil
 }

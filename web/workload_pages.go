@@ -17,6 +17,7 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/google/uuid"
@@ -238,6 +239,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 	canChange := mayChangeWorkloads(c) == nil
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
+	dict := store.SchedulingCatalog(prios, nil, nil)
 	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
 		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now), r), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
 		if !canChange || r.FinishedAt != nil {
@@ -260,34 +262,27 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 		if err := mayChangeWorkload(c, r, pr.scope); err != nil {
 			_, row.Locked = statusOf(err)
 		}
-		if err := priorityChangeForbidden(pr.p); err != nil {
-			_, row.PriorityLocked = statusOf(err)
+		if refusal := scheduler.PriorityChangeRefusal("priority", store.ProjectPolicy(pr.p)); refusal != nil {
+			row.PriorityLocked = refusal.Message
 		}
-		if err := preemptibilityChangeForbidden(pr.p); err != nil {
-			_, row.PreemptibilityLocked = statusOf(err)
+		if refusal := scheduler.PreemptibilityChangeRefusal("preemptibility", store.ProjectPolicy(pr.p)); refusal != nil {
+			row.PreemptibilityLocked = refusal.Message
 		}
-		row.Priorities = allowedPriorities(prios, pr.p, r.PriorityName)
+		row.Priorities = allowedPriorities(prios, dict, pr.p, r.PriorityName)
 		return row, nil
 	}
 }
 
 // allowedPriorities are the names a workload of the project may be set to: the dictionary
-// within the project's minPriority..maxPriority, and the current one.
-func allowedPriorities(prios []store.Priority, p *store.Project, current string) []string {
-	lo, hi := -1<<31, 1<<31-1
+// (prios, in order; dict, the same as the core's) within the project's range, and the current one.
+func allowedPriorities(prios []store.Priority, dict *scheduler.Catalog, p *store.Project, current string) []string {
+	var policy scheduler.Policy
 	if p != nil {
-		for _, x := range prios {
-			if x.Name == views.Deref(p.MinPriority) {
-				lo = x.Value
-			}
-			if x.Name == views.Deref(p.MaxPriority) {
-				hi = x.Value
-			}
-		}
+		policy = p.Policy.Scheduling()
 	}
 	var out []string
 	for _, x := range prios {
-		if (x.Value >= lo && x.Value <= hi) || x.Name == current {
+		if dict.WithinRange(scheduler.Priority{Name: x.Name, Value: int32(x.Value)}, policy) || x.Name == current {
 			out = append(out, x.Name)
 		}
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
@@ -42,12 +40,6 @@ type WorkloadStore interface {
 type WorkloadLabeler interface {
 	PatchWorkloadLabels(ctx context.Context, uid string, set map[string]*string) error
 }
-
-// The labels S7 and S8 read on the top owner.
-const (
-	labelPriority       = "priorityClassName"
-	labelPreemptibility = "kai.scheduler/preemptibility"
-)
 
 // workloads is the workloads feature: the scheduler's workload records in the API, and the
 // changes of priority and preemptibility that label a workload in the cluster.
@@ -314,83 +306,6 @@ func maySomewhere(id auth.Identity, actions ...auth.Action) bool {
 
 // errNoWorkloadStore answers workload routes of a server built without workload records.
 var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, message: "workload records are not available on this server"}
-
-// checkWorkloadPriority resolves a requested priority name against the dictionary and the
-// project's policy (S7): the project must allow changing priority, and the value must be within
-// its minPriority..maxPriority. policyGives is the priority the policy gives the workload when
-// it asks for none: asking for it explicitly changes nothing today, so a project that forbids
-// changes accepts it (and the label keeps it if the default changes later, S9).
-// field is the request's name for it ("priority" in a PATCH, "spec.priorityClass" in a
-// submission).
-func (h *workloads) checkWorkloadPriority(ctx context.Context, field string, req optional[string], project *store.Project, policyGives string) (store.Priority, error) {
-	dict, err := h.priorities.Priorities(ctx, listquery.Query{})
-	if err != nil {
-		return store.Priority{}, err
-	}
-	slices.SortFunc(dict, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
-	names := mapSlice(dict, func(p store.Priority) string { return p.Name })
-	if req.Null || req.Value == "" {
-		return store.Priority{}, badField(field, "%s must name a priority; use one of: %s", field, strings.Join(names, ", "))
-	}
-	byName := func(name string) (store.Priority, bool) {
-		i := slices.IndexFunc(dict, func(p store.Priority) bool { return p.Name == name })
-		if i < 0 {
-			return store.Priority{}, false
-		}
-		return dict[i], true
-	}
-	prio, ok := byName(req.Value)
-	if !ok {
-		return prio, badField(field, "%s %q is not in the priority dictionary; use one of: %s", field, req.Value, strings.Join(names, ", "))
-	}
-	if project == nil || (prio.Name == policyGives && !project.AllowPriorityChange) {
-		return prio, nil
-	}
-	if err := priorityChangeForbidden(project); err != nil {
-		return prio, err
-	}
-	lo, hasLo := byName(views.Deref(project.MinPriority))
-	hi, hasHi := byName(views.Deref(project.MaxPriority))
-	if (hasLo && prio.Value < lo.Value) || (hasHi && prio.Value > hi.Value) {
-		switch {
-		case hasLo && hasHi:
-			return prio, badRequest("priority %s (%d) is outside project %s's allowed range %s (%d) to %s (%d); pick a priority within it",
-				prio.Name, prio.Value, project.Name, lo.Name, lo.Value, hi.Name, hi.Value)
-		case hasLo:
-			return prio, badRequest("priority %s (%d) is below project %s's minPriority %s (%d); pick %s or higher",
-				prio.Name, prio.Value, project.Name, lo.Name, lo.Value, lo.Name)
-		default:
-			return prio, badRequest("priority %s (%d) is above project %s's maxPriority %s (%d); pick %s or lower",
-				prio.Name, prio.Value, project.Name, hi.Name, hi.Value, hi.Name)
-		}
-	}
-	return prio, nil
-}
-
-// priorityChangeForbidden says why the project's policy allows no change of priority (nil: it
-// allows one, within its range).
-func priorityChangeForbidden(project *store.Project) error {
-	if project != nil && !project.AllowPriorityChange {
-		return badRequest("project %s does not allow changing priority (its policy's allowPriorityChange is false); ask a research manager of the project", project.Name)
-	}
-	return nil
-}
-
-// preemptibilityChangeForbidden says why the project's policy allows no change of
-// preemptibility (nil: it allows one).
-func preemptibilityChangeForbidden(project *store.Project) error {
-	return preemptibilityRefused(project, "", "")
-}
-
-// preemptibilityRefused says why the project's policy refuses the preemptibility asked for
-// (nil: it accepts it): a project that forbids changes still accepts the one its workloads get
-// without asking (policyGives), as asking for it changes nothing today.
-func preemptibilityRefused(project *store.Project, asked, policyGives string) error {
-	if project != nil && !project.AllowPreemptibilityChange && (asked == "" || asked != policyGives) {
-		return badRequest("project %s does not allow changing preemptibility (its policy's allowPreemptibilityChange is false); its workloads keep their type's default", project.Name)
-	}
-	return nil
-}
 
 // labelerError turns the cluster's answer to a label patch into the API's: a workload the
 // cluster no longer has is a 404, anything else a 503 whose cause goes to the log.

@@ -29,8 +29,8 @@ const (
 	LabelKAIQueue       = "kai.scheduler/queue"
 	LabelRunAIQueue     = "runai/queue"
 	LabelWorkloadType   = native.LabelWorkloadType // its value is native.TypeSlug (S4)
-	LabelPriority       = "priorityClassName"
-	LabelPreemptibility = "kai.scheduler/preemptibility"
+	LabelPriority       = scheduler.LabelPriority
+	LabelPreemptibility = scheduler.LabelPreemptibility
 	// AnnotationSuspendedBy marks a workload Arbiter suspended (S20 suspend mode), so that only
 	// those are resumed by Arbiter; a workload its owner created suspended stays as it is.
 	AnnotationSuspendedBy = "arbiter.dev/suspended-by"
