@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
@@ -48,20 +47,7 @@ func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writ
 		cfg, err := rest.InClusterConfig()
 		return cluster{config: cfg, stop: nothing}, err
 	}
-	dir := filepath.Join(c.DataDir, "devcluster")
-	log.Info("starting a local Kubernetes control plane", "dir", dir)
-	cl, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: devcluster.DefaultNodes, Progress: out})
-	if err != nil {
-		return cluster{}, err
-	}
-	fmt.Fprintf(out, "  Local control plane ready; point kubectl at it with:\n    export KUBECONFIG=%s\n", cl.Kubeconfig())
-	return cluster{config: cl.RESTConfig(), failed: cl.Failed(), stop: func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := cl.Stop(stopCtx); err != nil {
-			log.Warn("local control plane did not stop cleanly", "err", err)
-		}
-	}}, nil
+	return startLocalCluster(ctx, filepath.Join(c.DataDir, "devcluster"), log, out)
 }
 
 // schedulerRun is the scheduler and what decides when it may act.

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/internal/dev/demo"
-	"github.com/arbiterhq/arbiter/internal/dev/pglocal"
 	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/migrations"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
@@ -29,16 +27,7 @@ func Database(ctx context.Context, c Config, log *slog.Logger) (url string, stop
 	if c.DatabaseURL != "" {
 		return c.DatabaseURL, func() {}, nil
 	}
-	log.Info("starting a private PostgreSQL", "dir", filepath.Join(c.DataDir, "postgres"))
-	pg, err := pglocal.Start(ctx, pglocal.Options{Dir: filepath.Join(c.DataDir, "postgres"), Log: log})
-	if err != nil {
-		return "", nil, err
-	}
-	return pg.URL("arbiter"), func() {
-		if err := pg.Stop(); err != nil {
-			log.Warn("private PostgreSQL did not stop cleanly", "err", err)
-		}
-	}, nil
+	return startPrivateDatabase(ctx, filepath.Join(c.DataDir, "postgres"), log)
 }
 
 // Serve runs the console, the API and, given a cluster, the scheduler until ctx is cancelled, then
@@ -87,7 +76,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer k8s.stop()
 	kubeConfig := k8s.config
 	if c.Demo {
-		demo.Seed(ctx, st, log)
+		seedDemo(ctx, st, log)
 	}
 	var sched *kube.Scheduler
 	var run *schedulerRun
@@ -104,7 +93,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		sched, schedDone = run.sched, run.done
 		defer func() { stopSched(); <-schedDone }()
 		if c.Demo {
-			defer demo.Start(schedCtx, kubeConfig, c.SchedulerName, c.DemoSeed, log)()
+			defer startDemo(schedCtx, kubeConfig, c.SchedulerName, c.DemoSeed, log)()
 		}
 	} else {
 		defer stopSched()

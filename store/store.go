@@ -1,4 +1,5 @@
-// Package store is the only package that talks to PostgreSQL. One file per aggregate; every
+// Package store holds every query Arbiter makes of PostgreSQL (migrations holds the schema;
+// server opens the pool; metrics reads the pool's statistics). One file per aggregate; every
 // change runs in one transaction (InTx) together with its audit row and a NOTIFY that tells
 // every replica's scheduler to reload its configuration.
 package store

@@ -1,4 +1,6 @@
-// Package kube is the only package that talks to Kubernetes. Informers fill a cache from
+// Package kube is where Arbiter reads and writes the cluster's workloads, pods, nodes and
+// PriorityClasses (server, besides, holds the leader election's Lease and asks the API server
+// whether it answers; the development harness makes its own). Informers fill a cache from
 // which each cycle's scheduler.Snapshot is taken; the applier carries out the plan (binds,
 // evictions, suspensions, resumes, pending reasons) with bounded concurrency, assuming its
 // decisions in the cache first so the next cycle never decides them again.
