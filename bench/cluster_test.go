@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
@@ -328,7 +329,7 @@ func (cb *clusterBench) deleteJobs(namespace, prefix string, n int) {
 	cb.b.Helper()
 	concurrently(n, func(i int) error {
 		return cb.client.BatchV1().Jobs(namespace).Delete(cb.ctx, fmt.Sprintf("%s-%d", prefix, i),
-			metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+			metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	})
 }
 
@@ -417,5 +418,3 @@ func BenchmarkReclaimLatency(b *testing.B) {
 	b.ReportMetric(latencies[len(latencies)-1].Seconds(), "max-s")
 	b.Logf("reclaim latency over %d submissions: p50 %s, p99 %s, max %s (submission %d)", len(latencies), p(0.5), p(0.99), latencies[len(latencies)-1], slowest+1)
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -11,6 +11,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"k8s.io/utils/ptr"
 )
 
 // NoLimit is the quota limit that means "no limit"; DefaultOverQuotaWeight is the weight of a
@@ -187,7 +188,7 @@ func applyDepartmentUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, patch D
 		return before, err
 	}
 	if u.Resources.Set {
-		if err := replaceQuotas(ctx, tx, departmentQuotas, id, Deref(u.Resources.Value)); err != nil {
+		if err := replaceQuotas(ctx, tx, departmentQuotas, id, ptr.Deref(u.Resources.Value, nil)); err != nil {
 			return before, err
 		}
 		if err := checkDepartmentShare(ctx, tx, id, true); err != nil {
@@ -402,13 +403,3 @@ func QuotaText(qs []Quota) string {
 }
 
 var plural = english.Plural
-
-// Deref is the value p points to, or T's zero value when p is nil (the store's optional
-// columns are pointers).
-func Deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}

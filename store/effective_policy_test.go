@@ -12,6 +12,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"k8s.io/utils/ptr"
 )
 
 // The migrations seed the cluster default by name; it must be the core's, with the value
@@ -90,7 +91,7 @@ func TestEffectiveValuesInSQLAreTheCores(t *testing.T) {
 					prio, pre := catalog.PolicyDefaults(typ.Name, typ.Group, policy)
 					if diff := cmp.Diff(effective{prio.Name, prio.Value, string(pre)}, sql); diff != "" {
 						t.Errorf("type %s/%s (category %q, priority %q, preemptibility %q) in %s (-core +SQL):\n%s", typ.Group, typ.Name,
-							store.Deref(typ.CategoryName), store.Deref(typ.PriorityName), store.Deref(typ.Preemptibility), projectName(p), diff)
+							ptr.Deref(typ.CategoryName, ""), ptr.Deref(typ.PriorityName, ""), ptr.Deref(typ.Preemptibility, ""), projectName(p), diff)
 					}
 					compared++
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"k8s.io/utils/ptr"
 )
 
 // PolicyUpdate holds the editable policy fields; a nil Value with Set means the default.
@@ -168,7 +169,7 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, rules NamespaceRules, id
 	}
 	poolIDs := before.NodePoolIDs
 	if u.NodePools.Set {
-		if poolIDs, err = checkNodePoolOrder(ctx, tx, Deref(u.NodePools.Value)); err != nil {
+		if poolIDs, err = checkNodePoolOrder(ctx, tx, ptr.Deref(u.NodePools.Value, nil)); err != nil {
 			return before, err
 		}
 	}
@@ -187,12 +188,12 @@ func applyProjectUpdate(ctx context.Context, tx pgx.Tx, rules NamespaceRules, id
 		return before, err
 	}
 	if u.Namespaces.Set {
-		if err := claimNamespaces(ctx, tx, rules, id, Deref(u.Namespaces.Value), by); err != nil {
+		if err := claimNamespaces(ctx, tx, rules, id, ptr.Deref(u.Namespaces.Value, nil), by); err != nil {
 			return before, err
 		}
 	}
 	if u.Resources.Set {
-		if err := replaceQuotas(ctx, tx, projectQuotas, id, Deref(u.Resources.Value)); err != nil {
+		if err := replaceQuotas(ctx, tx, projectQuotas, id, ptr.Deref(u.Resources.Value, nil)); err != nil {
 			return before, err
 		}
 	}

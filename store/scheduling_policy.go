@@ -1,6 +1,10 @@
 package store
 
-import "github.com/arbiterhq/arbiter/scheduler"
+import (
+	"github.com/arbiterhq/arbiter/scheduler"
+
+	"k8s.io/utils/ptr"
+)
 
 // The configuration as the core (package scheduler) reads it. The scheduler's snapshot and
 // the API's policy checks and defaults are built from the same conversions, so that both ask
@@ -9,11 +13,11 @@ import "github.com/arbiterhq/arbiter/scheduler"
 // Scheduling is the policy as the core reads it.
 func (p Policy) Scheduling() scheduler.Policy {
 	return scheduler.Policy{
-		DefaultPriority:            Deref(p.DefaultPriorityName),
+		DefaultPriority:            ptr.Deref(p.DefaultPriorityName, ""),
 		ForbidPriorityChange:       !p.AllowPriorityChange,
 		ForbidPreemptibilityChange: !p.AllowPreemptibilityChange,
-		MinPriority:                Deref(p.MinPriority),
-		MaxPriority:                Deref(p.MaxPriority),
+		MinPriority:                ptr.Deref(p.MinPriority, ""),
+		MaxPriority:                ptr.Deref(p.MaxPriority, ""),
 		PreemptionOrder:            scheduler.PreemptionOrder(p.PreemptionOrder),
 		PreemptionMode:             scheduler.PreemptionMode(p.PreemptionMode),
 		MinRuntimeSeconds:          int64(p.MinRuntimeSeconds),
@@ -54,8 +58,8 @@ func SchedulingCategories(cats []Category) []scheduler.Category {
 func SchedulingTypes(types []WorkloadType) []scheduler.WorkloadType {
 	var out []scheduler.WorkloadType
 	for _, t := range types {
-		out = append(out, scheduler.WorkloadType{Name: t.Name, Group: t.Group, Category: Deref(t.CategoryName),
-			Priority: Deref(t.PriorityName), Preemptibility: scheduler.Preemptibility(Deref(t.Preemptibility))})
+		out = append(out, scheduler.WorkloadType{Name: t.Name, Group: t.Group, Category: ptr.Deref(t.CategoryName, ""),
+			Priority: ptr.Deref(t.PriorityName, ""), Preemptibility: scheduler.Preemptibility(ptr.Deref(t.Preemptibility, ""))})
 	}
 	return out
 }

@@ -11,13 +11,12 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"k8s.io/utils/ptr"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
 var operator = store.Actor{Subject: "alice", SubjectType: "user", SourceIP: "127.0.0.1", RequestID: "req-1", HTTPMethod: "PUT"}
-
-func ptr[T any](v T) *T { return &v }
 
 func TestSeededRowsHaveStableIDs(t *testing.T) {
 	t.Parallel()
@@ -100,7 +99,7 @@ func TestWorkloadTypeEffectiveValuesFollowCategoryUntilOverridden(t *testing.T) 
 	high := store.SeedID("priority", "high")
 	wt, err = st.UpdateWorkloadType(ctx, pytorch, store.WorkloadTypeUpdate{
 		PriorityID:     store.Optional[uuid.UUID]{Set: true, Value: &high},
-		Preemptibility: store.Optional[string]{Set: true, Value: ptr("non-preemptible")},
+		Preemptibility: store.Optional[string]{Set: true, Value: ptr.To("non-preemptible")},
 	}, operator)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +111,7 @@ func TestWorkloadTypeEffectiveValuesFollowCategoryUntilOverridden(t *testing.T) 
 	// A category change moves a type that follows its category; null returns to the default.
 	wt, err = st.UpdateWorkloadType(ctx, pytorch, store.WorkloadTypeUpdate{
 		PriorityID: store.Optional[uuid.UUID]{Set: true},
-		CategoryID: store.Optional[uuid.UUID]{Set: true, Value: ptr(store.SeedID("category", "Deploy"))},
+		CategoryID: store.Optional[uuid.UUID]{Set: true, Value: ptr.To(store.SeedID("category", "Deploy"))},
 	}, operator)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +158,7 @@ func TestUpdateWorkloadTypeRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"unknown type", missing, store.WorkloadTypeUpdate{}, store.ErrNotFound},
 		{"unknown priority", job, store.WorkloadTypeUpdate{PriorityID: store.Optional[uuid.UUID]{Set: true, Value: &missing}}, store.ErrInvalid},
 		{"unknown category", job, store.WorkloadTypeUpdate{CategoryID: store.Optional[uuid.UUID]{Set: true, Value: &missing}}, store.ErrInvalid},
-		{"bad preemptibility", job, store.WorkloadTypeUpdate{Preemptibility: store.Optional[string]{Set: true, Value: ptr("sometimes")}}, store.ErrInvalid},
+		{"bad preemptibility", job, store.WorkloadTypeUpdate{Preemptibility: store.Optional[string]{Set: true, Value: ptr.To("sometimes")}}, store.ErrInvalid},
 	}
 	for _, tc := range cases {
 		_, err := st.UpdateWorkloadType(ctx, tc.id, tc.u, operator)
@@ -296,7 +295,7 @@ func TestSemiPreemptibleCategoriesAndTypes(t *testing.T) {
 		t.Fatalf("Train defaults to %s, want %s", cat.DefaultPreemptibility, semi)
 	}
 	wt, err := st.UpdateWorkloadType(ctx, store.SeedID("workload-type", "batch/Job"), store.WorkloadTypeUpdate{
-		Preemptibility: store.Optional[string]{Set: true, Value: ptr(semi)},
+		Preemptibility: store.Optional[string]{Set: true, Value: ptr.To(semi)},
 	}, operator)
 	if err != nil {
 		t.Fatal(err)

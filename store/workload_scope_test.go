@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
@@ -25,11 +26,11 @@ func TestWorkloadScopeIsByProjectID(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	system := store.Actor{Subject: "test", SubjectType: "system"}
-	dept, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: store.Optional[string]{Set: true, Value: ptr("ops")}}, system)
+	dept, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("ops")}}, system)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alpha, err := st.CreateProject(ctx, store.ProjectUpdate{Name: store.Optional[string]{Set: true, Value: ptr("alpha")},
+	alpha, err := st.CreateProject(ctx, store.ProjectUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("alpha")},
 		DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID}}, system)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/english"
 
 	"github.com/a-h/templ"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/routenames"
 )
@@ -50,13 +51,9 @@ func statusText(code int) string {
 	return "Error"
 }
 
-// Deref is the text an optional string holds, "" when it holds none.
-func Deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
+// Deref is the text an optional string holds, "" when it holds none: ptr.Deref for the
+// templates, which show optional text often.
+func Deref(s *string) string { return ptr.Deref(s, "") }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -147,9 +147,6 @@ var asWritten = cmp.Comparer(func(a, b time.Time) bool {
 	return a.Format(time.RFC3339Nano) == b.Format(time.RFC3339Nano)
 })
 
-// ptr returns a pointer to v, for the optional fields of expected values.
-func ptr[T any](v T) *T { return &v }
-
 // namesOf joins the names of xs with commas, in order.
 func namesOf[T any](xs []T, name func(T) string) string {
 	out := make([]string, len(xs))

@@ -15,6 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"k8s.io/utils/ptr"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -77,7 +78,7 @@ func TestRunAIProcedure(t *testing.T) {
 	pytorch := named(t, types, "PyTorchJob", func(w views.WorkloadType) string { return w.Name })
 	train := store.SeedID("category", "Train").String()
 	want := views.WorkloadType{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
-		External: true, CategoryID: &train, CategoryName: ptr("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs"}
+		External: true, CategoryID: &train, CategoryName: ptr.To("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs"}
 	if diff := cmp.Diff(want, pytorch, stamps); diff != "" {
 		t.Fatalf("PyTorchJob (-want +got):\n%s", diff)
 	}
@@ -87,7 +88,7 @@ func TestRunAIProcedure(t *testing.T) {
 		t.Fatalf("priority high (-want +got):\n%s", diff)
 	}
 	got := sendAs[views.WorkloadType](t, srv, "PUT", "/api/v1/workload-types/"+pytorch.ID, `{"priorityId":"`+high.ID+`"}`, 200)
-	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &high.ID, ptr("high"), "high"
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &high.ID, ptr.To("high"), "high"
 	if diff := cmp.Diff(want, got, stamps); diff != "" {
 		t.Errorf("PUT answered (-want +got):\n%s", diff)
 	}
@@ -197,8 +198,8 @@ func TestNullReturnsTypeToCategoryDefault(t *testing.T) {
 	veryLow := store.SeedID("priority", "very-low").String()
 	want := getAs[views.WorkloadType](t, srv, notebook)
 	got := sendAs[views.WorkloadType](t, srv, "PUT", notebook, `{"preemptibility":"preemptible","priorityId":"`+veryLow+`"}`, 200)
-	want.Preemptibility, want.EffectivePreemptibility = ptr("preemptible"), "preemptible"
-	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &veryLow, ptr("very-low"), "very-low"
+	want.Preemptibility, want.EffectivePreemptibility = ptr.To("preemptible"), "preemptible"
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &veryLow, ptr.To("very-low"), "very-low"
 	if diff := cmp.Diff(want, got, stamps); diff != "" {
 		t.Fatalf("override (-want +got):\n%s", diff)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 )
 
 // orgAPI creates pool a100, department research (16 deserved GPUs in a100) and project
@@ -78,7 +79,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	got := sendAs[views.Project](t, srv, "PUT", "/api/v1/org-unit/projects/"+proj, `{"policy":{"defaultPriorityId":"`+high+`","minPriority":"low","maxPriority":"very-high","queueing":"strict","minRuntimeSeconds":300},
 		"nodePools":["`+defRef.ID+`","`+pool+`"],"namespaces":["team-alpha","alpha-batch"]}`, 200)
 	changed := alpha
-	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, AllowPreemptibilityChange: true, MinPriority: ptr("low"), MaxPriority: ptr("very-high"),
+	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, AllowPreemptibilityChange: true, MinPriority: ptr.To("low"), MaxPriority: ptr.To("very-high"),
 		PreemptionOrder: "oldest", PreemptionMode: "terminate", MinRuntimeSeconds: 300, Queueing: "strict", PriorityPolicy: "fence"}
 	changed.NodePools, changed.EffectiveNodePools = []string{defRef.ID, pool}, []views.NodePoolRef{defRef, a100Ref}
 	changed.Namespaces = []string{"alpha-batch", "team-alpha"}
@@ -132,7 +133,7 @@ func TestProjectsArePaged(t *testing.T) {
 		l := getList[views.Project](t, srv, path, "projects")
 		return page{namesOf(l.Items, func(p views.Project) string { return p.Name }), l.Next}
 	}
-	if diff := cmp.Diff(page{"p0,p1", ptr(2)}, pageAt("/api/v1/org-unit/projects?limit=2")); diff != "" {
+	if diff := cmp.Diff(page{"p0,p1", ptr.To(2)}, pageAt("/api/v1/org-unit/projects?limit=2")); diff != "" {
 		t.Fatalf("first page (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(page{"p2", nil}, pageAt("/api/v1/org-unit/projects?limit=2&offset=2")); diff != "" {

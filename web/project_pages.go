@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/labstack/echo/v4"
+	"k8s.io/utils/ptr"
 )
 
 // The Projects page and its CSV download.
@@ -291,7 +292,7 @@ func (h *projects) projectsCSV(c echo.Context) error {
 	for _, p := range ps {
 		v := h.org.projectView(p)
 		rows = append(rows, []string{v.ID, v.Name, v.DepartmentName, strings.Join(v.Namespaces, " "), store.QuotaText(p.Quotas),
-			views.Deref(p.DefaultPriorityName), strconv.FormatBool(p.AllowPriorityChange), strconv.FormatBool(p.AllowPreemptibilityChange), views.Deref(p.MinPriority), views.Deref(p.MaxPriority),
+			ptr.Deref(p.DefaultPriorityName, ""), strconv.FormatBool(p.AllowPriorityChange), strconv.FormatBool(p.AllowPreemptibilityChange), ptr.Deref(p.MinPriority, ""), ptr.Deref(p.MaxPriority, ""),
 			p.PreemptionOrder, p.PreemptionMode, strconv.Itoa(p.MinRuntimeSeconds), p.Queueing, strconv.Itoa(v.Status.Allocated)})
 	}
 	return writeCSV(c, "projects.csv", rows)

@@ -15,10 +15,10 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
-	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/workload/native"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"k8s.io/utils/ptr"
 )
 
 // WorkloadSubmitter creates and controls submitted workloads in the cluster (kube.Scheduler).
@@ -289,7 +289,7 @@ func (h *submissions) createWorkload(c echo.Context, s submission) (store.Worklo
 	target(c, "create", "workload", ref.UID)
 	rec := store.WorkloadRecord{
 		UID: ref.UID, Namespace: ref.Namespace, Name: ref.Name, Kind: ref.Object, APIGroup: apiGroupOf(ref.Object),
-		TypeName: s.typ.Name, CategoryName: views.Deref(s.typ.CategoryName), ProjectID: &s.project.ID, ProjectName: s.project.Name,
+		TypeName: s.typ.Name, CategoryName: ptr.Deref(s.typ.CategoryName, ""), ProjectID: &s.project.ID, ProjectName: s.project.Name,
 		DepartmentName: s.project.DepartmentName, PriorityName: s.priority.Name, PriorityValue: s.priority.Value,
 		Preemptibility: s.preemptibility, Phase: "Pending", Gang: int(w.Pods()), RequestedGPUs: int(w.GPUs) * int(w.Pods()),
 		QueuedAt: created, Submitter: w.Submitter,

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -302,7 +303,7 @@ func dryRunPanel(p PredictionJSON) views.DryRunPanel {
 	case "start-after-reclaim":
 		d.Headline = "Would reclaim from these, then start on " + nodes + ":"
 	default:
-		d.Headline = "Waits because " + cmp.Or(views.Deref(p.Reason), "it does not fit")
+		d.Headline = "Waits because " + cmp.Or(ptr.Deref(p.Reason, ""), "it does not fit")
 		if p.QueuePosition != nil {
 			d.Headline += " (number " + strconv.Itoa(*p.QueuePosition) + " in its queue)"
 		}

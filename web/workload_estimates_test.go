@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
@@ -63,7 +64,7 @@ func TestEstimatesAreTheRecords(t *testing.T) {
 	if err := f.st.StopWorkloads(ctx, []string{f.betaJob}); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []store.WorkloadEstimate{{UID: f.betaJob, At: ptr(f.at(60)), Basis: "Simulated."}, {UID: f.betaJob}} {
+	for _, e := range []store.WorkloadEstimate{{UID: f.betaJob, At: ptr.To(f.at(60)), Basis: "Simulated."}, {UID: f.betaJob}} {
 		if err := f.st.RecordEstimates(ctx, []store.WorkloadEstimate{e}); err != nil {
 			t.Fatal(err)
 		}

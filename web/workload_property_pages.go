@@ -13,6 +13,7 @@ import (
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"k8s.io/utils/ptr"
 )
 
 // workloadTypeQuery reads the page's filters (search, category, externalTypesOnly) and
@@ -108,8 +109,8 @@ func (h *workloadProperties) workloadTypesCSV(c echo.Context) error {
 	}
 	rows := [][]string{{"id", "name", "group", "external", "category", "priority", "preemptibility", "effectivePriority", "effectivePreemptibility", "gangPolicy", "updatedAt", "updatedBy"}}
 	for _, t := range types {
-		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), views.Deref(t.CategoryName), views.Deref(t.PriorityName),
-			views.Deref(t.Preemptibility), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
+		rows = append(rows, []string{t.ID, t.Name, t.Group, strconv.FormatBool(t.External), ptr.Deref(t.CategoryName, ""), ptr.Deref(t.PriorityName, ""),
+			ptr.Deref(t.Preemptibility, ""), t.EffectivePriorityName, t.EffectivePreemptibility, t.GangPolicy, t.UpdatedAt.Format("2006-01-02T15:04:05Z"), t.UpdatedBy})
 	}
 	return writeCSV(c, "workload-types.csv", rows)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
+	"k8s.io/utils/ptr"
 )
 
 // fakeLabeler stands in for the cluster edge (kube.Scheduler.PatchWorkloadLabels, tested
@@ -145,7 +146,7 @@ func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*we
 	}
 	// train-a's start estimate, as the leader's pass writes it (server/estimates.go, on the
 	// pure scheduler.EstimateStarts tested there)
-	if err := st.RecordEstimates(context.Background(), []store.WorkloadEstimate{{UID: f.trainA, At: ptr(at(90)), Basis: trainABasis}}); err != nil {
+	if err := st.RecordEstimates(context.Background(), []store.WorkloadEstimate{{UID: f.trainA, At: ptr.To(at(90)), Basis: trainABasis}}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -187,15 +188,15 @@ func (f *workloadFixture) view(uid string) views.Workload {
 	switch uid {
 	case f.trainA:
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Preemptible, w.Phase = f.trainA, "train-a", "low", 40, true, "Pending"
-		w.QueuePosition, w.RequestedGPUs, w.Reason, w.Message, w.CreatedAt = ptr(1), 4, "InsufficientCapacity", "Waiting for 4 free GPUs.", f.at(0)
-		w.EstimatedStartAt, w.EstimateBasis = ptr(f.at(90)), trainABasis
+		w.QueuePosition, w.RequestedGPUs, w.Reason, w.Message, w.CreatedAt = ptr.To(1), 4, "InsufficientCapacity", "Waiting for 4 free GPUs.", f.at(0)
+		w.EstimatedStartAt, w.EstimateBasis = ptr.To(f.at(90)), trainABasis
 	case f.trainB:
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase = f.trainB, "train-b", "high", 125, "Running"
 		w.RequestedGPUs, w.AllocatedGPUs, w.Nodes, w.NodePool = 8, 8, []string{"n1", "n2"}, "default"
-		w.CreatedAt, w.StartedAt = f.at(1), ptr(f.at(2))
+		w.CreatedAt, w.StartedAt = f.at(1), ptr.To(f.at(2))
 	case f.serveC:
 		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase, w.Type, w.Category = f.serveC, "serve-c", "very-high", 150, "Completed", "InferenceService", "Deploy"
-		w.CreatedAt, w.StartedAt, w.FinishedAt = f.at(2), ptr(f.at(2)), ptr(f.at(30))
+		w.CreatedAt, w.StartedAt, w.FinishedAt = f.at(2), ptr.To(f.at(2)), ptr.To(f.at(30))
 	}
 	w.Preemptibility = "non-preemptible"
 	if w.Preemptible {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
+	"k8s.io/utils/ptr"
 )
 
 func TestWorkloadList(t *testing.T) {
@@ -108,7 +109,7 @@ func TestWorkloadList(t *testing.T) {
 		l := getList[views.Workload](t, srv, fmt.Sprintf("/api/v1/workloads?limit=2&offset=%d", offset), "workloads")
 		pages = append(pages, page{workloadNames(l.Items), l.Next})
 	}
-	if diff := cmp.Diff([]page{{"train-a,train-b", ptr(2)}, {"beta-job,gamma-job", ptr(4)}, {"orphan", nil}}, pages); diff != "" {
+	if diff := cmp.Diff([]page{{"train-a,train-b", ptr.To(2)}, {"beta-job,gamma-job", ptr.To(4)}, {"orphan", nil}}, pages); diff != "" {
 		t.Errorf("pages of two (-want +got):\n%s", diff)
 	}
 

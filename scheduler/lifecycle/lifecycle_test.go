@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 )
@@ -97,8 +98,6 @@ func preemptedBy(preemptor string, borrowed *int64, name, kind, reason, message 
 	e.Preemptor, e.Borrowed = "uid-"+preemptor, borrowed
 	return e
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // withBorrowed adds the victim's project vision to the plan, still borrowing n GPUs in a100.
 func withBorrowed(p scheduler.Plan, n int64) scheduler.Plan {
@@ -362,7 +361,7 @@ func TestS20_Evictions(t *testing.T) {
 			workloads: []scheduler.Workload{victim, urgent},
 			rebuilt:   []string{},
 			plan:      withBorrowed(evicted(scheduler.Terminate, scheduler.RuleReclaim), 1), // holds 2 after, 2 reclaimed, deserves 1
-			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", ptrTo[int64](3), "victim", "Reclaimed", "S17",
+			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", ptr.To[int64](3), "victim", "Reclaimed", "S17",
 				"Preempted by ns/urgent under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006")}},
 			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},

@@ -91,7 +91,6 @@ func floorOf(pkg string) int {
 	return -1
 }
 
-
 func isTestOnly(pkg string) bool {
 	return slices.ContainsFunc(testOnly, func(prefix string) bool { return strings.HasPrefix(pkg, prefix) })
 }

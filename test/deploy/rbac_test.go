@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testkit/servetest"
@@ -76,7 +77,7 @@ func TestChartRBACIsEnough(t *testing.T) {
 	}
 
 	tok, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))},
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("TokenRequest for %s: %v", sa.Name, err)
@@ -269,5 +270,3 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 }
 
 func opt[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }
-
-func ptr[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 // TestRequestOfRoundTrip: what RequestOf reads back from a workload's objects parses into the
@@ -18,14 +19,14 @@ func TestRequestOfRoundTrip(t *testing.T) {
 	}{
 		{Training, func(r *Request) {
 			r.Spec.Command, r.Spec.Args = `python -c 'print("a b")' it\'s`, `--path "/data/my set" \$HOME ''`
-			r.Spec.Compute.CPUCoreRequest, r.Spec.Compute.CPUMemoryRequest = ptr(2.5), "4Gi"
+			r.Spec.Compute.CPUCoreRequest, r.Spec.Compute.CPUMemoryRequest = ptr.To(2.5), "4Gi"
 			r.Spec.EnvironmentVariables = []EnvironmentVariable{{Name: "EPOCHS", Value: "3"}, {Name: "EMPTY"}}
 			r.Spec.PriorityClass, r.Spec.Preemptibility = "high", "non-preemptible"
 		}},
 		{Workspace, func(r *Request) { r.Spec.Command = "sleep infinity" }},
-		{Distributed, func(r *Request) { r.Spec.NumWorkers, r.Spec.Preemptibility = ptr(4), "semi-preemptible" }},
+		{Distributed, func(r *Request) { r.Spec.NumWorkers, r.Spec.Preemptibility = ptr.To(4), "semi-preemptible" }},
 		{Inference, func(r *Request) {
-			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 8000}, &Autoscaling{MinReplicas: ptr(3)}
+			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 8000}, &Autoscaling{MinReplicas: ptr.To(3)}
 		}},
 	} {
 		t.Run(tc.kind.Path, func(t *testing.T) {

@@ -7,12 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func base() Request {
-	return Request{Name: "train-a", ProjectID: "p1", Spec: Spec{Image: "python:3.12", Compute: Compute{GPUDevicesRequest: ptr(2)}}}
+	return Request{Name: "train-a", ProjectID: "p1", Spec: Spec{Image: "python:3.12", Compute: Compute{GPUDevicesRequest: ptr.To(2)}}}
 }
 
 func TestParseRefusals(t *testing.T) {
@@ -37,8 +36,8 @@ func TestParseRefusals(t *testing.T) {
 		{"env twice", Training, func(r *Request) {
 			r.Spec.EnvironmentVariables = []EnvironmentVariable{{Name: "A"}, {Name: "A"}}
 		}, "spec.environmentVariables[1].name", "given twice"},
-		{"negative GPUs", Training, func(r *Request) { r.Spec.Compute.GPUDevicesRequest = ptr(-1) }, "spec.compute.gpuDevicesRequest", "from 0 to 64, not -1"},
-		{"zero CPU", Training, func(r *Request) { r.Spec.Compute.CPUCoreRequest = ptr(0.0) }, "spec.compute.cpuCoreRequest", "above 0"},
+		{"negative GPUs", Training, func(r *Request) { r.Spec.Compute.GPUDevicesRequest = ptr.To(-1) }, "spec.compute.gpuDevicesRequest", "from 0 to 64, not -1"},
+		{"zero CPU", Training, func(r *Request) { r.Spec.Compute.CPUCoreRequest = ptr.To(0.0) }, "spec.compute.cpuCoreRequest", "above 0"},
 		{"memory", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "lots" }, "spec.compute.cpuMemoryRequest", `"lots" is not a memory size`},
 		{"memory bound", Training, func(r *Request) { r.Spec.Compute.CPUMemoryRequest = "17Ti" }, "spec.compute.cpuMemoryRequest", "more than 16Ti a pod"},
 		{"preemptibility", Training, func(r *Request) { r.Spec.Preemptibility = "maybe" }, "spec.preemptibility", `"maybe" is not valid`},
@@ -49,18 +48,18 @@ func TestParseRefusals(t *testing.T) {
 			r.Spec.EnvironmentVariables = []EnvironmentVariable{{Name: "A", Value: strings.Repeat("x", MaxEnvironmentValue+1)}}
 		}, "spec.environmentVariables[0].value", "give at most 32768"},
 		{"pool twice", Training, func(r *Request) { r.Spec.NodePools = []string{"a", "a"} }, "spec.nodePools", "distinct"},
-		{"workers on a training", Training, func(r *Request) { r.Spec.NumWorkers = ptr(2) }, "spec.numWorkers", "distributed trainings only"},
+		{"workers on a training", Training, func(r *Request) { r.Spec.NumWorkers = ptr.To(2) }, "spec.numWorkers", "distributed trainings only"},
 		{"port on a workspace", Workspace, func(r *Request) { r.Spec.ServingPort = &ServingPort{Container: 80} }, "spec.servingPort", "inferences only"},
 		{"no workers", Distributed, func(r *Request) {}, "spec.numWorkers", "required for a distributed training"},
-		{"one worker", Distributed, func(r *Request) { r.Spec.NumWorkers = ptr(1) }, "spec.numWorkers", "from 2 to 1000, not 1"},
+		{"one worker", Distributed, func(r *Request) { r.Spec.NumWorkers = ptr.To(1) }, "spec.numWorkers", "from 2 to 1000, not 1"},
 		{"no port", Inference, func(r *Request) {}, "spec.servingPort.container", "required for an inference"},
 		{"bad port", Inference, func(r *Request) { r.Spec.ServingPort = &ServingPort{Container: 70000} }, "spec.servingPort.container", "from 1 to 65535"},
 		{"protocol", Inference, func(r *Request) { r.Spec.ServingPort = &ServingPort{Container: 80, Protocol: "udp"} }, "spec.servingPort.protocol", "not supported"},
 		{"replicas", Inference, func(r *Request) {
-			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 80}, &Autoscaling{MinReplicas: ptr(0)}
+			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 80}, &Autoscaling{MinReplicas: ptr.To(0)}
 		}, "spec.autoscaling.minReplicas", "from 1 to 1000, not 0"},
 		{"max below min", Inference, func(r *Request) {
-			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 80}, &Autoscaling{MinReplicas: ptr(3), MaxReplicas: ptr(2)}
+			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 80}, &Autoscaling{MinReplicas: ptr.To(3), MaxReplicas: ptr.To(2)}
 		}, "spec.autoscaling.maxReplicas", "below minReplicas (3)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,7 +100,7 @@ func TestObjects(t *testing.T) {
 		r := base()
 		r.Spec.Command, r.Spec.Args = "python", "-x 'my script.py'"
 		r.Spec.EnvironmentVariables = []EnvironmentVariable{{Name: "EPOCHS", Value: "3"}}
-		r.Spec.Compute.CPUCoreRequest, r.Spec.Compute.CPUMemoryRequest = ptr(0.5), "20M"
+		r.Spec.Compute.CPUCoreRequest, r.Spec.Compute.CPUMemoryRequest = ptr.To(0.5), "20M"
 		edit(&r)
 		w, err := Parse(k, r)
 		if err != nil {
@@ -125,7 +124,7 @@ func TestObjects(t *testing.T) {
 	}
 
 	t.Run("semi-preemptible", func(t *testing.T) {
-		w := parse(Distributed, func(r *Request) { r.Spec.NumWorkers, r.Spec.Preemptibility = ptr(3), "semi-preemptible" })
+		w := parse(Distributed, func(r *Request) { r.Spec.NumWorkers, r.Spec.Preemptibility = ptr.To(3), "semi-preemptible" })
 		if got := w.Objects().Job.Labels["kai.scheduler/preemptibility"]; got != "semi-preemptible" {
 			t.Errorf("label = %q", got)
 		}
@@ -164,7 +163,7 @@ func TestObjects(t *testing.T) {
 		}
 	})
 	t.Run("distributed", func(t *testing.T) {
-		w := parse(Distributed, func(r *Request) { r.Spec.NumWorkers = ptr(4) })
+		w := parse(Distributed, func(r *Request) { r.Spec.NumWorkers = ptr.To(4) })
 		w.Pools = []Pool{{Name: "a100", LabelKey: "pool", LabelValue: "a100"}, {Name: "h100", LabelKey: "gpu", LabelValue: "h100"}}
 		o := w.Objects()
 		j := o.Job
@@ -184,7 +183,7 @@ func TestObjects(t *testing.T) {
 	})
 	t.Run("inference", func(t *testing.T) {
 		w := parse(Inference, func(r *Request) {
-			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 8000}, &Autoscaling{MinReplicas: ptr(2), MaxReplicas: ptr(5)}
+			r.Spec.ServingPort, r.Spec.Autoscaling = &ServingPort{Container: 8000}, &Autoscaling{MinReplicas: ptr.To(2), MaxReplicas: ptr.To(5)}
 		})
 		w.Pools = []Pool{{Name: "default"}}
 		o := w.Objects()
