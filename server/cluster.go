@@ -116,8 +116,8 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		if err != nil {
 			return nil, err
 		}
-		rec.outcome = sched.OwnerOutcome
-		rec.ownerStopped = sched.OwnerStopped
+		rec.outcome = sched.Workloads().OwnerOutcome
+		rec.ownerStopped = sched.Workloads().OwnerStopped
 		if run.lead != nil {
 			rec.acting = run.lead.Acting
 		}

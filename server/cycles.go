@@ -57,5 +57,5 @@ func foresight(run *schedulerRun) web.WorkloadForesight {
 type dryRunner struct{ run *schedulerRun }
 
 func (d dryRunner) DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error) {
-	return d.run.sched.DryRun(ctx, obj, scheduler.EstimateInput{Medians: d.run.estimates.lastMedians()})
+	return d.run.sched.Workloads().DryRun(ctx, obj, scheduler.EstimateInput{Medians: d.run.estimates.lastMedians()})
 }

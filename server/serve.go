@@ -257,15 +257,16 @@ func workloadLabeler(s *kube.Scheduler) web.WorkloadLabeler {
 	if s == nil {
 		return nil
 	}
-	return s
+	return s.Workloads()
 }
 
-// workloadSubmitter is the scheduler as the submission API's cluster edge (nil: no cluster).
+// workloadSubmitter is the scheduler's workloads client as the submission API's cluster edge
+// (nil: no cluster).
 func workloadSubmitter(s *kube.Scheduler) web.WorkloadSubmitter {
 	if s == nil {
 		return nil
 	}
-	return s
+	return s.Workloads()
 }
 
 // loginConfig sets up how people sign in: OIDC when an issuer is configured, else the local

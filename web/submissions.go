@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// WorkloadSubmitter creates and controls submitted workloads in the cluster (kube.Scheduler).
+// WorkloadSubmitter creates and controls submitted workloads in the cluster (kube.Workloads).
 // Errors with an AlreadyExists() or Invalid() bool method answering true are the cluster
 // refusing the objects for a reason the caller can act on; NotFound() says the workload is gone.
 type WorkloadSubmitter interface {

@@ -35,11 +35,11 @@ const dryRunUID = "arbiter-dry-run"
 //
 // When it would wait, its start is estimated (scheduler.ForeseeStart) with in's median
 // runtimes: that costs a whole estimate pass, tens of cycles, so it runs only then.
-func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object, in scheduler.EstimateInput) (scheduler.Prediction, error) {
+func (k *Workloads) DryRun(ctx context.Context, obj runtime.Object, in scheduler.EstimateInput) (scheduler.Prediction, error) {
 	if err := ctx.Err(); err != nil {
 		return scheduler.Prediction{}, err
 	}
-	settings := s.settings.Load()
+	settings := k.settings.Load()
 	if settings == nil {
 		return scheduler.Prediction{}, ErrNotReady
 	}
@@ -49,9 +49,9 @@ func (s *Scheduler) DryRun(ctx context.Context, obj runtime.Object, in scheduler
 		return scheduler.Prediction{}, err
 	}
 	// A replica that does not lead runs no cycle, so the cache may not have its settings yet.
-	s.cache.SetSettings(settings)
-	view := s.cache.Snapshot(now)
-	w := s.cache.proposedWorkload(o, now)
+	k.cache.SetSettings(settings)
+	view := k.cache.Snapshot(now)
+	w := k.cache.proposedWorkload(o, now)
 	if other, _ := view.Workload(w.UID); other != nil {
 		return scheduler.Prediction{}, fmt.Errorf("kube: workload %s already exists; a dry run is for one not created yet", w.UID)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
-// BenchmarkDryRun is the cost of one dry run as a request pays it (Scheduler.DryRun: the
+// BenchmarkDryRun is the cost of one dry run as a request pays it (Workloads.DryRun: the
 // cache's snapshot, the cycle over it with the workload added, and the start estimate when it
 // would wait) at 500 nodes x 8 GPUs and 4,000 workloads, one project deserving them all:
 //
@@ -51,7 +51,7 @@ func BenchmarkDryRun(b *testing.B) {
 			for b.Loop() {
 				began := time.Now()
 				var err error
-				if p, err = s.DryRun(context.Background(), job, scheduler.EstimateInput{}); err != nil {
+				if p, err = s.Workloads().DryRun(context.Background(), job, scheduler.EstimateInput{}); err != nil {
 					b.Fatal(err)
 				}
 				times = append(times, time.Since(began))

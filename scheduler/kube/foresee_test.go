@@ -99,7 +99,7 @@ func TestDryRun_SeesTheWorkloadTheCycleWillSee(t *testing.T) {
 // that holds the node (S16) and names it; nothing is created in the cache.
 func TestDryRun_NamesItsVictim(t *testing.T) {
 	s := &Scheduler{cache: NewCache("arbiter")}
-	if _, err := s.DryRun(context.Background(), gpuJob("w", 1, 4, nil), scheduler.EstimateInput{}); err != ErrNotReady {
+	if _, err := s.Workloads().DryRun(context.Background(), gpuJob("w", 1, 4, nil), scheduler.EstimateInput{}); err != ErrNotReady {
 		t.Fatalf("before any configuration: err %v, want ErrNotReady", err)
 	}
 	s.settings.Store(foreseeSettings())
@@ -117,7 +117,7 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 	pod.Status.StartTime = &metav1.Time{Time: t0}
 	s.cache.UpsertPod(pod)
 
-	got, err := s.DryRun(context.Background(), gpuJob("urgent", 1, 4, map[string]string{LabelPriority: "high"}), scheduler.EstimateInput{})
+	got, err := s.Workloads().DryRun(context.Background(), gpuJob("urgent", 1, 4, map[string]string{LabelPriority: "high"}), scheduler.EstimateInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 		t.Errorf("a start after preemption is now, with its basis: %+v", got.Start)
 	}
 	// Of the same priority it waits, and starts when the running Job's deadline frees the node.
-	waits, err := s.DryRun(context.Background(), gpuJob("patient", 1, 4, nil), scheduler.EstimateInput{})
+	waits, err := s.Workloads().DryRun(context.Background(), gpuJob("patient", 1, 4, nil), scheduler.EstimateInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestDryRun_NamesItsVictim(t *testing.T) {
 	if w, _ := s.cache.Snapshot(t0).Workload(dryRunUID); w != nil {
 		t.Errorf("the dry run left its workload in the cache")
 	}
-	if _, err := s.DryRun(context.Background(), runningJob, scheduler.EstimateInput{}); err == nil {
+	if _, err := s.Workloads().DryRun(context.Background(), runningJob, scheduler.EstimateInput{}); err == nil {
 		t.Errorf("a dry run of an existing workload should be refused")
 	}
 }

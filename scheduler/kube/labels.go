@@ -26,8 +26,8 @@ func (e *WorkloadNotFoundError) NotFound() bool { return true }
 // the label. uid is the top owner's UID; the patch carries it as a precondition, so an object
 // re-created under the same name is not touched. An unknown or vanished workload is a
 // *WorkloadNotFoundError.
-func (s *Scheduler) PatchWorkloadLabels(ctx context.Context, uid string, set map[string]*string) error {
-	o, ok := s.workloadOwner(types.UID(uid))
+func (k *Workloads) PatchWorkloadLabels(ctx context.Context, uid string, set map[string]*string) error {
+	o, ok := k.workloadOwner(types.UID(uid))
 	if !ok {
 		return &WorkloadNotFoundError{UID: uid}
 	}
@@ -44,7 +44,7 @@ func (s *Scheduler) PatchWorkloadLabels(ctx context.Context, uid string, set map
 		return err
 	}
 	if o.Kind == "Pod" && o.APIVersion == "v1" {
-		_, err = s.client.CoreV1().Pods(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err = k.client.CoreV1().Pods(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	} else {
 		gv, perr := schema.ParseGroupVersion(o.APIVersion)
 		if perr != nil {
@@ -54,7 +54,7 @@ func (s *Scheduler) PatchWorkloadLabels(ctx context.Context, uid string, set map
 		if !known {
 			return fmt.Errorf("kube: Arbiter does not watch kind %s.%s, so it cannot label workload %s/%s", o.Kind, gv.Group, o.Namespace, o.Name)
 		}
-		_, err = s.dynamic.Resource(gv.WithResource(resource)).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err = k.dynamic.Resource(gv.WithResource(resource)).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	}
 	// NotFound: deleted since; Conflict: the UID precondition failed, the name now belongs to
 	// another object.
@@ -66,11 +66,11 @@ func (s *Scheduler) PatchWorkloadLabels(ctx context.Context, uid string, set map
 
 // workloadOwner finds a workload's top owner: a cached owner object, a bare pod, or else the
 // owner the last cycle recorded (a kind Arbiter does not watch).
-func (s *Scheduler) workloadOwner(uid types.UID) (ownerRef, bool) {
-	if o, ok := s.cache.workloadOwner(uid); ok {
+func (k *Workloads) workloadOwner(uid types.UID) (ownerRef, bool) {
+	if o, ok := k.cache.workloadOwner(uid); ok {
 		return o, true
 	}
-	if last := s.Last(); last != nil {
+	if last := k.last.Load(); last != nil {
 		if _, m := last.Workload(string(uid)); m != nil {
 			return m.Owner, true
 		}

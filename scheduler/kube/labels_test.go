@@ -30,7 +30,7 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 	s.cache.UpsertPod(pod)
 
 	high := "high"
-	if err := s.PatchWorkloadLabels(ctx, "j1", map[string]*string{LabelPriority: &high, LabelPreemptibility: nil}); err != nil {
+	if err := s.Workloads().PatchWorkloadLabels(ctx, "j1", map[string]*string{LabelPriority: &high, LabelPreemptibility: nil}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := dyn.Resource(jobs).Namespace("ns").Get(ctx, "train", metav1.GetOptions{})
@@ -42,7 +42,7 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 	}
 
 	np := "non-preemptible"
-	if err := s.PatchWorkloadLabels(ctx, "p1", map[string]*string{LabelPreemptibility: &np}); err != nil {
+	if err := s.Workloads().PatchWorkloadLabels(ctx, "p1", map[string]*string{LabelPreemptibility: &np}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.client.CoreV1().Pods("ns").Get(ctx, "solo", metav1.GetOptions{})
@@ -55,7 +55,7 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 
 	for _, uid := range []string{"nope", "j2"} {
 		var nf *WorkloadNotFoundError
-		if err := s.PatchWorkloadLabels(ctx, uid, map[string]*string{LabelPriority: &high}); !errors.As(err, &nf) || !nf.NotFound() {
+		if err := s.Workloads().PatchWorkloadLabels(ctx, uid, map[string]*string{LabelPriority: &high}); !errors.As(err, &nf) || !nf.NotFound() {
 			t.Errorf("workload %s: err = %v, want WorkloadNotFoundError", uid, err)
 		}
 	}
@@ -65,7 +65,7 @@ func TestS9_PatchWorkloadLabels(t *testing.T) {
 	lastCycle := NewCache("arbiter")
 	lastCycle.UpsertPod(gpuPod("g-0", "pg", 1, &gadget))
 	s.last.Store(&Result{View: cycleView(lastCycle, t0, &Settings{})})
-	if err := s.PatchWorkloadLabels(ctx, "g1", map[string]*string{LabelPriority: &high}); err == nil || errors.As(err, new(*WorkloadNotFoundError)) {
+	if err := s.Workloads().PatchWorkloadLabels(ctx, "g1", map[string]*string{LabelPriority: &high}); err == nil || errors.As(err, new(*WorkloadNotFoundError)) {
 		t.Errorf("unwatched kind: err = %v, want a plain error naming the kind", err)
 	}
 }

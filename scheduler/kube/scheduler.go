@@ -526,13 +526,3 @@ func tombstone[T any](obj any) (T, bool) {
 	var zero T
 	return zero, false
 }
-
-// OwnerStopped reports whether a workload's top owner was suspended by its owner, not by
-// Arbiter (a Job stopped through the submission API or by hand): it waits, Suspended.
-func (s *Scheduler) OwnerStopped(uid string) bool { return s.cache.OwnerStopped(uid) }
-
-// OwnerOutcome reports how a workload that left the cluster's active set ended, when its top
-// owner is still known (see Cache.OwnerOutcome).
-func (s *Scheduler) OwnerOutcome(uid string) (finished, failed, known bool) {
-	return s.cache.OwnerOutcome(uid)
-}

@@ -36,8 +36,8 @@ func (e *SubmitError) Invalid() bool { return !e.Exists }
 // or a Deployment) with this scheduler's name on its pods, then its Service, owned by the top
 // owner so that deleting the workload deletes it. If the Service cannot be made the top owner
 // is deleted again, so a retry starts clean. It returns the top owner as created.
-func (s *Scheduler) SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error) {
-	w.SchedulerName = s.opts.SchedulerName
+func (k *Workloads) SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error) {
+	w.SchedulerName = k.schedulerName
 	o := w.Objects()
 	var (
 		meta metav1.ObjectMeta
@@ -46,14 +46,14 @@ func (s *Scheduler) SubmitWorkload(ctx context.Context, w native.Workload) (nati
 	)
 	switch {
 	case o.Job != nil:
-		job, cerr := s.client.BatchV1().Jobs(w.Namespace).Create(ctx, o.Job, metav1.CreateOptions{})
+		job, cerr := k.client.BatchV1().Jobs(w.Namespace).Create(ctx, o.Job, metav1.CreateOptions{})
 		if cerr == nil {
 			meta = job.ObjectMeta
 			ref = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
 		}
 		err = cerr
 	case o.Deployment != nil:
-		d, cerr := s.client.AppsV1().Deployments(w.Namespace).Create(ctx, o.Deployment, metav1.CreateOptions{})
+		d, cerr := k.client.AppsV1().Deployments(w.Namespace).Create(ctx, o.Deployment, metav1.CreateOptions{})
 		if cerr == nil {
 			meta = d.ObjectMeta
 			ref = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
@@ -68,8 +68,8 @@ func (s *Scheduler) SubmitWorkload(ctx context.Context, w native.Workload) (nati
 	r := native.Ref{UID: string(meta.UID), Namespace: meta.Namespace, Name: meta.Name, Object: ref.Kind}
 	if o.Service != nil {
 		o.Service.OwnerReferences = []metav1.OwnerReference{ref}
-		if _, err := s.client.CoreV1().Services(w.Namespace).Create(ctx, o.Service, metav1.CreateOptions{}); err != nil {
-			_ = s.DeleteWorkload(context.WithoutCancel(ctx), r)
+		if _, err := k.client.CoreV1().Services(w.Namespace).Create(ctx, o.Service, metav1.CreateOptions{}); err != nil {
+			_ = k.DeleteWorkload(context.WithoutCancel(ctx), r)
 			return native.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
 		}
 	}
@@ -92,16 +92,16 @@ func submitError(err error, namespace, name string) error {
 // DeleteWorkload deletes a workload's top owner (its pods and Service go with it, by their
 // owner references); the UID precondition spares an object re-created under the same name.
 // A workload already gone is a *WorkloadNotFoundError.
-func (s *Scheduler) DeleteWorkload(ctx context.Context, r native.Ref) error {
+func (k *Workloads) DeleteWorkload(ctx context.Context, r native.Ref) error {
 	uid := types.UID(r.UID)
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background}
 	var err error
 	switch r.Object {
 	case "Job":
-		err = s.client.BatchV1().Jobs(r.Namespace).Delete(ctx, r.Name, opts)
+		err = k.client.BatchV1().Jobs(r.Namespace).Delete(ctx, r.Name, opts)
 	case "Deployment":
-		err = s.client.AppsV1().Deployments(r.Namespace).Delete(ctx, r.Name, opts)
+		err = k.client.AppsV1().Deployments(r.Namespace).Delete(ctx, r.Name, opts)
 	default:
 		return fmt.Errorf("kube: Arbiter deletes only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
@@ -114,7 +114,7 @@ func (s *Scheduler) DeleteWorkload(ctx context.Context, r native.Ref) error {
 // SuspendJob stops (suspend) or runs again a submitted Job by spec.suspend, Run:ai's STOP and
 // RUN. Stopping also drops Arbiter's own suspended-by mark, so that a Job its owner stopped is
 // not resumed by the scheduler (S20 resumes only what it suspended itself).
-func (s *Scheduler) SuspendJob(ctx context.Context, r native.Ref, suspend bool) error {
+func (k *Workloads) SuspendJob(ctx context.Context, r native.Ref, suspend bool) error {
 	if r.Object != "Job" {
 		return fmt.Errorf("kube: only Jobs are stopped and run again, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
@@ -125,7 +125,7 @@ func (s *Scheduler) SuspendJob(ctx context.Context, r native.Ref, suspend bool) 
 	if err != nil {
 		return err
 	}
-	_, err = s.client.BatchV1().Jobs(r.Namespace).Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = k.client.BatchV1().Jobs(r.Namespace).Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return &WorkloadNotFoundError{UID: r.UID}
 	}
@@ -135,7 +135,7 @@ func (s *Scheduler) SuspendJob(ctx context.Context, r native.Ref, suspend bool) 
 // SubmittedObjects reads a submitted workload's top owner back from the cluster, for a clone
 // (native.RequestOf). A workload no longer there, or re-created under its name, is a
 // *WorkloadNotFoundError.
-func (s *Scheduler) SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error) {
+func (k *Workloads) SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error) {
 	var (
 		o   native.Objects
 		uid types.UID
@@ -143,12 +143,12 @@ func (s *Scheduler) SubmittedObjects(ctx context.Context, r native.Ref) (native.
 	)
 	switch r.Object {
 	case "Job":
-		o.Job, err = s.client.BatchV1().Jobs(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		o.Job, err = k.client.BatchV1().Jobs(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if err == nil {
 			uid = o.Job.UID
 		}
 	case "Deployment":
-		o.Deployment, err = s.client.AppsV1().Deployments(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		o.Deployment, err = k.client.AppsV1().Deployments(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if err == nil {
 			uid = o.Deployment.UID
 		}

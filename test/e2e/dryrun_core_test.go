@@ -79,7 +79,7 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 	// foresee dry-runs the Job, creates it, and returns the prediction.
 	foresee := func(w *objects.JobWrapper) scheduler.Prediction {
 		t.Helper()
-		p, err := sched.DryRun(ctx, w.Obj(), scheduler.EstimateInput{})
+		p, err := sched.Workloads().DryRun(ctx, w.Obj(), scheduler.EstimateInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
