@@ -15,6 +15,13 @@ var (
 	ErrConflict    = errors.New("conflict")
 	ErrInvalid     = errors.New("invalid")
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrUnauthenticated and ErrForbidden are a caller not signed in, and one whose role does
+	// not allow the action; ErrBusy is a bounded resource all taken (try again after
+	// RetryAfter). The application layer (the workloads service) refuses with them, so that
+	// its refusals are mapped where the store's are.
+	ErrUnauthenticated = errors.New("not signed in")
+	ErrForbidden       = errors.New("forbidden")
+	ErrBusy            = errors.New("busy")
 )
 
 // Error carries a sentence a person can act on, the kind it is, and, for a refused value, the
@@ -24,7 +31,10 @@ type Error struct {
 	Kind    error
 	Message string
 	Field   string
-	cause   error
+	// RetryAfter, in seconds, is when a refusal that will pass (ErrBusy, ErrUnavailable) is
+	// worth trying again; 0 says nothing.
+	RetryAfter int
+	cause      error
 }
 
 func (e *Error) Error() string {
@@ -47,6 +57,23 @@ func Conflict(format string, args ...any) error {
 }
 func Invalid(format string, args ...any) error {
 	return &Error{Kind: ErrInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unauthenticated, Forbidden and Unavailable build typed errors with a message for people:
+// sign in first, your role does not allow it, something this needs is not there now.
+func Unauthenticated(format string, args ...any) error {
+	return &Error{Kind: ErrUnauthenticated, Message: fmt.Sprintf(format, args...)}
+}
+func Forbidden(format string, args ...any) error {
+	return &Error{Kind: ErrForbidden, Message: fmt.Sprintf(format, args...)}
+}
+func Unavailable(format string, args ...any) error {
+	return &Error{Kind: ErrUnavailable, Message: fmt.Sprintf(format, args...)}
+}
+
+// Busy refuses for now: a bound is reached; retryAfter (seconds) says when to try again.
+func Busy(retryAfter int, format string, args ...any) error {
+	return &Error{Kind: ErrBusy, RetryAfter: retryAfter, Message: fmt.Sprintf(format, args...)}
 }
 
 // ConflictField refuses the value of one field because of another object (a name taken).

@@ -79,6 +79,12 @@ func statusOf(err error) (int, string) {
 			return http.StatusBadRequest, se.Message
 		case errors.Is(se.Kind, store.ErrUnavailable):
 			return http.StatusServiceUnavailable, se.Message
+		case errors.Is(se.Kind, store.ErrUnauthenticated):
+			return http.StatusUnauthorized, se.Message
+		case errors.Is(se.Kind, store.ErrForbidden):
+			return http.StatusForbidden, se.Message
+		case errors.Is(se.Kind, store.ErrBusy):
+			return http.StatusTooManyRequests, se.Message
 		}
 	case errors.As(err, &ee):
 		switch ee.Code {
@@ -105,6 +111,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	status, message := statusOf(err)
 	if he := (*httpError)(nil); errors.As(err, &he) && he.retryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
+	} else if se := (*store.Error)(nil); errors.As(err, &se) && se.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(se.RetryAfter))
 	}
 	if status >= 500 && status != http.StatusServiceUnavailable {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)

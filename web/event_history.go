@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
@@ -59,14 +60,14 @@ type eventHistory struct {
 		AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
 	}
 	events    SchedulingEventStore // nil: the server keeps no workload records
-	workloads workloads            // who may see which workloads (as the API)
+	workloads *workloads.Service   // who may see which workloads (as the API)
 	layout
 }
 
 // newEventHistory builds the Event history from Deps: the workload store lists the
 // scheduling events when it can (the store does).
-func newEventHistory(d Deps, l layout) *eventHistory {
-	h := &eventHistory{entries: d.Users, workloads: workloads{store: d.Workloads}, layout: l}
+func newEventHistory(d Deps, service *workloads.Service, l layout) *eventHistory {
+	h := &eventHistory{entries: d.Users, workloads: service, layout: l}
 	h.events, _ = d.Workloads.(SchedulingEventStore)
 	return h
 }
@@ -216,17 +217,17 @@ func (h *eventHistory) schedulingPage(c echo.Context) error {
 	}
 	offset, _ := strconv.Atoi(in.Get("offset"))
 	offset = max(0, offset)
-	if h.events == nil || h.workloads.store == nil {
+	if h.events == nil || !h.workloads.HasRecords() {
 		m.Scheduling = s
 		return render(c, http.StatusOK, views.EventHistoryView(m))
 	}
-	scope, err := h.workloads.workloadScope(c)
+	ctx := c.Request().Context()
+	scope, err := h.workloads.Scope(ctx, identity(c))
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	if scope.All {
-		refs, err := h.workloads.store.ProjectRefs(ctx)
+		refs, err := h.workloads.ProjectRefs(ctx)
 		if err != nil {
 			return err
 		}

@@ -1,21 +1,10 @@
 package web
 
 import (
-	"context"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 )
-
-// WorkloadForesight is the dry run (docs/scheduling.md "Dry run"): what the next scheduling cycle would do with a
-// workload submitted now. obj is the top owner the submission would create (a Job, Deployment
-// or Pod with its namespace, labels and pod template); nothing is created, recorded or told.
-// The server implements it with kube.Workloads.DryRun and the estimator's median runtimes.
-type WorkloadForesight interface {
-	DryRun(ctx context.Context, obj runtime.Object) (scheduler.Prediction, error)
-}
 
 // PredictionJSON is a dry run's answer in the API: {outcome, nodePool, nodes, queuePosition,
 // reason, message, victims, estimatedStartAt, estimateBasis}.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
@@ -21,9 +21,9 @@ type LastCycle interface {
 // nodes is the Nodes page: per node a grid of its GPUs and which workload holds each, from the
 // scheduler's last cycle.
 type nodes struct {
-	cycles    LastCycle     // nil: no cluster is connected
-	workloads WorkloadStore // who may read which project's workloads
-	projects  interface {   // the organization's projects, whose order gives their swatches
+	cycles    LastCycle          // nil: no cluster is connected
+	workloads *workloads.Service // who may read which project's workloads
+	projects  interface {        // the organization's projects, whose order gives their swatches
 		ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	}
 	layout
@@ -64,8 +64,5 @@ func (h *nodes) nodesPage(c echo.Context) error {
 
 // scope is whose workloads the caller may see named: as the workloads API lists them.
 func (h *nodes) scope(c echo.Context) (store.WorkloadScope, error) {
-	if h.workloads == nil && !can(c, auth.Read, auth.System) {
-		return store.WorkloadScope{}, nil
-	}
-	return (&workloads{store: h.workloads}).workloadScope(c)
+	return h.workloads.Scope(c.Request().Context(), identity(c))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
@@ -17,13 +18,13 @@ const eventWindow = 24 * time.Hour
 // over what the caller may read, refreshed in place every few seconds.
 type overview struct {
 	org       organization
-	workloads *workloads // its scope: which workloads the caller may see
-	connected bool       // a scheduler reports live status
+	workloads *workloads.Service // the counts of the workloads the caller may see
+	connected bool               // a scheduler reports live status
 	layout
 }
 
-func newOverview(d Deps, org organization, l layout) *overview {
-	return &overview{org: org, workloads: &workloads{store: d.Workloads}, connected: d.OrgStatus != nil, layout: l}
+func newOverview(d Deps, org organization, service *workloads.Service, l layout) *overview {
+	return &overview{org: org, workloads: service, connected: d.OrgStatus != nil, layout: l}
 }
 
 func (h *overview) routes(r router) {
@@ -64,12 +65,8 @@ func (h *overview) live(c echo.Context) (views.OverviewLive, error) {
 		return views.OverviewLive{}, err
 	}
 	in.Projects, in.MoreProjects = mapSlice(projects, h.org.projectView), next != nil
-	if h.workloads.store != nil {
-		scope, err := h.workloads.workloadScope(c)
-		if err != nil {
-			return views.OverviewLive{}, err
-		}
-		if in.Counts, err = h.workloads.store.CountWorkloads(ctx, scope, time.Now().Add(-eventWindow)); err != nil {
+	if h.workloads.HasRecords() {
+		if in.Counts, err = h.workloads.Counts(ctx, identity(c), time.Now().Add(-eventWindow)); err != nil {
 			return views.OverviewLive{}, err
 		}
 	}

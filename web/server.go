@@ -14,6 +14,7 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -152,21 +153,21 @@ func New(d Deps) *Server {
 	r.api.GET("/openapi.json", serveOpenAPI)
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
-	subs := newSubmissions(d, log)
+	service := newWorkloadService(d, log)
 	for _, h := range []handler{
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
 		&nodePools{org: org, layout: s.layout},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloads{store: d.Workloads, labeler: d.Labeler, priorities: d.Properties, estimating: d.Estimating, standings: d.Standings, log: log, exports: make(chan struct{}, csvExportSlots), layout: s.layout},
+		&workloadRecords{service: service, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
-		newOverview(d, org, s.layout),
-		&nodes{cycles: d.Cycles, workloads: d.Workloads, projects: d.Organization, layout: s.layout},
-		newEventHistory(d, s.layout),
-		&workloadStory{workloads: workloads{store: d.Workloads, estimating: d.Estimating, log: log}, status: org.status, pods: d.Pods, actions: subs, layout: s.layout},
-		subs,
-		&submitPage{submissions: subs, layout: s.layout},
+		newOverview(d, org, service, s.layout),
+		&nodes{cycles: d.Cycles, workloads: service, projects: d.Organization, layout: s.layout},
+		newEventHistory(d, service, s.layout),
+		&workloadStory{service: service, status: org.status, pods: d.Pods, estimating: estimating(d.Estimating), layout: s.layout},
+		&submissions{service: service},
+		&submitPage{service: service, org: d.Organization, props: d.Properties, log: log, layout: s.layout},
 	} {
 		h.routes(r)
 	}
@@ -317,7 +318,7 @@ type layout struct {
 func (l layout) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
 	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System),
-		CanSubmit: maySomewhere(id, auth.SubmitWorkload)}
+		CanSubmit: workloads.MaySomewhere(id, auth.SubmitWorkload)}
 	if l.cluster != nil {
 		if since := l.cluster.UnreachableSince(); !since.IsZero() {
 			p.Banner = "The cluster is unreachable since " + since.Format("15:04:05 MST") +

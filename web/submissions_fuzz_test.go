@@ -1,10 +1,13 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workload/native"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
@@ -28,11 +31,17 @@ func FuzzDecodeSubmission(f *testing.F) {
 			err := decodeJSON(jsonContext(e, http.MethodPost, body), &r, native.Accepted...)
 			if err == nil {
 				var w native.Workload
-				if w, err = parseSubmission(k, r); err == nil {
+				if w, err = workloads.ParseRequest(k, r); err == nil {
 					w.Namespace, w.Project = "ns", "p"
 					_ = w.Named("abcde").Objects()
 					continue
 				}
+				// the workloads service refuses with the store's typed errors
+				var se *store.Error
+				if status, msg := statusOf(err); !errors.As(err, &se) || status != http.StatusBadRequest || msg == "" {
+					t.Fatalf("body %q: status %d message %q (%v)", body, status, msg, err)
+				}
+				continue
 			}
 			checkRefusal(t, body, err)
 		}

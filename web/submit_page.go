@@ -2,8 +2,8 @@ package web
 
 import (
 	"cmp"
-	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -21,17 +21,23 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/workload/native"
+	"github.com/arbiterhq/arbiter/workloads"
 )
 
 // submitPage is the Submit page (docs/console.md): a form for the four native types with
 // the dry run of what it describes beside it. The form goes through the submission API's code
-// (submissions.resolve, createWorkload, foresee), not through HTTP, so a refusal is the API's,
-// with the field it names (the form's inputs are named as the API's fields).
+// (the workloads service's Prepare, Submit and DryRun), not through HTTP, so a refusal is the
+// API's, with the field it names (the form's inputs are named as the API's fields). The
+// organization and the priorities are read for the form's choices.
 type submitPage struct {
-	*submissions
+	service *workloads.Service
+	org     OrganizationStore
+	props   WorkloadPropertiesStore
+	log     *slog.Logger
 	layout
 }
 
@@ -44,14 +50,11 @@ func (h *submitPage) routes(r router) {
 
 // mayOpen refuses a caller whose role submits nowhere; a viewer sees the page without a form.
 func mayOpen(c echo.Context) error {
-	if !maySomewhere(identity(c), auth.SubmitWorkload) {
-		return authorize(c, auth.SubmitWorkload, auth.System, "submit workloads")
-	}
-	return nil
+	return workloads.MaySubmitAny(identity(c))
 }
 
 func (h *submitPage) show(c echo.Context) error {
-	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: maySomewhere(identity(c), auth.SubmitWorkload)}
+	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: workloads.MaySomewhere(identity(c), auth.SubmitWorkload)}
 	if !m.CanSubmit {
 		return render(c, http.StatusOK, views.SubmitView(m))
 	}
@@ -137,10 +140,14 @@ func (h *submitPage) submitForm(c echo.Context, f views.SubmitForm) (store.Workl
 		return store.WorkloadRecord{}, nil, err
 	}
 	var prediction *PredictionJSON
-	if p, err := h.foresee(c, s); err == nil {
-		prediction = &p
+	if p, err := h.service.DryRun(c.Request().Context(), caller(c), s); err == nil {
+		answer := NewPredictionJSON(p)
+		prediction = &answer
 	}
-	rec, err := h.createWorkload(c, s)
+	rec, err := h.service.Submit(c.Request().Context(), caller(c), s)
+	if err == nil {
+		target(c, "create", "workload", rec.UID)
+	}
 	return rec, prediction, err
 }
 
@@ -166,10 +173,10 @@ func predictionQuery(p *PredictionJSON) string {
 
 // resolveForm turns the form into the API's request and checks and resolves it as the API
 // does.
-func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission, error) {
+func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (workloads.Submission, error) {
 	k, ok := native.KindAt(f.Type)
 	if !ok {
-		return submission{}, badField("type", "choose one of the four types")
+		return workloads.Submission{}, badField("type", "choose one of the four types")
 	}
 	req := native.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
 		Spec: native.Spec{Image: f.Image, Command: f.Command, Args: f.Args}}
@@ -182,37 +189,37 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 	}
 	var err error
 	if req.Spec.Compute.GPUDevicesRequest, err = number("spec.compute.gpuDevicesRequest", f.GPUs); err != nil {
-		return submission{}, err
+		return workloads.Submission{}, err
 	}
 	if f.HasWorkers {
 		if req.Spec.NumWorkers, err = number("spec.numWorkers", f.Workers); err != nil {
-			return submission{}, err
+			return workloads.Submission{}, err
 		}
 	}
 	if f.HasReplicas {
 		replicas, err := number("spec.autoscaling.minReplicas", f.Replicas)
 		if err != nil {
-			return submission{}, err
+			return workloads.Submission{}, err
 		}
 		req.Spec.Autoscaling = &native.Autoscaling{MinReplicas: replicas}
 		port, err := number("spec.servingPort.container", f.Port)
 		if err != nil {
-			return submission{}, err
+			return workloads.Submission{}, err
 		}
 		req.Spec.ServingPort = &native.ServingPort{Container: *port}
 	}
 	if err := formCompute(f, &req.Spec.Compute); err != nil {
-		return submission{}, err
+		return workloads.Submission{}, err
 	}
 	if req.Spec.EnvironmentVariables, err = formEnv(f.Env); err != nil {
-		return submission{}, err
+		return workloads.Submission{}, err
 	}
 	req.Spec.NodePools = f.NodePools
 	// The default is a choice of its own (""), absent from the request so that the workload
 	// follows the default when it changes; a value the person picked, even today's default, is
 	// kept as they asked (S9).
 	req.Spec.PriorityClass, req.Spec.Preemptibility = f.Priority, f.Preemptibility
-	s, err := h.resolve(c, k, req)
+	s, err := h.service.Prepare(c.Request().Context(), identity(c), k, req)
 	if field := fieldOf(err); strings.HasPrefix(field, "spec.environmentVariables[") {
 		_, msg := statusOf(err)
 		return s, badField("spec.environmentVariables", "%s", msg) // the form has one field for them all
@@ -281,9 +288,9 @@ func (h *submitPage) panel(c echo.Context, f views.SubmitForm) views.DryRunPanel
 	}
 	s, err := h.resolveForm(c, f)
 	if err == nil {
-		var p PredictionJSON
-		if p, err = h.foresee(c, s); err == nil {
-			return dryRunPanel(p)
+		var p scheduler.Prediction
+		if p, err = h.service.DryRun(c.Request().Context(), caller(c), s); err == nil {
+			return dryRunPanel(NewPredictionJSON(p))
 		}
 	}
 	_, msg := statusOf(err)
@@ -336,7 +343,7 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 		f.Type = k.Path
 	}
 	f.HasWorkers, f.HasReplicas = k == native.Distributed, k == native.Inference
-	projects, err := h.submittableProjects(c)
+	projects, err := h.service.SubmittableProjects(ctx, identity(c))
 	if err != nil {
 		return f, err
 	}
@@ -363,7 +370,7 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 		}
 	}
 	if h.props == nil || h.org == nil {
-		return f, errNoWorkloadStore
+		return f, workloads.ErrNoRecords
 	}
 	prios, err := h.props.Priorities(ctx, listquery.Query{SortBy: "value"})
 	if err != nil {
@@ -372,7 +379,7 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 	for _, p := range prios {
 		f.Priorities = append(f.Priorities, p.Name)
 	}
-	t, err := h.workloadType(ctx, k)
+	t, err := h.service.WorkloadType(ctx, k)
 	if err != nil {
 		return f, err
 	}
@@ -387,7 +394,7 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 			f.Pools = mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })
 		}
 	}
-	def, defPreemptibility, err := policyDefaults(ctx, h.props, chosen, t)
+	def, defPreemptibility, err := h.service.PolicyDefaults(ctx, chosen, t)
 	if err != nil {
 		return f, err
 	}
@@ -412,35 +419,18 @@ func keepTypedSettings(c echo.Context, f *views.SubmitForm) {
 	}
 }
 
-// submittableProjects are the projects the caller may submit to, by name.
-func (h *submitPage) submittableProjects(c echo.Context) ([]store.ProjectRef, error) {
-	if h.org == nil {
-		return nil, errNoWorkloadStore
-	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
-	defer cancel()
-	refs, err := h.org.ProjectRefs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := slices.DeleteFunc(refs, func(p store.ProjectRef) bool {
-		return !can(c, auth.SubmitWorkload, auth.Project(p.ID.String(), p.DepartmentID.String()))
-	})
-	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
 // cloneForm is the form prefilled from workload id, which the caller must be able to read: a
 // suggested name, its project and type, and what it runs as its objects in the cluster say
 // (native.RequestOf), the priority and preemptibility only where they were set
 // explicitly, so that a copy of a workload left to the defaults follows them too. A workload
 // whose objects are gone fills in what its record knows, and says so.
 func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, error) {
-	r, _, _, err := h.workloads.visibleWorkloadID(c, id)
+	w, err := h.service.Visible(c.Request().Context(), identity(c), id)
 	if err != nil {
 		return views.SubmitForm{}, err
 	}
-	k, ok := kindOf(r)
+	r := w.Record
+	k, ok := workloads.KindOf(r)
 	if !ok {
 		f, err := h.form(c, "", "", nil)
 		f.CloneNote = "Workload " + r.Name + " is a " + cmp.Or(r.TypeName, "workload") + " " + r.Kind + ", which the Submit page does not make, so nothing was copied from it."
@@ -469,15 +459,10 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 	if r.Gang > 0 {
 		f.GPUs = strconv.Itoa(r.RequestedGPUs / r.Gang)
 	}
-	var objs native.Objects
-	if h.submissions.cluster == nil {
-		err = errNoClusterToSubmit
-	} else {
-		objs, err = h.submissions.cluster.SubmittedObjects(c.Request().Context(), refOf(r))
-	}
+	objs, err := h.service.Objects(c.Request().Context(), r)
 	if err != nil {
 		var nf interface{ NotFound() bool }
-		if !errors.As(err, &nf) && !errors.Is(err, errNoClusterToSubmit) {
+		if !errors.As(err, &nf) && !errors.Is(err, workloads.ErrNoClusterToSubmit) {
 			h.log.Warn("workload not read back for a clone", "request_id", requestID(c), "workload", r.UID, "err", err)
 		}
 		f.CloneNote = strings.TrimSpace(f.CloneNote + " " + r.Name + "'s objects are not in the cluster any more (or cannot be read now), so only its name, project, type and GPUs are filled in; give the image and the rest.")

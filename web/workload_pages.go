@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -20,13 +19,14 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
 // The Workloads page (docs/console.md): the workload records as the API lists them, filtered
 // and sorted by URL parameters (so a view can be bookmarked), with inline and bulk changes of
-// priority and preemptibility through changeWorkload, the code of PATCH /api/v1/workloads/{id}.
+// priority and preemptibility through the workloads service's Change, as PATCH /api/v1/workloads/{id}.
 
 // workloadPhases are the phases the filter offers (the OpenAPI schema Workload's enum).
 var workloadPhases = []string{"Pending", "Running", "Suspended", "Preempted", "Completed", "Failed"}
@@ -105,7 +105,7 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 	return q, f, err
 }
 
-func (h *workloads) workloadsPage(c echo.Context) error {
+func (h *workloadRecords) workloadsPage(c echo.Context) error {
 	var answer bulkAnswer
 	if fl, ok := h.takeBulkFlash(c); ok { // a bulk change just applied (bulkChange redirected here)
 		answer.outcomes, answer.more = fl.Outcomes, fl.More
@@ -115,12 +115,12 @@ func (h *workloads) workloadsPage(c echo.Context) error {
 
 // openBulk answers a GET of the bulk form's address (reopened, or reloaded from the history):
 // the Workloads view with the same filters, which is where a bulk change lands.
-func (h *workloads) openBulk(c echo.Context) error {
+func (h *workloadRecords) openBulk(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, h.workloadsView(c))
 }
 
 // workloadsView is the Workloads page with the filters of this request's query.
-func (h *workloads) workloadsView(c echo.Context) string {
+func (h *workloadRecords) workloadsView(c echo.Context) string {
 	if q := c.QueryParams().Encode(); q != "" {
 		return pathTo(c, routenames.Workloads) + "?" + q
 	}
@@ -137,9 +137,9 @@ type bulkAnswer struct {
 	form     views.BulkForm
 }
 
-func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAnswer) error {
-	if h.store == nil {
-		return errNoWorkloadStore
+func (h *workloadRecords) renderWorkloadsPage(c echo.Context, status int, bulk bulkAnswer) error {
+	if !h.service.HasRecords() {
+		return workloads.ErrNoRecords
 	}
 	params := c.QueryParams()
 	q, f, err := workloadPageQuery(params)
@@ -147,11 +147,11 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 		return err
 	}
 	ctx := c.Request().Context()
-	scope, err := h.workloadScope(c)
+	scope, err := h.service.Scope(ctx, identity(c))
 	if err != nil {
 		return err
 	}
-	list, next, err := h.store.VisibleWorkloads(ctx, q, f.Finished, scope)
+	list, next, err := h.service.ListIn(ctx, scope, q, f.Finished)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 		Priorities: mapSlice(prios, func(p store.Priority) views.Priority {
 			return views.Priority{ID: p.ID.String(), Name: p.Name, Value: p.Value}
 		}),
-		CanChange: mayChangeWorkloads(c) == nil, Bulk: bulk.outcomes, BulkError: bulk.err, BulkPreview: bulk.preview, BulkForm: bulk.form,
+		CanChange: workloads.MayChangeAny(identity(c)) == nil, Bulk: bulk.outcomes, BulkError: bulk.err, BulkPreview: bulk.preview, BulkForm: bulk.form,
 		BulkMore: bulkMore(bulk.more),
 		CSVHref:  pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
@@ -182,7 +182,7 @@ func (h *workloads) renderWorkloadsPage(c echo.Context, status int, bulk bulkAns
 	m.FinishedHref = pathTo(c, routenames.Workloads) + "?" + tab.Encode()
 	m.BulkAction = pathTo(c, routenames.WorkloadsBulk) + "?" + params.Encode()
 	m.NextHref, m.PrevHref = pageLinks(c, params, q, next)
-	if refs, err := h.store.ProjectRefs(ctx); err == nil {
+	if refs, err := h.service.ProjectRefs(ctx); err == nil {
 		for _, p := range refs {
 			if scope.IncludesNamed(p.Name) {
 				m.Projects = append(m.Projects, p.Name)
@@ -219,24 +219,19 @@ func pageLinks(c echo.Context, params url.Values, q listquery.Query, next *int) 
 	return nextHref, prevHref
 }
 
-func (h *workloads) sortedPriorities(ctx context.Context) ([]store.Priority, error) {
-	prios, err := h.priorities.Priorities(ctx, listquery.Query{SortBy: "value"})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(prios, func(a, b store.Priority) int { return cmp.Compare(a.Value, b.Value) })
-	return prios, nil
+func (h *workloadRecords) sortedPriorities(ctx context.Context) ([]store.Priority, error) {
+	return h.service.PrioritiesByValue(ctx)
 }
 
 // rowMaker returns a function that makes a page row of a record, with the controls the caller
 // may use on it and the sentence why one is disabled; projects are read once per request.
-func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r store.WorkloadRecord) (views.WorkloadRow, error) {
+func (h *workloadRecords) rowMaker(c echo.Context, prios []store.Priority) func(r store.WorkloadRecord) (views.WorkloadRow, error) {
 	type proj struct {
 		scope auth.Scope
 		p     *store.Project
 	}
 	projects := map[uuid.UUID]proj{} // by project id; uuid.Nil for records of no project
-	canChange := mayChangeWorkloads(c) == nil
+	canChange := workloads.MayChangeAny(identity(c)) == nil
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
 	dict := store.SchedulingCatalog(prios, nil, nil)
@@ -251,7 +246,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 		}
 		pr, ok := projects[key]
 		if !ok {
-			scope, p, err := h.workloadProject(c.Request().Context(), r)
+			scope, p, err := h.service.ProjectOf(c.Request().Context(), r)
 			if err != nil {
 				return row, err
 			}
@@ -259,7 +254,7 @@ func (h *workloads) rowMaker(c echo.Context, prios []store.Priority) func(r stor
 			projects[key] = pr
 		}
 		row.Controls = true
-		if err := mayChangeWorkload(c, r, pr.scope); err != nil {
+		if err := workloads.MayChange(identity(c), r, pr.scope); err != nil {
 			_, row.Locked = statusOf(err)
 		}
 		if refusal := scheduler.PriorityChangeRefusal("priority", store.ProjectPolicy(pr.p)); refusal != nil {
@@ -318,20 +313,21 @@ func workloadForm(c echo.Context) workloadPatchRequest {
 
 // saveWorkloadRow is a row's inline change: with htmx the row again, saying Saved or showing
 // the sentence of the refusal in place; without JavaScript a redirect back to the page.
-func (h *workloads) saveWorkloadRow(c echo.Context) error {
+func (h *workloadRecords) saveWorkloadRow(c echo.Context) error {
 	target(c, "update", "workload", c.Param("id"))
 	req := workloadForm(c)
-	saveErr := mayChangeWorkloads(c)
+	saveErr := workloads.MayChangeAny(identity(c))
 	if saveErr == nil && !req.Priority.Set && !req.Preemptibility.Set {
 		saveErr = badRequest("choose a priority or a preemptibility")
 	}
-	r, scope, project, err := h.visibleWorkload(c)
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}
-	view := workloadView(r, time.Now())
+	r := w.Record
+	changed := r
 	if saveErr == nil {
-		view, saveErr = h.changeWorkload(c, r, scope, project, req, false)
+		changed, saveErr = h.service.Change(c.Request().Context(), caller(c), w, req.change(), false)
 	}
 	if !isHTMX(c) {
 		if saveErr != nil {
@@ -354,7 +350,7 @@ func (h *workloads) saveWorkloadRow(c echo.Context) error {
 			status = http.StatusOK // htmx swaps no 5xx answer; the row carries the sentence
 		}
 	} else {
-		row.Workload = view
+		row.Workload = workloadView(changed, time.Now())
 		row.Saved = "priority"
 		if req.Preemptibility.Set {
 			row.Saved = "preemptibility"
@@ -365,13 +361,13 @@ func (h *workloads) saveWorkloadRow(c echo.Context) error {
 
 // bulkChange sets a priority and/or a preemptibility on the selected workloads (or all that
 // match the page's filters, which the form's query carries) in one request, each through
-// changeWorkload, and shows the page with what happened to each. With preview=true (the form's
+// the service's Change, and shows the page with what happened to each. With preview=true (the form's
 // Preview button) each is only checked: the page says what applying would do, and keeps the
 // form and the selection for applying it.
-func (h *workloads) bulkChange(c echo.Context) error {
+func (h *workloadRecords) bulkChange(c echo.Context) error {
 	preview := c.FormValue("preview") == "true"
 	target(c, map[bool]string{true: "dry-run", false: "update"}[preview], "workload", "bulk")
-	if err := mayChangeWorkloads(c); err != nil {
+	if err := workloads.MayChangeAny(identity(c)); err != nil {
 		return err
 	}
 	req := workloadForm(c)
@@ -408,10 +404,10 @@ func (h *workloads) bulkChange(c echo.Context) error {
 	}
 	for _, id := range ids {
 		o := views.BulkOutcome{ID: id, Name: id, Outcome: done}
-		r, scope, project, err := h.visibleWorkloadID(c, id)
+		w, err := h.service.Visible(c.Request().Context(), identity(c), id)
 		if err == nil {
-			o.Name = r.Name
-			_, err = h.changeWorkload(c, r, scope, project, req, preview)
+			o.Name = w.Record.Name
+			_, err = h.service.Change(c.Request().Context(), caller(c), w, req.change(), preview)
 		}
 		if err != nil {
 			status, msg := statusOf(err)
@@ -452,21 +448,21 @@ func bulkMore(more map[string]int) []string {
 }
 
 // matchingIDs are the workloads that match the page's filters (at most bulkLimit).
-func (h *workloads) matchingIDs(c echo.Context) ([]string, error) {
+func (h *workloadRecords) matchingIDs(c echo.Context) ([]string, error) {
 	params := cloneValues(c.QueryParams())
 	params.Del("offset")
 	q, f, err := workloadPageQuery(params)
 	if err != nil {
 		return nil, err
 	}
-	scope, err := h.workloadScope(c)
+	scope, err := h.service.Scope(c.Request().Context(), identity(c))
 	if err != nil {
 		return nil, err
 	}
 	q.Limit = listquery.MaxLimit
 	var ids []string
 	for {
-		list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, f.Finished, scope)
+		list, next, err := h.service.ListIn(c.Request().Context(), scope, q, f.Finished)
 		if err != nil {
 			return nil, err
 		}
@@ -498,9 +494,9 @@ const (
 )
 
 // workloadsCSV is the page's rows (the same filters and order) as CSV, all pages, streamed.
-func (h *workloads) workloadsCSV(c echo.Context) error {
-	if h.store == nil {
-		return errNoWorkloadStore
+func (h *workloadRecords) workloadsCSV(c echo.Context) error {
+	if !h.service.HasRecords() {
+		return workloads.ErrNoRecords
 	}
 	params := cloneValues(c.QueryParams())
 	params.Del("offset")
@@ -508,7 +504,7 @@ func (h *workloads) workloadsCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	scope, err := h.workloadScope(c)
+	scope, err := h.service.Scope(c.Request().Context(), identity(c))
 	if err != nil {
 		return err
 	}
@@ -525,7 +521,7 @@ func (h *workloads) workloadsCSV(c echo.Context) error {
 	ctx := c.Request().Context()
 	// The first page is read before anything is written, so a refusal (a bad filter, the
 	// database down) is still an error page rather than a cut-off file.
-	list, next, err := h.store.VisibleWorkloadsAfter(ctx, q, f.Finished, scope, nil, csvPageRows)
+	list, next, err := h.service.Walk(ctx, scope, q, f.Finished, nil, csvPageRows)
 	if err != nil {
 		return err
 	}
@@ -566,7 +562,7 @@ func (h *workloads) workloadsCSV(c echo.Context) error {
 		if next == nil {
 			return nil
 		}
-		if list, next, err = h.store.VisibleWorkloadsAfter(ctx, q, f.Finished, scope, next, csvPageRows); err != nil {
+		if list, next, err = h.service.Walk(ctx, scope, q, f.Finished, next, csvPageRows); err != nil {
 			// The status is sent: the file ends short, and the log says why.
 			h.log.Error("workloads CSV export cut short", "err", err)
 			return nil

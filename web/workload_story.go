@@ -1,17 +1,16 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
@@ -23,30 +22,31 @@ type WorkloadPods interface {
 
 // workloadStory is a workload's page: its record, the next step, its pods and its history.
 type workloadStory struct {
-	workloads                 // the record store and who may see what (as the API)
-	status    OrgStatusSource // pool and project figures; zeros without a cluster
-	pods      WorkloadPods    // nil: no cluster is connected
-	actions   *submissions    // stop, run and delete, as the API takes them
+	service *workloads.Service // the records, who may see and act on what, stop, run and delete (as the API)
+	status  OrgStatusSource    // pool and project figures; zeros without a cluster
+	pods    WorkloadPods       // nil: no cluster is connected
+	estimating
 	layout
 }
 
 func (h *workloadStory) routes(r router) {
 	r.page(http.MethodGet, "/workloads/:id", routenames.Workload, h.storyPage)
-	r.page(http.MethodPost, "/workloads/:id/stop", routenames.WorkloadStop, h.action(actionStop))
-	r.page(http.MethodPost, "/workloads/:id/run", routenames.WorkloadRun, h.action(actionRun))
-	r.page(http.MethodPost, "/workloads/:id/delete", routenames.WorkloadDelete, h.action(actionDelete))
+	r.page(http.MethodPost, "/workloads/:id/stop", routenames.WorkloadStop, h.action(workloads.Stop))
+	r.page(http.MethodPost, "/workloads/:id/run", routenames.WorkloadRun, h.action(workloads.Run))
+	r.page(http.MethodPost, "/workloads/:id/delete", routenames.WorkloadDelete, h.action(workloads.Delete))
 }
 
 func (h *workloadStory) storyPage(c echo.Context) error {
-	r, scope, project, err := h.visibleWorkload(c)
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}
-	m, err := h.story(c, r, scope, project)
+	r := w.Record
+	m, err := h.story(c, w)
 	if err != nil {
 		return err
 	}
-	m.Actions.Done = actionDone[workloadAction(c.QueryParam("done"))]
+	m.Actions.Done = actionDone[workloads.Action(c.QueryParam("done"))]
 	if r.FinishedAt == nil { // it may still change: the page follows it
 		m.LiveHref = c.Request().URL.RequestURI()
 	}
@@ -55,30 +55,29 @@ func (h *workloadStory) storyPage(c echo.Context) error {
 }
 
 // actionDone says what an action did, on the page it returns to.
-var actionDone = map[workloadAction]string{
-	actionStop:   "Stopped: its pods are being removed. Run puts it back in its project's queue.",
-	actionRun:    "Back in its project's queue: the scheduler starts it when it fits.",
-	actionDelete: "Deleted: its pods and objects are being removed from the cluster. Its record and timeline stay; Clone submits it again.",
+var actionDone = map[workloads.Action]string{
+	workloads.Stop:   "Stopped: its pods are being removed. Run puts it back in its project's queue.",
+	workloads.Run:    "Back in its project's queue: the scheduler starts it when it fits.",
+	workloads.Delete: "Deleted: its pods and objects are being removed from the cluster. Its record and timeline stay; Clone submits it again.",
 }
 
 // action is a workload's stop, run or delete posted from its page: taken as the API takes it
-// (act), then back to the page saying what it did; a refusal is the page with the sentence why.
-func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
+// (the service's Act), then back to the page saying what it did; a refusal is the page with
+// the sentence why.
+func (h *workloadStory) action(a workloads.Action) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		target(c, a.auditAction(), "workload", c.Param("id"))
-		r, scope, project, err := h.visibleWorkload(c)
+		target(c, a.AuditAction(), "workload", c.Param("id"))
+		w, err := visibleWorkload(c, h.service)
 		if err != nil {
 			return err
 		}
-		if h.actions == nil {
-			return errNoClusterToSubmit
-		}
-		if _, err := h.actions.act(c, r, scope, a); err != nil {
+		r := w.Record
+		if _, err := h.service.Act(c.Request().Context(), caller(c), w, a); err != nil {
 			status, msg := statusOf(err)
 			if status >= 500 && status != http.StatusServiceUnavailable {
 				return err
 			}
-			m, serr := h.story(c, r, scope, project)
+			m, serr := h.story(c, w)
 			if serr != nil {
 				return serr
 			}
@@ -89,26 +88,27 @@ func (h *workloadStory) action(a workloadAction) echo.HandlerFunc {
 	}
 }
 
-// actionsFor are the actions the caller may take on r, by the API's check (actionRefusal).
+// actionsFor are the actions the caller may take on w, by the API's check (workloads.Refusal).
 // Run is offered instead of Stop when it was stopped: the last Suspended or Resumed event (a
 // person's) says so before the scheduler's next cycles record the phase, else the phase.
-func actionsFor(c echo.Context, r store.WorkloadRecord, evs []store.WorkloadEvent, scope auth.Scope, canSubmit bool) views.WorkloadActions {
-	allowed := func(a workloadAction) bool { return actionRefusal(c, r, scope, a) == nil }
+func actionsFor(c echo.Context, w workloads.Visible, evs []store.WorkloadEvent, canSubmit bool) views.WorkloadActions {
+	r := w.Record
+	allowed := func(a workloads.Action) bool { return workloads.Refusal(identity(c), w, a) == nil }
 	_, byPerson := stoppedBy(evs)
 	stopped := byPerson || (r.Phase == "Suspended" && !resumed(evs))
 	var a views.WorkloadActions
-	a.Delete = allowed(actionDelete)
+	a.Delete = allowed(workloads.Delete)
 	if stopped {
-		a.Run = allowed(actionRun)
+		a.Run = allowed(workloads.Run)
 	} else {
-		a.Stop = allowed(actionStop)
+		a.Stop = allowed(workloads.Stop)
 	}
 	if a.Delete && !a.Stop && !a.Run {
-		if err := actionRefusal(c, r, scope, actionStop); err != nil {
+		if err := workloads.Refusal(identity(c), w, workloads.Stop); err != nil {
 			_, a.Note = statusOf(err)
 		}
 	}
-	_, native := kindOf(r)
+	_, native := workloads.KindOf(r)
 	a.Clone = canSubmit && native
 	return a
 }
@@ -141,16 +141,17 @@ func resumed(evs []store.WorkloadEvent) bool {
 }
 
 // story is the workload's page as it is now.
-func (h *workloadStory) story(c echo.Context, r store.WorkloadRecord, scope auth.Scope, project *store.Project) (views.WorkloadStoryPage, error) {
+func (h *workloadStory) story(c echo.Context, w workloads.Visible) (views.WorkloadStoryPage, error) {
 	ctx := c.Request().Context()
-	evs, err := h.store.WorkloadEvents(ctx, r.UID)
+	r := w.Record
+	evs, err := h.service.Events(ctx, w)
 	if err != nil {
 		return views.WorkloadStoryPage{}, err
 	}
 	now := time.Now()
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
-	m.Actions = actionsFor(c, r, evs, scope, m.CanSubmit)
-	m.NextStep = nextStep(h.nextStepInput(r, project))
+	m.Actions = actionsFor(c, w, evs, m.CanSubmit)
+	m.NextStep = nextStep(h.nextStepInput(r, w.Project))
 	if who, ok := stoppedBy(evs); ok && r.FinishedAt == nil {
 		// Stopped by a person, not suspended by Arbiter: it waits for nobody but them.
 		m.NextStep = "Stopped by " + cmpOr(who, "its owner") + ": it stays out of the queue until someone runs it again (Run)."
@@ -219,21 +220,19 @@ func (h *workloadStory) predictedVictims(c echo.Context, r store.WorkloadRecord)
 		if uid == r.UID || slices.ContainsFunc(p.Victims, func(v views.PredictedVictim) bool { return v.Link.ID == uid }) {
 			continue
 		}
-		v, err := h.store.WorkloadRecord(ctx, uid)
+		v, readable, evs, err := h.service.Glimpse(ctx, identity(c), uid, true)
 		if err != nil {
 			continue // not a workload Arbiter knows
 		}
 		pv := views.PredictedVictim{Project: v.ProjectName}
-		if !h.mayRead(ctx, c, v) {
+		if !readable {
 			pv.Link = views.WorkloadLink{Name: "a workload you cannot open"}
 			p.Victims = append(p.Victims, pv)
 			continue
 		}
 		pv.Link = views.WorkloadLink{ID: v.UID, Name: v.Namespace + "/" + v.Name}
-		if evs, err := h.store.WorkloadEvents(ctx, v.UID); err == nil {
-			for _, e := range evs {
-				pv.Happened = pv.Happened || (e.Kind == "Preempted" || e.Kind == "Reclaimed") && e.PreemptorUID == r.UID
-			}
+		for _, e := range evs {
+			pv.Happened = pv.Happened || (e.Kind == "Preempted" || e.Kind == "Reclaimed") && e.PreemptorUID == r.UID
 		}
 		p.Victims = append(p.Victims, pv)
 	}
@@ -274,24 +273,15 @@ func (h *workloadStory) nextStepInput(r store.WorkloadRecord, project *store.Pro
 // linkTo names the workload uid for a link: its record's namespace/name, linked when the caller
 // may read it (as the API's visibility rules), else the name the event gave.
 func (h *workloadStory) linkTo(c echo.Context, uid, fallback string) *views.WorkloadLink {
-	ctx := c.Request().Context()
-	r, err := h.store.WorkloadRecord(ctx, uid)
+	r, readable, _, err := h.service.Glimpse(c.Request().Context(), identity(c), uid, false)
 	if err != nil {
 		return &views.WorkloadLink{Name: cmpOr(fallback, uid)}
 	}
 	l := &views.WorkloadLink{Name: r.Namespace + "/" + r.Name}
-	if h.mayRead(ctx, c, r) {
+	if readable {
 		l.ID = r.UID
 	}
 	return l
-}
-
-func (h *workloadStory) mayRead(ctx context.Context, c echo.Context, r store.WorkloadRecord) bool {
-	scope, _, err := h.workloadProject(ctx, r)
-	if err != nil {
-		return false
-	}
-	return can(c, auth.Read, scope)
 }
 
 func cmpOr(s, def string) string {

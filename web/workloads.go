@@ -1,60 +1,32 @@
 package web
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
 
-	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/google/uuid"
+	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
 
-// WorkloadStore is what the workload routes need from the store.
-type WorkloadStore interface {
-	VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) ([]store.WorkloadRecord, *int, error)
-	// VisibleWorkloadsAfter is a page of the same rows read by key (the CSV export's walk).
-	VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope, after *store.WorkloadCursor, limit int) ([]store.WorkloadRecord, *store.WorkloadCursor, error)
-	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
-	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
-	// CountWorkloads counts the records scope may see: by phase, pending ones by reason, and
-	// preemptions and reclaims since a time (the Overview's tiles).
-	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)
-	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
-	Project(ctx context.Context, id uuid.UUID) (store.Project, error)
-	AddWorkloadEvents(ctx context.Context, evs []store.WorkloadEvent, by store.Actor, changes map[string]store.Change, apply func(ctx context.Context) error) error
-}
-
-// WorkloadLabeler patches labels on a workload's top owner in the cluster (S9); a nil value
-// removes the label. An error with a NotFound() bool method that answers true says the cluster
-// has no such workload.
-type WorkloadLabeler interface {
-	PatchWorkloadLabels(ctx context.Context, uid string, set map[string]*string) error
-}
-
-// workloads is the workloads feature: the scheduler's workload records in the API, and the
-// changes of priority and preemptibility that label a workload in the cluster.
-type workloads struct {
-	store      WorkloadStore
-	labeler    WorkloadLabeler // nil: no cluster is connected
-	priorities WorkloadPropertiesStore
-	estimating bool                    // false: no cluster is connected, so nothing is estimated
-	standings  PreemptibilityStandings // nil: no cluster is connected
-	log        *slog.Logger
-	exports    chan struct{} // a slot per CSV export running (csvExportSlots)
+// workloadRecords is the workloads feature: the scheduler's workload records in the API and
+// on the Workloads page, and the changes of priority and preemptibility that label a workload
+// in the cluster, asked of the workloads service.
+type workloadRecords struct {
+	service *workloads.Service
+	exports chan struct{} // a slot per CSV export running (csvExportSlots)
+	log     *slog.Logger
+	estimating
 	layout
 }
 
-func (h *workloads) routes(r router) {
+func (h *workloadRecords) routes(r router) {
 	r.api.GET("/workloads", h.listWorkloads)
 	r.api.GET("/workloads/:id", h.getWorkload)
 	r.api.PATCH("/workloads/:id", h.patchWorkload)
@@ -66,7 +38,7 @@ func (h *workloads) routes(r router) {
 	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 
-func (h *workloads) listWorkloads(c echo.Context) error {
+func (h *workloadRecords) listWorkloads(c echo.Context) error {
 	params := c.QueryParams()
 	if params.Get("sortBy") == "priority" { // priorities sort by value, not by name
 		params = cloneValues(params)
@@ -80,14 +52,7 @@ func (h *workloads) listWorkloads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if h.store == nil {
-		return errNoWorkloadStore
-	}
-	scope, err := h.workloadScope(c)
-	if err != nil {
-		return err
-	}
-	list, next, err := h.store.VisibleWorkloads(c.Request().Context(), q, deleted, scope)
+	list, next, err := h.service.List(c.Request().Context(), identity(c), q, deleted)
 	if err != nil {
 		return err
 	}
@@ -106,92 +71,30 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// workloadScope is what lists show the caller: everything to those who may read the whole
-// system, else the workloads of the projects they hold a role in (directly or through their
-// department), by project id. Workloads without a project, or whose project was deleted, are
-// seen only system-wide.
-func (h *workloads) workloadScope(c echo.Context) (store.WorkloadScope, error) {
-	if can(c, auth.Read, auth.System) {
-		return store.WorkloadScope{All: true}, nil
-	}
-	scope := store.WorkloadScope{Projects: []store.ProjectRef{}}
-	if len(identity(c).Grants) == 0 {
-		return scope, nil
-	}
-	refs, err := h.store.ProjectRefs(c.Request().Context())
-	if err != nil {
-		return scope, err
-	}
-	for _, p := range refs {
-		if can(c, auth.Read, auth.Project(p.ID.String(), p.DepartmentID.String())) {
-			scope.Projects = append(scope.Projects, p)
-		}
-	}
-	return scope, nil
-}
-
-// workloadProject is a workload's project as an access scope, with the project when it still
-// exists (nil for a workload without a project, or whose project was deleted: then only those
-// who may read the whole system may read it). The project is the one with the record's
-// project id, whatever its name is now; the name the record holds decides nothing.
-func (h *workloads) workloadProject(ctx context.Context, r store.WorkloadRecord) (auth.Scope, *store.Project, error) {
-	if r.ProjectID == nil {
-		return auth.System, nil, nil
-	}
-	p, err := h.store.Project(ctx, *r.ProjectID)
-	if errors.Is(err, store.ErrNotFound) {
-		return auth.System, nil, nil
-	}
-	if err != nil {
-		return auth.Scope{}, nil, err
-	}
-	return auth.Project(p.ID.String(), p.DepartmentID.String()), &p, nil
-}
-
-// visibleWorkload returns the record with the id in the path, and its project; a workload the
-// caller may not see is answered like one that does not exist (404), as lists leave it out.
-func (h *workloads) visibleWorkload(c echo.Context) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
+// visibleWorkload is the workload with the id in the path, which the caller may see; one they
+// may not is answered like one that does not exist (404), as lists leave it out.
+func visibleWorkload(c echo.Context, service *workloads.Service) (workloads.Visible, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
-		return store.WorkloadRecord{}, auth.Scope{}, nil, err
+		return workloads.Visible{}, err
 	}
-	return h.visibleWorkloadID(c, id.String())
+	return service.Visible(c.Request().Context(), identity(c), id.String())
 }
 
-// visibleWorkloadID is visibleWorkload for an id given otherwise (a bulk change's rows).
-func (h *workloads) visibleWorkloadID(c echo.Context, id string) (store.WorkloadRecord, auth.Scope, *store.Project, error) {
-	if h.store == nil {
-		return store.WorkloadRecord{}, auth.Scope{}, nil, errNoWorkloadStore
-	}
-	ctx := c.Request().Context()
-	r, err := h.store.WorkloadRecord(ctx, id)
-	if err != nil {
-		return r, auth.Scope{}, nil, err
-	}
-	scope, p, err := h.workloadProject(ctx, r)
-	if err != nil {
-		return r, scope, nil, err
-	}
-	if !can(c, auth.Read, scope) {
-		return r, scope, nil, store.NotFound("workload %s was not found", id)
-	}
-	return r, scope, p, nil
-}
-
-func (h *workloads) getWorkload(c echo.Context) error {
-	r, _, _, err := h.visibleWorkload(c)
+func (h *workloadRecords) getWorkload(c echo.Context) error {
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(r, time.Now()), r))
+	return c.JSON(http.StatusOK, h.withEstimate(workloadView(w.Record, time.Now()), w.Record))
 }
 
-func (h *workloads) listWorkloadEvents(c echo.Context) error {
-	r, _, _, err := h.visibleWorkload(c)
+func (h *workloadRecords) listWorkloadEvents(c echo.Context) error {
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}
-	evs, err := h.store.WorkloadEvents(c.Request().Context(), r.UID)
+	evs, err := h.service.Events(c.Request().Context(), w)
 	if err != nil {
 		return err
 	}
@@ -203,22 +106,20 @@ type workloadPatchRequest struct {
 	Preemptibility optional[string] `json:"preemptibility"`
 }
 
-// patchWorkload changes a workload's priority and/or preemptibility by labelling its top owner
-// (S9), within the project's policy, the caller's role and S14, and records a PriorityChanged
-// and/or PreemptibilityChanged event and an audit row. The answer is the record with the
-// requested values; the scheduler's next cycle records what it resolved from the labels. With
-// ?dryRun=true it is checked alike and answered alike, and nothing is changed.
-//
-// Roles that may edit any workload of the project (research manager, department admin, admin)
-// change any; a researcher only those they submitted through Arbiter (the record's submitter,
-// docs/security.md "Ownership").
-func (h *workloads) patchWorkload(c echo.Context) error {
+func (r workloadPatchRequest) change() workloads.Change {
+	return workloads.Change{Priority: setting(r.Priority), Preemptibility: setting(r.Preemptibility)}
+}
+
+// patchWorkload changes a workload's priority and/or preemptibility (the service's Change).
+// The answer is the record with the requested values. With ?dryRun=true it is checked alike
+// and answered alike, and nothing is changed.
+func (h *workloadRecords) patchWorkload(c echo.Context) error {
 	dry, err := boolParam(c, "dryRun")
 	if err != nil {
 		return err
 	}
 	target(c, map[bool]string{true: "dry-run", false: "update"}[dry], "workload", c.Param("id"))
-	if err := mayChangeWorkloads(c); err != nil {
+	if err := workloads.MayChangeAny(identity(c)); err != nil {
 		return err
 	}
 	var req workloadPatchRequest
@@ -228,97 +129,15 @@ func (h *workloads) patchWorkload(c echo.Context) error {
 	if !req.Priority.Set && !req.Preemptibility.Set {
 		return badRequest("send priority, preemptibility or both, e.g. {\"priority\":\"high\"}")
 	}
-	r, scope, project, err := h.visibleWorkload(c)
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}
-	view, err := h.changeWorkload(c, r, scope, project, req, dry)
+	changed, err := h.service.Change(c.Request().Context(), caller(c), w, req.change(), dry)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(view, r))
-}
-
-// mayChangeWorkloads refuses a caller whose role changes no workload anywhere (a viewer).
-func mayChangeWorkloads(c echo.Context) error {
-	if !maySomewhere(identity(c), auth.EditAnyWorkload, auth.EditOwnWorkload) {
-		return authorize(c, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
-	}
-	return nil
-}
-
-// submitterOf is how a workload records who submitted it: a person's subject (their user name,
-// or "issuer subject" for OIDC), anything else (an API key) prefixed with its kind so that a key
-// never passes for a person of the same name.
-func submitterOf(id auth.Identity) string {
-	if id.SubjectType == "user" {
-		return id.Subject
-	}
-	return id.SubjectType + ":" + id.Subject
-}
-
-// mayActOnWorkload says why the caller may not act on this workload (nil: they may): roles
-// that edit any workload of its project may; a researcher only on the workloads they submitted
-// (docs/security.md "Ownership"). verb says what ("change", "delete", "stop"), what the action
-// for the generic refusal.
-func mayActOnWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope, verb, what string) error {
-	own := r.Submitter != "" && r.Submitter == submitterOf(identity(c))
-	if can(c, auth.EditAnyWorkload, scope) || (own && can(c, auth.EditOwnWorkload, scope)) {
-		return nil
-	}
-	if can(c, auth.EditOwnWorkload, scope) {
-		if r.Submitter == "" {
-			return forbidden("researchers may %s only their own workloads, and %s was not submitted through Arbiter, so it has no submitter; ask a research manager of project %s", verb, r.Name, r.ProjectName)
-		}
-		return forbidden("researchers may %s only their own workloads, and %s was submitted by %s; ask them or a research manager of project %s", verb, r.Name, r.Submitter, r.ProjectName)
-	}
-	return authorize(c, auth.EditAnyWorkload, scope, what)
-}
-
-// mayChangeWorkload says why the caller may not change this workload's priority or
-// preemptibility (nil: they may): the role at the workload's project, or that it has finished.
-func mayChangeWorkload(c echo.Context, r store.WorkloadRecord, scope auth.Scope) error {
-	if err := mayActOnWorkload(c, r, scope, "change", "change this workload's priority or preemptibility"); err != nil {
-		return err
-	}
-	if r.FinishedAt != nil {
-		return store.Conflict("workload %s finished at %s; its priority and preemptibility can no longer change", r.Name, r.FinishedAt.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// errNoCluster answers a change of labels on a server without a cluster.
-var errNoCluster = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workload labels cannot be changed; start Arbiter with a kubeconfig"}
-
-// maySomewhere reports whether one of the caller's grants allows one of the actions at the
-// grant's own scope: whether the caller could take the action on anything at all.
-func maySomewhere(id auth.Identity, actions ...auth.Action) bool {
-	for _, g := range id.Grants {
-		one := auth.Identity{Grants: []auth.Grant{g}}
-		for _, a := range actions {
-			if auth.Allowed(one, a, g.Scope) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// errNoWorkloadStore answers workload routes of a server built without workload records.
-var errNoWorkloadStore = &httpError{status: http.StatusServiceUnavailable, message: "workload records are not available on this server"}
-
-// labelerError turns the cluster's answer to a label patch into the API's: a workload the
-// cluster no longer has is a 404, anything else a 503 whose cause goes to the log.
-func (h *workloads) labelerError(c echo.Context, r store.WorkloadRecord, err error) error {
-	if err == nil {
-		return nil
-	}
-	var nf interface{ NotFound() bool }
-	if errors.As(err, &nf) && nf.NotFound() {
-		return &httpError{status: http.StatusNotFound, message: fmt.Sprintf("workload %s (%s/%s) is no longer in the cluster; it may have finished or been deleted", r.UID, r.Namespace, r.Name)}
-	}
-	h.log.Warn("workload labels not patched", "request_id", requestID(c), "workload", r.UID, "err", err)
-	return &httpError{status: http.StatusServiceUnavailable, message: "the cluster did not accept the label change; try again shortly (the request id in X-Request-Id helps an operator find why)"}
+	return c.JSON(http.StatusOK, h.withEstimate(workloadView(changed, time.Now()), w.Record))
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.

@@ -30,11 +30,13 @@ var floors = [][]string{
 	{"workload/objects", "workload/native"},
 	// 3, the edges: PostgreSQL, identities, pages' markup, metrics, the cluster
 	{"store", "auth", "views", "internal/metrics", "scheduler/kube"},
-	// 4, HTTP: the console and the API
+	// 4, the application: what a caller may see and do with workloads, between HTTP and the edges
+	{"workloads"},
+	// 5, HTTP: the console and the API
 	{"web"},
-	// 5, composition: configuration, wiring, the loops
+	// 6, composition: configuration, wiring, the loops
 	{"server"},
-	// 6, the binary
+	// 7, the binary
 	{"cmd/arbiter"},
 }
 
@@ -169,6 +171,7 @@ func TestFloors_NoImportRunsUpAFloor(t *testing.T) {
 func TestFloors_TheCheckFindsEachKindOfViolation(t *testing.T) {
 	pkgs := []goPackage{
 		{ImportPath: "views", Imports: []string{"web", "internal/english"}},
+		{ImportPath: "workloads", Imports: []string{"store", "web"}},
 		{ImportPath: "scheduler", Imports: []string{"store"}},
 		{ImportPath: "store", Imports: []string{"internal/testkit/testdb"}},
 		{ImportPath: "web", Imports: []string{"internal/dev/demo"}},
@@ -185,7 +188,8 @@ func TestFloors_TheCheckFindsEachKindOfViolation(t *testing.T) {
 	}
 	got := violations(pkgs, files)
 	want := []string{
-		"views (floor 3) imports web (floor 4), a floor above",
+		"views (floor 3) imports web (floor 5), a floor above",
+		"workloads (floor 4) imports web (floor 5), a floor above",
 		"scheduler (floor 1) imports store (floor 3), a floor above",
 		"store imports internal/testkit/testdb: test support is for tests only",
 		"web imports internal/dev/demo: the development harness is reached from server/dev_harness.go and cmd/arbiter only",

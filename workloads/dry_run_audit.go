@@ -1,6 +1,7 @@
-package web
+package workloads
 
 import (
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"slices"
@@ -8,8 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -72,12 +72,13 @@ func (v *victimAudits) audited(key [sha256.Size]byte, now time.Time) {
 
 // auditVictims writes the audit row of a dry run whose answer p names victims (nothing when it
 // names none, or when this answer was audited lately). A row that cannot be written refuses
-// the answer (503): an answer naming victims is not given off the record.
-func (h *submissions) auditVictims(c echo.Context, s submission, p PredictionJSON) error {
-	if len(p.Victims) == 0 || h.audit == nil {
+// the answer (unavailable): an answer naming victims is not given off the record.
+func (s *Service) auditVictims(ctx context.Context, who Caller, sub Submission, p scheduler.Prediction) error {
+	if len(p.Victims) == 0 || s.audit == nil {
 		return nil
 	}
-	caller := submitterOf(identity(c))
+	caller := SubmitterOf(who.Identity)
+	outcome := string(p.Outcome)
 	ids := make([]string, 0, len(p.Victims))
 	names := make([]string, 0, min(len(p.Victims), maxAuditedVictims))
 	for _, v := range p.Victims {
@@ -87,24 +88,24 @@ func (h *submissions) auditVictims(c echo.Context, s submission, p PredictionJSO
 		}
 	}
 	slices.Sort(ids)
-	key := sha256.Sum256([]byte(strings.Join(append([]string{caller, s.project.ID.String(), p.Outcome}, ids...), "\x00")))
+	key := sha256.Sum256([]byte(strings.Join(append([]string{caller, sub.Project.ID.String(), outcome}, ids...), "\x00")))
 	now := time.Now()
-	if !h.victims.due(key, now) {
+	if !s.victims.due(key, now) {
 		return nil
 	}
-	a := actor(c)
+	a := who.Actor
 	entry := store.AuditEntry{
 		Subject: a.Subject, SubjectType: a.SubjectType, SourceIP: a.SourceIP, RequestID: a.RequestID,
-		HTTPMethod: a.HTTPMethod, Action: "dry-run", EntityType: "workload", EntityName: s.requestedName,
+		HTTPMethod: a.HTTPMethod, Action: "dry-run", EntityType: "workload", EntityName: sub.RequestedName,
 		Result: "success", HTTPStatus: http.StatusOK,
-		Changes: map[string]any{"project": s.project.Name, "projectId": s.project.ID.String(), "outcome": p.Outcome,
+		Changes: map[string]any{"project": sub.Project.Name, "projectId": sub.Project.ID.String(), "outcome": outcome,
 			"victimCount": len(p.Victims), "victims": names},
 	}
-	if err := h.audit.RecordAudit(c.Request().Context(), entry); err != nil {
-		h.log.Warn("dry run naming victims not answered: its audit row was not written", "request_id", a.RequestID, "err", err)
-		return &httpError{status: http.StatusServiceUnavailable, retryAfter: dryRunRetryAfter,
-			message: "the dry run would evict other workloads, and such answers are recorded in the audit log, which cannot be written now; try again shortly"}
+	if err := s.audit.RecordAudit(ctx, entry); err != nil {
+		s.log.Warn("dry run naming victims not answered: its audit row was not written", "request_id", a.RequestID, "err", err)
+		return &store.Error{Kind: store.ErrUnavailable, RetryAfter: dryRunRetryAfter,
+			Message: "the dry run would evict other workloads, and such answers are recorded in the audit log, which cannot be written now; try again shortly"}
 	}
-	h.victims.audited(key, now)
+	s.victims.audited(key, now)
 	return nil
 }

@@ -1,9 +1,9 @@
-package web
+package workloads
 
 import (
-	"fmt"
-	"net/http"
 	"sync"
+
+	"github.com/arbiterhq/arbiter/store"
 )
 
 // A dry run (the submission routes' ?dryRun=true, the Submit page's panel, the dry run made
@@ -44,19 +44,19 @@ func NewDryRunLimits(perReplica, perCaller int) *DryRunLimits {
 // Bounds are the dry runs the replica runs at once, in all and per caller.
 func (l *DryRunLimits) Bounds() (perReplica, perCaller int) { return l.perReplica, l.perCaller }
 
-// Acquire takes a slot for caller (who asks: submitterOf its identity), or refuses with a 429
-// saying which bound it hit. release gives the slot back; call it once.
+// Acquire takes a slot for caller (who asks: SubmitterOf its identity), or refuses (store.ErrBusy,
+// with RetryAfter) saying which bound it hit. release gives the slot back; call it once.
 func (l *DryRunLimits) Acquire(caller string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n := l.byCaller[caller]; n >= l.perCaller {
-		return nil, &httpError{status: http.StatusTooManyRequests, retryAfter: dryRunRetryAfter, message: fmt.Sprintf(
+		return nil, store.Busy(dryRunRetryAfter,
 			"you already have %d dry runs running, the most one caller may run at once; wait for them to answer and try again in %d second",
-			n, dryRunRetryAfter)}
+			n, dryRunRetryAfter)
 	}
 	if l.running >= l.perReplica {
-		return nil, &httpError{status: http.StatusTooManyRequests, retryAfter: dryRunRetryAfter, message: fmt.Sprintf(
-			"this server already runs %d dry runs, the most it runs at once; try again in %d second", l.running, dryRunRetryAfter)}
+		return nil, store.Busy(dryRunRetryAfter,
+			"this server already runs %d dry runs, the most it runs at once; try again in %d second", l.running, dryRunRetryAfter)
 	}
 	l.running++
 	l.byCaller[caller]++
