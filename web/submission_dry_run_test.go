@@ -16,7 +16,7 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 )
 
-// fakeForesight stands in for the scheduler's dry run (kube.Scheduler.DryRun, checked against
+// fakeForesight stands in for the scheduler's dry run (kube.Workloads.DryRun, checked against
 // the local control plane in test/e2e): it keeps the objects it was asked about and answers a
 // preemption of one victim.
 type fakeForesight struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/arbiterhq/arbiter/web"
 )
 
-// TestS14_ChecksAndRecordsOfAChangeTogether: the one changeWorkload behind the API, its dry run,
+// TestS14_ChecksAndRecordsOfAChangeTogether: the one change (workloads.Service.Change) behind the API, its dry run,
 // the inline control and the bulk form both checks S14 for a running workload and records each
 // change as its own kind of event. Refusals and dry runs record nothing in the workload's
 // history; a change of priority and preemptibility together that S14 allows records one

@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// fakeLabeler stands in for the cluster edge (kube.Scheduler.PatchWorkloadLabels, tested
+// fakeLabeler stands in for the cluster edge (kube.Workloads.PatchWorkloadLabels, tested
 // against a cluster elsewhere): it records each call and answers err.
 type fakeLabeler struct {
 	mu    sync.Mutex
