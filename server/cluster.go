@@ -128,6 +128,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		if err != nil {
 			return nil, err
 		}
+		rec.interval = c.RecordInterval
 		rec.outcome = sched.OwnerOutcome
 		rec.ownerStopped = sched.OwnerStopped
 		if run.lead != nil {

@@ -20,7 +20,10 @@ import (
 // goroutine); a writer goroutine sends batches to the store and keeps them when the database
 // is down, to try again.
 type recorder struct {
-	st      *store.Store
+	st *store.Store
+	// interval is how long changes gather after the first before they are written.
+	interval time.Duration
+
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
 	// ownerStopped says whether a top owner was suspended by its owner (not by Arbiter); nil:
@@ -67,21 +70,30 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 	return r, nil
 }
 
+// DefaultRecordInterval is how long the recorder gathers changes before it writes them: at
+// most a few writes a second however fast cycles run.
+const DefaultRecordInterval = 200 * time.Millisecond
+
 // run writes batches until ctx ends; the owner flushes the last batch after the scheduler
 // has stopped (see startScheduler).
 func (r *recorder) run(ctx context.Context) {
+	interval := r.interval
+	if interval <= 0 {
+		interval = DefaultRecordInterval
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
 		}
-		r.flush(ctx)
-		// Coalesce: at most a few writes a second however fast cycles run.
+		// Coalesce: the changes of the next cycles join the first in one write.
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+			return
+		case <-time.After(interval):
 		}
+		r.flush(ctx)
 	}
 }
 
