@@ -166,6 +166,8 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				if rec == nil {
 					return
 				}
+				// Before the term's first cycle: none of its binds can race the reconciliation.
+				takeOver(term, sched, st, run.lead.fresh, log)
 				records.Store(rec)
 				run.lead.ready.Store(true)
 				m.SetLeader(true)

@@ -155,6 +155,10 @@ func (l *leadership) Acting() bool {
 	return l.ready.Load() && l.lock.since() < l.renewDeadline
 }
 
+// fresh reports whether this replica renewed the lease within the renew deadline: whether a
+// term that is not set up yet (takeOver) may write.
+func (l *leadership) fresh() bool { return l.lock.since() < l.renewDeadline }
+
 // IsLeader is Acting, for a leader-status gauge.
 func (l *leadership) IsLeader() bool { return l.Acting() }
 

@@ -310,13 +310,14 @@ func (s *Store) FinishWorkloads(ctx context.Context, phases map[string]string, a
 				kind = "Failed"
 			}
 			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, message) VALUES ($1, $2, $3, $4)`,
-				uid, at, kind, finishMessage(phase))
+				uid, at, kind, FinishMessage(phase))
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
 }
 
-func finishMessage(phase string) string {
+// FinishMessage is the message of a workload's last event, by its final phase.
+func FinishMessage(phase string) string {
 	switch phase {
 	case "Failed":
 		return "The workload failed."
