@@ -98,4 +98,3 @@ func orNone(s string) string {
 	}
 	return s
 }
-
