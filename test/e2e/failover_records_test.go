@@ -149,3 +149,35 @@ func boundAt(p corev1.Pod) time.Time {
 	}
 	return time.Time{}
 }
+
+// TestFailover_GracefulStopWritesPendingRecords: a leader stopped gracefully (SIGTERM, a rolling
+// update) writes the records it still holds before it releases the lease, so its successor
+// has nothing to reconcile; here the recorder would otherwise hold them for an hour.
+func TestFailover_GracefulStopWritesPendingRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 8)
+	e.a.stop()
+	ns := e.project("graceful", 8, store.PolicyUpdate{})
+	a := e.startReplica("a", "--record-interval=1h")
+	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
+	job := e.job(jobSpec{name: "train", namespace: ns})
+	e.eventually("replica a binds the Job", time.Minute, func() bool {
+		by, _ := e.scheduledBy(ns)
+		return len(by["a"]) == 1
+	})
+	if _, err := e.store.WorkloadRecord(e.ctx, string(job.UID)); err == nil {
+		t.Fatal("replica a wrote the record before it was stopped: the test would check nothing")
+	}
+	a.signal(t, syscall.SIGTERM)
+	<-a.exit
+	rec, err := e.store.WorkloadRecord(e.ctx, string(job.UID))
+	if err != nil {
+		t.Fatalf("the Job's record after a graceful stop: %v", err)
+	}
+	if rec.Phase != "Running" {
+		t.Errorf("the Job is recorded %s, want Running", rec.Phase)
+	}
+	if h := e.leaseHolder(); h != "" {
+		t.Errorf("the lease is held by %q after a graceful stop, want released", h)
+	}
+}
