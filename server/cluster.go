@@ -72,6 +72,9 @@ type schedulerRun struct {
 	done   <-chan struct{} // closed when the scheduler has stopped; *runErr then holds why
 	// estimates are the start estimates of waiting workloads (estimates.go)
 	estimates *estimator
+	// tookOver: without --leader-elect, this process has reconciled what it finds in the
+	// cluster (takeOver) and may act; with it, the lease's term says so (leadership.ready).
+	tookOver atomic.Bool
 }
 
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
@@ -114,7 +117,9 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				onCycle(r)
 			}
 		},
-		Acting:   func() bool { return run.health.Reachable() && run.lead.Acting() },
+		Acting: func() bool {
+			return run.health.Reachable() && run.lead.Acting() && (run.lead != nil || run.tookOver.Load())
+		},
 		Identity: identity,
 		Log:      log,
 		Observer: m,
@@ -143,6 +148,13 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 			return nil, fmt.Errorf("workload records: %w", err)
 		}
 		records.Store(rec)
+		// A process that acts without an election is its own successor: one killed before it
+		// recorded what it did left the same gaps a dead leader leaves.
+		go func() {
+			takeOver(ctx, sched, st, func() bool { return true }, log)
+			run.tookOver.Store(true)
+			sched.StartedLeading()
+		}()
 	}
 	go run.health.run(ctx)
 	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log,

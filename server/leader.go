@@ -152,7 +152,7 @@ func (l *leadership) Acting() bool {
 	if l == nil {
 		return true
 	}
-	return l.ready.Load() && l.lock.since() < l.renewDeadline
+	return l.ready.Load() && l.fresh()
 }
 
 // fresh reports whether this replica renewed the lease within the renew deadline: whether a
