@@ -40,6 +40,9 @@ func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may 
 	defer cancel()
 	began := time.Now()
 	if err := sched.WaitSynced(ctx); err != nil {
+		if term.Err() != nil {
+			return // the term (or the process) ended first: nothing to say
+		}
 		log.Warn("taking over: the cluster was not read in time; records the previous leader did not write stay missing", "err", err)
 		return
 	}
