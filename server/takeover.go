@@ -33,19 +33,16 @@ const (
 
 // takeOver reconciles, as this replica's term starts and before its first cycle, what the
 // cluster shows that the records lack. may says whether this replica still holds the lease.
-// It returns when done or past takeoverDeadline, logging what it did and what failed; it
+// It first waits for the scheduler's cache to hold the cluster (no cycle can run before that
+// either), then works for at most takeoverDeadline, logging what it did and what failed; it
 // never stops the term from starting.
 func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, log *slog.Logger) {
+	if err := sched.WaitSynced(term); err != nil {
+		return // the term (or the process) ended first
+	}
 	ctx, cancel := context.WithTimeout(term, takeoverDeadline)
 	defer cancel()
 	began := time.Now()
-	if err := sched.WaitSynced(ctx); err != nil {
-		if term.Err() != nil {
-			return // the term (or the process) ended first: nothing to say
-		}
-		log.Warn("taking over: the cluster was not read in time; records the previous leader did not write stay missing", "err", err)
-		return
-	}
 	finished := sched.FinishedWorkloads()
 	recorded := 0
 	for start := 0; start < len(finished) && may(); start += missedPage {
