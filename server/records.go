@@ -20,10 +20,7 @@ import (
 // goroutine); a writer goroutine sends batches to the store and keeps them when the database
 // is down, to try again.
 type recorder struct {
-	st *store.Store
-	// interval is how long changes gather after the first before they are written.
-	interval time.Duration
-
+	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
 	// ownerStopped says whether a top owner was suspended by its owner (not by Arbiter); nil:
@@ -34,6 +31,9 @@ type recorder struct {
 	// leader did; if the term ends instead, the recorder ends with it and its successor
 	// records from the cluster and the database.
 	acting func() bool
+	// interval is how long changes gather after the first before they are written (0:
+	// DefaultRecordInterval); a failed write is tried again after it too.
+	interval time.Duration
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
 	lifecycle lifecycle.State
