@@ -81,10 +81,10 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
 		t.Errorf("the finished Job's record (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Queued", "Admitted", "Completed"}, e.eventKinds(string(short.UID))); diff != "" {
+	if diff := cmp.Diff([]string{"Queued", "Admitted", "Completed"}, e.history(string(short.UID))); diff != "" {
 		t.Errorf("the finished Job's history (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Queued", "Admitted"}, e.eventKinds(string(long.UID))); diff != "" {
+	if diff := cmp.Diff([]string{"Queued", "Admitted"}, e.history(string(long.UID))); diff != "" {
 		t.Errorf("the running Job's history (-want +got):\n%s", diff)
 	}
 
@@ -124,20 +124,6 @@ func (e *env) scheduledEvents(ns string) []corev1.Event {
 	evs := list.Items
 	slices.SortFunc(evs, func(a, b corev1.Event) int { return strings.Compare(a.InvolvedObject.Name, b.InvolvedObject.Name) })
 	return evs
-}
-
-// eventKinds lists the kinds of a workload's history, oldest first.
-func (e *env) eventKinds(uid string) []string {
-	e.t.Helper()
-	evs, err := e.store.WorkloadEvents(e.ctx, uid)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var kinds []string
-	for _, ev := range evs {
-		kinds = append(kinds, ev.Kind)
-	}
-	return kinds
 }
 
 // boundAt is when the API server bound a pod: its PodScheduled condition's transition to true.
