@@ -23,6 +23,9 @@ type recorder struct {
 	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
+	// ended is when the cluster says a finished top owner ended (a Job's completion time);
+	// zero, or nil: not known, and the workload is finished when its end is noticed.
+	ended func(uid string) time.Time
 	// ownerStopped says whether a top owner was suspended by its owner (not by Arbiter); nil:
 	// never.
 	ownerStopped func(uid string) bool
