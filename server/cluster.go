@@ -135,6 +135,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		}
 		rec.interval = c.RecordInterval
 		rec.outcome = sched.OwnerOutcome
+		rec.ended = sched.OwnerEnded
 		rec.ownerStopped = sched.OwnerStopped
 		if run.lead != nil {
 			rec.acting = run.lead.Acting

@@ -44,8 +44,8 @@ type recorder struct {
 	mu        sync.Mutex
 	pending   map[string]store.WorkloadRecord
 	events    []store.WorkloadEvent
-	finished  map[string]string // uid → final phase
-	stopped   map[string]bool   // stopped by their owner since the last write
+	finished  map[string]store.Finish
+	stopped   map[string]bool // stopped by their owner since the last write
 	estimates map[string]store.WorkloadEstimate
 	wake      chan struct{}
 
@@ -58,7 +58,7 @@ type recorder struct {
 func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recorder, error) {
 	r := &recorder{
 		st: st, log: log, lifecycle: lifecycle.State{}, pending: map[string]store.WorkloadRecord{},
-		finished: map[string]string{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
+		finished: map[string]store.Finish{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
 		wake: make(chan struct{}, 1),
 	}
 	// Workloads recorded as unfinished before this start: if the cluster no longer shows
@@ -120,7 +120,7 @@ func (r *recorder) flush(ctx context.Context) {
 	for _, e := range r.estimates {
 		estimates = append(estimates, e)
 	}
-	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]string{}, map[string]bool{}
+	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]store.Finish{}, map[string]bool{}
 	r.estimates = map[string]store.WorkloadEstimate{}
 	r.mu.Unlock()
 	if len(records)+len(events)+len(finished)+len(stopped)+len(estimates) == 0 {
@@ -128,7 +128,7 @@ func (r *recorder) flush(ctx context.Context) {
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
 	if err == nil {
-		err = r.st.FinishWorkloads(ctx, finished, time.Now())
+		err = r.st.FinishWorkloads(ctx, finished)
 		if err != nil {
 			records, events = nil, nil
 		}
@@ -156,8 +156,8 @@ func (r *recorder) flush(ctx context.Context) {
 			}
 		}
 		r.events = append(events, r.events...)
-		for uid, phase := range finished {
-			r.finished[uid] = phase
+		for uid, f := range finished {
+			r.finished[uid] = f
 		}
 		for uid := range stopped {
 			if _, newer := r.pending[uid]; !newer {
@@ -219,7 +219,13 @@ func (r *recorder) merge(ch lifecycle.Change) {
 	}
 	for uid, phase := range ch.Finished {
 		delete(r.pending, uid)
-		r.finished[uid] = string(phase)
+		at := time.Now()
+		if r.ended != nil {
+			if t := r.ended(uid); !t.IsZero() {
+				at = t // it may have ended long before this replica noticed (a failover)
+			}
+		}
+		r.finished[uid] = store.Finish{Phase: string(phase), At: at}
 	}
 	for _, uid := range ch.Stopped {
 		r.stopped[uid] = true

@@ -544,3 +544,7 @@ func (s *Scheduler) OwnerStopped(uid string) bool { return s.cache.OwnerStopped(
 func (s *Scheduler) OwnerOutcome(uid string) (finished, failed, known bool) {
 	return s.cache.OwnerOutcome(uid)
 }
+
+// OwnerEnded is when a workload's finished top owner ended, as the cluster says (see
+// Cache.OwnerEnded); zero when not known.
+func (s *Scheduler) OwnerEnded(uid string) time.Time { return s.cache.OwnerEnded(uid) }
