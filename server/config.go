@@ -50,7 +50,7 @@ type Config struct {
 	LeaseDuration           time.Duration // 0: DefaultLeaseDuration
 	LeaseRenewDeadline      time.Duration // 0: DefaultRenewDeadline
 	LeaseRetryPeriod        time.Duration // 0: DefaultRetryPeriod
-	// RecordInterval is how long the leader gathers workload changes before it writes them
+	// RecordInterval is the least time between two writes of workload records
 	// (server/records.go); 0: DefaultRecordInterval.
 	RecordInterval time.Duration
 	LogLevel       string
@@ -96,7 +96,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.LeaseDuration, "leader-elect-lease-duration", DefaultLeaseDuration, "how long standbys wait after the leader's last renewal before taking over")
 	fs.DurationVar(&c.LeaseRenewDeadline, "leader-elect-renew-deadline", DefaultRenewDeadline, "the leader stops acting when it has not renewed for this long; shorter than the lease duration")
 	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
-	fs.DurationVar(&c.RecordInterval, "record-interval", DefaultRecordInterval, "how long the leader gathers workload changes before it writes them to the database")
+	fs.DurationVar(&c.RecordInterval, "record-interval", DefaultRecordInterval, "the least time between two writes of workload records: what changes meanwhile is written together")
 	fs.StringVar(&c.ReservedNamespaces, "reserved-namespaces", strings.Join(store.SystemNamespaces, ","), "comma-separated namespaces no project may claim; Arbiter's own namespace is reserved besides")
 	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")

@@ -34,8 +34,8 @@ type recorder struct {
 	// leader did; if the term ends instead, the recorder ends with it and its successor
 	// records from the cluster and the database.
 	acting func() bool
-	// interval is how long changes gather after the first before they are written (0:
-	// DefaultRecordInterval); a failed write is tried again after it too.
+	// interval is the least time between two writes (0: DefaultRecordInterval); a failed
+	// write is tried again after it too.
 	interval time.Duration
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
@@ -73,12 +73,13 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 	return r, nil
 }
 
-// DefaultRecordInterval is how long the recorder gathers changes before it writes them: at
-// most a few writes a second however fast cycles run.
+// DefaultRecordInterval is the least time between two writes of the recorder: at most a few
+// writes a second however fast cycles run.
 const DefaultRecordInterval = 200 * time.Millisecond
 
 // run writes batches until ctx ends; the owner flushes the last batch after the scheduler
-// has stopped (see startScheduler).
+// has stopped (see startScheduler). A change is written at once when the recorder is idle;
+// what changes during the interval after a write waits for the next.
 func (r *recorder) run(ctx context.Context) {
 	interval := r.interval
 	if interval <= 0 {
@@ -90,13 +91,12 @@ func (r *recorder) run(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
-		// Coalesce: the changes of the next cycles join the first in one write.
+		r.flush(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
-		r.flush(ctx)
 	}
 }
 

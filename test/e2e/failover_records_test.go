@@ -16,7 +16,7 @@ import (
 )
 
 // TestFailover_NewLeaderRecordsWhatTheOldOneDidNot: a leader binds two Jobs and dies before it
-// writes their records (its --record-interval holds them back) and before their Scheduled
+// writes their records (its --record-interval holds them back after a first write) and before their Scheduled
 // events reach the API server (deleted here, as if it died between the bind and the event);
 // one Job finishes before the standby takes over. The new leader records both from the
 // cluster: the finished one as Completed with the cluster's start and completion times, the
@@ -25,9 +25,10 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 8)
 	e.a.stop() // newEnv's in-process Arbiter; the replicas below replace it
-	ns := e.project("unrecorded", 8, store.PolicyUpdate{})
+	ns := e.project("unrecorded", 6, store.PolicyUpdate{})
 	a := e.startReplica("a", "--record-interval=1h")
 	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
+	e.holdBackRecords()
 
 	short := e.job(jobSpec{name: "short", namespace: ns, runSeconds: "2"})
 	long := e.job(jobSpec{name: "long", namespace: ns})
@@ -111,6 +112,19 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	}
 }
 
+// holdBackRecords makes the leading replica, started with --record-interval=1h, write once:
+// a Job of a project of its own is recorded, and what changes after that write waits an hour
+// for the next.
+func (e *env) holdBackRecords() {
+	e.t.Helper()
+	ns := e.project("first-write", 2, store.PolicyUpdate{})
+	first := e.job(jobSpec{name: "first", namespace: ns})
+	e.eventually("the leader writes its first record", time.Minute, func() bool {
+		_, err := e.store.WorkloadRecord(e.ctx, string(first.UID))
+		return err == nil
+	})
+}
+
 // timesEqual compares times by instant, not by location or monotonic reading.
 var timesEqual = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 
@@ -143,9 +157,10 @@ func TestFailover_GracefulStopWritesPendingRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 8)
 	e.a.stop()
-	ns := e.project("graceful", 8, store.PolicyUpdate{})
+	ns := e.project("graceful", 6, store.PolicyUpdate{})
 	a := e.startReplica("a", "--record-interval=1h")
 	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
+	e.holdBackRecords()
 	job := e.job(jobSpec{name: "train", namespace: ns})
 	e.eventually("replica a binds the Job", time.Minute, func() bool {
 		by, _ := e.scheduledBy(ns)
