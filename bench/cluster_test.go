@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // The end-to-end scale benchmarks of docs/testing.md "Benchmarks": a local control plane with 500 kwok nodes of
@@ -212,7 +212,7 @@ func (cb *clusterBench) project(name string, deserved int) string {
 }
 
 func oneGPUJob(name, namespace, schedulerName string, labels map[string]string) *batchv1.Job {
-	return kubejobs.Job(name, namespace).Labels(labels).BackoffLimit(6).SchedulerName(schedulerName).Obj()
+	return objects.Job(name, namespace).Labels(labels).BackoffLimit(6).SchedulerName(schedulerName).Obj()
 }
 
 // concurrently calls f(0) … f(n-1) from 32 goroutines and counts the calls that failed.

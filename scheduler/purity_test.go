@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/internal/purity"
+	"github.com/arbiterhq/arbiter/internal/testkit/purity"
 )
 
 // The decision core must stay pure (docs/architecture.md "Shape"): nothing that talks to Kubernetes,

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/internal/demo"
+	"github.com/arbiterhq/arbiter/internal/dev/demo"
+	"github.com/arbiterhq/arbiter/internal/dev/pglocal"
 	"github.com/arbiterhq/arbiter/internal/metrics"
-	"github.com/arbiterhq/arbiter/internal/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arbiterhq/arbiter/internal/demo"
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/dev/demo"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -23,7 +23,7 @@ var demoDepartments = map[string]string{
 	"vision": "research", "nlp": "research", "speech": "research", "search": "product", "ads": "product",
 }
 
-// Seeding the demo organization (internal/demo) twice creates it once; the scheduler's
+// Seeding the demo organization (internal/dev/demo) twice creates it once; the scheduler's
 // settings then carry the projects' namespaces, quotas and policies.
 func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	t.Parallel()

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
 )

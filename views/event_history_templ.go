@@ -8,7 +8,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/arbiterhq/arbiter/web/routenames"
+import "github.com/arbiterhq/arbiter/internal/routenames"
 
 // EventHistoryView is the Event history page: the audit log, newest first, and beside it (a
 // second tab) the scheduling events of the workloads the caller may see.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 )
 
 // htmxConfig keeps htmx within a strict Content-Security-Policy (no inline styles or

@@ -8,7 +8,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/arbiterhq/arbiter/web/routenames"
+import "github.com/arbiterhq/arbiter/internal/routenames"
 
 // LoginView is the sign-in page: the identity provider's button, or the local form.
 func LoginView(m LoginPage) templ.Component {

@@ -6,7 +6,7 @@ package views
 import (
 	"time"
 
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 )
 
 // Priority is an entry of the priority dictionary (the OpenAPI schema Priority).

@@ -8,7 +8,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/arbiterhq/arbiter/web/routenames"
+import "github.com/arbiterhq/arbiter/internal/routenames"
 
 // NodePoolsView is the Node pools page.
 func NodePoolsView(m NodePoolsPage) templ.Component {

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 )
 
 // NodesView is the Nodes page: per node a grid of its GPUs and what holds each.

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/arbiterhq/arbiter/internal/english"
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 )
 
 // OverviewPage is the Overview, the landing page after sign-in.

@@ -8,7 +8,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/arbiterhq/arbiter/web/routenames"
+import "github.com/arbiterhq/arbiter/internal/routenames"
 
 // OverviewView is the Overview: tiles, allocation per node pool, per project deserved against
 // allocated, waiting workloads by reason with their projects, each figure a link to

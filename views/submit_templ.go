@@ -8,7 +8,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/arbiterhq/arbiter/web/routenames"
+import "github.com/arbiterhq/arbiter/internal/routenames"
 
 // SubmitView is the Submit page: the form on the left, the dry run beside it.
 func SubmitView(m SubmitPage) templ.Component {

@@ -2,7 +2,7 @@ package views
 
 import "context"
 
-// Router builds a path from a route's name (web/routenames) and its parameters: Echo's Reverse.
+// Router builds a path from a route's name (internal/routenames) and its parameters: Echo's Reverse.
 type Router interface {
 	Reverse(name string, params ...any) string
 }

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"cmp"
 
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 )
 
 // WorkloadTypesView is the Workload types page: every type with its category, own settings

@@ -10,9 +10,9 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )

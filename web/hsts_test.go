@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/labstack/echo/v4"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/arbiterhq/arbiter/internal/metrics"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 )

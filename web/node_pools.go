@@ -5,9 +5,9 @@ import (
 	"strconv"
 
 	"github.com/a-h/templ"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 

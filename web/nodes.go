@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workload/native"
 	"github.com/labstack/echo/v4"
 )
 
@@ -19,7 +19,7 @@ import (
 
 // submitted is the workload with the path's id, which must be of kind k and visible to the
 // caller.
-func (h *submissions) submitted(c echo.Context, k nativeworkload.Kind) (store.WorkloadRecord, auth.Scope, error) {
+func (h *submissions) submitted(c echo.Context, k native.Kind) (store.WorkloadRecord, auth.Scope, error) {
 	r, scope, _, err := h.workloads.visibleWorkload(c)
 	if err != nil {
 		return r, scope, err
@@ -30,7 +30,7 @@ func (h *submissions) submitted(c echo.Context, k nativeworkload.Kind) (store.Wo
 	return r, scope, nil
 }
 
-func (h *submissions) get(k nativeworkload.Kind) echo.HandlerFunc {
+func (h *submissions) get(k native.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r, _, err := h.submitted(c, k)
 		if err != nil {
@@ -40,7 +40,7 @@ func (h *submissions) get(k nativeworkload.Kind) echo.HandlerFunc {
 	}
 }
 
-func (h *submissions) delete(k nativeworkload.Kind) echo.HandlerFunc {
+func (h *submissions) delete(k native.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		return h.apiAction(c, k, actionDelete)
 	}
@@ -48,7 +48,7 @@ func (h *submissions) delete(k nativeworkload.Kind) echo.HandlerFunc {
 
 // suspend is Run:ai's STOP (suspend) and RUN (resume): a Job's spec.suspend. An inference is
 // refused with the sentence why.
-func (h *submissions) suspend(k nativeworkload.Kind, stop bool) echo.HandlerFunc {
+func (h *submissions) suspend(k native.Kind, stop bool) echo.HandlerFunc {
 	a := actionRun
 	if stop {
 		a = actionStop
@@ -60,7 +60,7 @@ func (h *submissions) suspend(k nativeworkload.Kind, stop bool) echo.HandlerFunc
 
 // apiAction is the API's DELETE, suspend and resume of a workload of kind k: the checks and the
 // change of act, answered 202 with the workload as it becomes.
-func (h *submissions) apiAction(c echo.Context, k nativeworkload.Kind, a workloadAction) error {
+func (h *submissions) apiAction(c echo.Context, k native.Kind, a workloadAction) error {
 	target(c, a.auditAction(), "workload", c.Param("id"))
 	if err := mayControlWorkloads(c); err != nil {
 		return err
@@ -110,13 +110,13 @@ func (a workloadAction) desiredPhase() string {
 }
 
 // kindOf is the native kind of a workload's record (by its type), if it is one.
-func kindOf(r store.WorkloadRecord) (nativeworkload.Kind, bool) {
-	for _, k := range nativeworkload.Kinds {
+func kindOf(r store.WorkloadRecord) (native.Kind, bool) {
+	for _, k := range native.Kinds {
 		if k.Type == r.TypeName && k.Object == r.Kind {
 			return k, true
 		}
 	}
-	return nativeworkload.Kind{}, false
+	return native.Kind{}, false
 }
 
 // actionRefusal says why the caller may not take action a on workload r (nil: they may), as a
@@ -204,8 +204,8 @@ func mayControlWorkloads(c echo.Context) error {
 	return nil
 }
 
-func refOf(r store.WorkloadRecord) nativeworkload.Ref {
-	return nativeworkload.Ref{UID: r.UID, Namespace: r.Namespace, Name: r.Name, Object: r.Kind}
+func refOf(r store.WorkloadRecord) native.Ref {
+	return native.Ref{UID: r.UID, Namespace: r.Namespace, Name: r.Name, Object: r.Kind}
 }
 
 // submittedView is a submitted workload as the submission routes answer it: the Workload API's

@@ -13,9 +13,9 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
+	"github.com/arbiterhq/arbiter/workload/native"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
@@ -24,11 +24,11 @@ import (
 // Errors with an AlreadyExists() or Invalid() bool method answering true are the cluster
 // refusing the objects for a reason the caller can act on; NotFound() says the workload is gone.
 type WorkloadSubmitter interface {
-	SubmitWorkload(ctx context.Context, w nativeworkload.Workload) (nativeworkload.Ref, time.Time, error)
-	DeleteWorkload(ctx context.Context, r nativeworkload.Ref) error
-	SuspendJob(ctx context.Context, r nativeworkload.Ref, suspend bool) error
+	SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error)
+	DeleteWorkload(ctx context.Context, r native.Ref) error
+	SuspendJob(ctx context.Context, r native.Ref, suspend bool) error
 	// SubmittedObjects reads a workload's top owner back, for a clone.
-	SubmittedObjects(ctx context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error)
+	SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error)
 }
 
 // SubmissionStore records submissions: the new workload's record and audit row at once.
@@ -54,7 +54,7 @@ type submissions struct {
 }
 
 func (h *submissions) routes(r router) {
-	for _, k := range nativeworkload.Kinds {
+	for _, k := range native.Kinds {
 		base := "/workloads/" + k.Path
 		r.api.POST(base, h.submit(k))
 		r.api.GET(base+"/:id", h.get(k))
@@ -67,7 +67,7 @@ func (h *submissions) routes(r router) {
 // submission is a checked request: the workload to create with what it was resolved against.
 // A dry run stops here; creating it is h.create.
 type submission struct {
-	workload       nativeworkload.Workload
+	workload       native.Workload
 	requestedName  string
 	project        store.Project
 	typ            store.WorkloadType
@@ -75,7 +75,7 @@ type submission struct {
 	preemptibility string         // the requested one, else the type's default
 }
 
-func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
+func (h *submissions) submit(k native.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		dry, err := boolParam(c, "dryRun")
 		if err != nil {
@@ -105,12 +105,12 @@ func (h *submissions) submit(k nativeworkload.Kind) echo.HandlerFunc {
 // prepare decodes and checks a submission, and resolves it against the project (the caller's
 // role there, its namespace, its policy and node pools) and the workload type's defaults. It
 // changes nothing.
-func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission, error) {
+func (h *submissions) prepare(c echo.Context, k native.Kind) (submission, error) {
 	if h.org == nil || h.store == nil || h.props == nil {
 		return submission{}, errNoWorkloadStore
 	}
-	var req nativeworkload.Request
-	if err := decodeJSON(c, &req, nativeworkload.Accepted...); err != nil {
+	var req native.Request
+	if err := decodeJSON(c, &req, native.Accepted...); err != nil {
 		return submission{}, err
 	}
 	return h.resolve(c, k, req)
@@ -118,7 +118,7 @@ func (h *submissions) prepare(c echo.Context, k nativeworkload.Kind) (submission
 
 // resolve checks a decoded request (the API's JSON or the Submit page's form) and resolves
 // it as prepare says.
-func (h *submissions) resolve(c echo.Context, k nativeworkload.Kind, req nativeworkload.Request) (submission, error) {
+func (h *submissions) resolve(c echo.Context, k native.Kind, req native.Request) (submission, error) {
 	if h.org == nil || h.store == nil || h.props == nil {
 		return submission{}, errNoWorkloadStore
 	}
@@ -145,11 +145,11 @@ func (h *submissions) resolve(c echo.Context, k nativeworkload.Kind, req nativew
 	return s, nil
 }
 
-// parseSubmission checks a decoded request (nativeworkload.Parse), its refusals as the API's:
+// parseSubmission checks a decoded request (native.Parse), its refusals as the API's:
 // a 400 naming the field.
-func parseSubmission(k nativeworkload.Kind, req nativeworkload.Request) (nativeworkload.Workload, error) {
-	w, err := nativeworkload.Parse(k, req)
-	var fe *nativeworkload.FieldError
+func parseSubmission(k native.Kind, req native.Request) (native.Workload, error) {
+	w, err := native.Parse(k, req)
+	var fe *native.FieldError
 	if errors.As(err, &fe) {
 		return w, badField(fe.Field, "%s", fe.Message)
 	}
@@ -181,7 +181,7 @@ func (h *submissions) project(c echo.Context, projectID string) (store.Project, 
 }
 
 // workloadType is the kind's row of the workload types table, with its defaults.
-func (h *submissions) workloadType(ctx context.Context, k nativeworkload.Kind) (store.WorkloadType, error) {
+func (h *submissions) workloadType(ctx context.Context, k native.Kind) (store.WorkloadType, error) {
 	types, err := h.props.WorkloadTypes(ctx, listquery.Query{}, false)
 	if err != nil {
 		return store.WorkloadType{}, err
@@ -271,7 +271,7 @@ func (h *submissions) resolvePools(ctx context.Context, s *submission) error {
 	}
 	for _, name := range s.workload.NodePools {
 		if i := slices.IndexFunc(pools, func(p store.NodePool) bool { return p.Name == name }); i >= 0 {
-			s.workload.Pools = append(s.workload.Pools, nativeworkload.Pool{Name: name, LabelKey: pools[i].LabelKey, LabelValue: pools[i].LabelValue})
+			s.workload.Pools = append(s.workload.Pools, native.Pool{Name: name, LabelKey: pools[i].LabelKey, LabelValue: pools[i].LabelValue})
 		}
 	}
 	return nil
@@ -294,8 +294,8 @@ func (h *submissions) createWorkload(c echo.Context, s submission) (store.Worklo
 	}
 	ctx := c.Request().Context()
 	var (
-		w       nativeworkload.Workload
-		ref     nativeworkload.Ref
+		w       native.Workload
+		ref     native.Ref
 		created time.Time
 		err     error
 	)
@@ -332,7 +332,7 @@ func (h *submissions) createWorkload(c echo.Context, s submission) (store.Worklo
 var errNoClusterToSubmit = &httpError{status: http.StatusServiceUnavailable, message: "no cluster is connected, so workloads cannot be submitted; start Arbiter with a kubeconfig"}
 
 // clusterError turns the cluster's refusal of a submission into the API's answer.
-func (h *submissions) clusterError(c echo.Context, w nativeworkload.Workload, p store.Project, err error) error {
+func (h *submissions) clusterError(c echo.Context, w native.Workload, p store.Project, err error) error {
 	var exists interface{ AlreadyExists() bool }
 	if errors.As(err, &exists) && exists.AlreadyExists() {
 		return store.ConflictField("name", "a workload named %s already exists in project %s (namespace %s); choose another name, or set useGivenNameAsPrefix to let Arbiter add a suffix", w.Name, p.Name, w.Namespace)

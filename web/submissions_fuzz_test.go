@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
+	"github.com/arbiterhq/arbiter/workload/native"
 	"github.com/labstack/echo/v4"
 )
 
@@ -23,11 +23,11 @@ func FuzzDecodeSubmission(f *testing.F) {
 	}
 	e := echo.New()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, k := range nativeworkload.Kinds {
-			var r nativeworkload.Request
-			err := decodeJSON(jsonContext(e, http.MethodPost, body), &r, nativeworkload.Accepted...)
+		for _, k := range native.Kinds {
+			var r native.Request
+			err := decodeJSON(jsonContext(e, http.MethodPost, body), &r, native.Accepted...)
 			if err == nil {
-				var w nativeworkload.Workload
+				var w native.Workload
 				if w, err = parseSubmission(k, r); err == nil {
 					w.Namespace, w.Project = "ns", "p"
 					_ = w.Named("abcde").Objects()

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/web"
+	"github.com/arbiterhq/arbiter/workload/native"
 	"github.com/google/uuid"
 )
 
@@ -22,11 +22,11 @@ import (
 // control plane in test/e2e): it keeps what was submitted and answers err.
 type fakeCluster struct {
 	mu        sync.Mutex
-	submitted []nativeworkload.Workload
-	deleted   []nativeworkload.Ref
+	submitted []native.Workload
+	deleted   []native.Ref
 	suspended []bool
 	exists    map[string]bool // names the cluster already has
-	byUID     map[string]nativeworkload.Workload
+	byUID     map[string]native.Workload
 }
 
 type existsError struct{}
@@ -34,27 +34,27 @@ type existsError struct{}
 func (existsError) Error() string       { return "exists" }
 func (existsError) AlreadyExists() bool { return true }
 
-func (f *fakeCluster) SubmitWorkload(_ context.Context, w nativeworkload.Workload) (nativeworkload.Ref, time.Time, error) {
+func (f *fakeCluster) SubmitWorkload(_ context.Context, w native.Workload) (native.Ref, time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.exists[w.Name] {
-		return nativeworkload.Ref{}, time.Time{}, existsError{}
+		return native.Ref{}, time.Time{}, existsError{}
 	}
 	f.submitted = append(f.submitted, w)
 	uid := uuid.NewString()
 	if f.byUID == nil {
-		f.byUID = map[string]nativeworkload.Workload{}
+		f.byUID = map[string]native.Workload{}
 	}
 	f.byUID[uid] = w
-	return nativeworkload.Ref{UID: uid, Namespace: w.Namespace, Name: w.Name, Object: w.Kind.Object}, time.Now(), nil
+	return native.Ref{UID: uid, Namespace: w.Namespace, Name: w.Name, Object: w.Kind.Object}, time.Now(), nil
 }
 
-func (f *fakeCluster) SubmittedObjects(_ context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error) {
+func (f *fakeCluster) SubmittedObjects(_ context.Context, r native.Ref) (native.Objects, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w, ok := f.byUID[r.UID]
-	if !ok || slices.ContainsFunc(f.deleted, func(d nativeworkload.Ref) bool { return d.UID == r.UID }) {
-		return nativeworkload.Objects{}, notFoundError{}
+	if !ok || slices.ContainsFunc(f.deleted, func(d native.Ref) bool { return d.UID == r.UID }) {
+		return native.Objects{}, notFoundError{}
 	}
 	return w.Objects(), nil
 }
@@ -64,21 +64,21 @@ type notFoundError struct{}
 func (notFoundError) Error() string  { return "not found" }
 func (notFoundError) NotFound() bool { return true }
 
-func (f *fakeCluster) DeleteWorkload(_ context.Context, r nativeworkload.Ref) error {
+func (f *fakeCluster) DeleteWorkload(_ context.Context, r native.Ref) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, r)
 	return nil
 }
 
-func (f *fakeCluster) SuspendJob(_ context.Context, _ nativeworkload.Ref, suspend bool) error {
+func (f *fakeCluster) SuspendJob(_ context.Context, _ native.Ref, suspend bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.suspended = append(f.suspended, suspend)
 	return nil
 }
 
-func (f *fakeCluster) last(t *testing.T) nativeworkload.Workload {
+func (f *fakeCluster) last(t *testing.T) native.Workload {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -153,7 +153,7 @@ func TestSubmit(t *testing.T) {
 	}
 	got := decode[views.SubmittedWorkload](t, r.body)
 	w := f.cluster.last(t)
-	if w.Kind != nativeworkload.Training || w.Namespace != "team-alpha" || w.Project != "alpha" || w.Priority != "high" ||
+	if w.Kind != native.Training || w.Namespace != "team-alpha" || w.Project != "alpha" || w.Priority != "high" ||
 		w.Preemptibility != "non-preemptible" || w.GPUs != 2 || w.Submitter != keySubmitter(t, researcher) {
 		t.Errorf("submitted = %+v", w)
 	}
@@ -182,7 +182,7 @@ func TestSubmit(t *testing.T) {
 	if r.status != 202 {
 		t.Fatalf("POST workspaces = %d %s", r.status, r.body)
 	}
-	if w := f.cluster.last(t); w.Priority != "" || w.Preemptibility != "" || w.GPUs != 0 || w.Kind != nativeworkload.Workspace {
+	if w := f.cluster.last(t); w.Priority != "" || w.Preemptibility != "" || w.GPUs != 0 || w.Kind != native.Workspace {
 		t.Errorf("submitted = %+v", w)
 	}
 	ws := decode[views.SubmittedWorkload](t, r.body)

@@ -19,10 +19,10 @@ import (
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // submitPage is the Submit page (issue 16, point 6): a form for the four native types with
@@ -166,12 +166,12 @@ func predictionQuery(p *PredictionJSON) string {
 // resolveForm turns the form into the API's request and checks and resolves it as the API
 // does.
 func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission, error) {
-	k, ok := nativeworkload.KindAt(f.Type)
+	k, ok := native.KindAt(f.Type)
 	if !ok {
 		return submission{}, badField("type", "choose one of the four types")
 	}
-	req := nativeworkload.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
-		Spec: nativeworkload.Spec{Image: f.Image, Command: f.Command, Args: f.Args}}
+	req := native.Request{Name: strings.TrimSpace(f.Name), ProjectID: f.Project,
+		Spec: native.Spec{Image: f.Image, Command: f.Command, Args: f.Args}}
 	number := func(field, v string) (*int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -193,12 +193,12 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 		if err != nil {
 			return submission{}, err
 		}
-		req.Spec.Autoscaling = &nativeworkload.Autoscaling{MinReplicas: replicas}
+		req.Spec.Autoscaling = &native.Autoscaling{MinReplicas: replicas}
 		port, err := number("spec.servingPort.container", f.Port)
 		if err != nil {
 			return submission{}, err
 		}
-		req.Spec.ServingPort = &nativeworkload.ServingPort{Container: *port}
+		req.Spec.ServingPort = &native.ServingPort{Container: *port}
 	}
 	if err := formCompute(f, &req.Spec.Compute); err != nil {
 		return submission{}, err
@@ -221,14 +221,14 @@ func (h *submitPage) resolveForm(c echo.Context, f views.SubmitForm) (submission
 
 // formCompute reads the form's CPU and memory per replica into the request, refusing in the
 // form's words what the API would refuse in its own: empty asks for none.
-func formCompute(f views.SubmitForm, c *nativeworkload.Compute) error {
+func formCompute(f views.SubmitForm, c *native.Compute) error {
 	if v := strings.TrimSpace(f.CPU); v != "" {
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 			return badField("spec.compute.cpuCoreRequest", "%q is not a number of CPU cores; write one such as 0.5 or 4, or leave it empty to ask for none", v)
 		}
-		if n <= 0 || n > nativeworkload.MaxCPUCores {
-			return badField("spec.compute.cpuCoreRequest", "CPU cores must be above 0 and at most %d a replica, not %s; leave it empty to ask for none", nativeworkload.MaxCPUCores, v)
+		if n <= 0 || n > native.MaxCPUCores {
+			return badField("spec.compute.cpuCoreRequest", "CPU cores must be above 0 and at most %d a replica, not %s; leave it empty to ask for none", native.MaxCPUCores, v)
 		}
 		c.CPUCoreRequest = &n
 	}
@@ -244,9 +244,9 @@ func formCompute(f views.SubmitForm, c *nativeworkload.Compute) error {
 
 // formEnv reads the form's environment variables: one NAME=value a line, blank lines skipped,
 // the value as typed after the first '='. Each refusal names the line.
-func formEnv(text string) ([]nativeworkload.EnvironmentVariable, error) {
+func formEnv(text string) ([]native.EnvironmentVariable, error) {
 	const field = "spec.environmentVariables"
-	var out []nativeworkload.EnvironmentVariable
+	var out []native.EnvironmentVariable
 	seen := map[string]int{}
 	for i, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		if strings.TrimSpace(line) == "" {
@@ -265,10 +265,10 @@ func formEnv(text string) ([]nativeworkload.EnvironmentVariable, error) {
 			return nil, badField(field, "line %d sets %s again (line %d set it first); keep one of them", n, name, first)
 		}
 		seen[name] = n
-		out = append(out, nativeworkload.EnvironmentVariable{Name: name, Value: value})
+		out = append(out, native.EnvironmentVariable{Name: name, Value: value})
 	}
-	if len(out) > nativeworkload.MaxEnvironmentVariables {
-		return nil, badField(field, "%d variables are too many; give at most %d", len(out), nativeworkload.MaxEnvironmentVariables)
+	if len(out) > native.MaxEnvironmentVariables {
+		return nil, badField(field, "%d variables are too many; give at most %d", len(out), native.MaxEnvironmentVariables)
 	}
 	return out, nil
 }
@@ -326,15 +326,15 @@ func dryRunPanel(p PredictionJSON) views.DryRunPanel {
 func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context) (views.SubmitForm, error) {
 	ctx := c.Request().Context()
 	f := views.SubmitForm{Type: typ, Project: project, GPUs: "1", Workers: "2", Replicas: "1", Port: "8000"}
-	for _, k := range nativeworkload.Kinds {
+	for _, k := range native.Kinds {
 		f.Types = append(f.Types, views.SubmitOption{Value: k.Path, Label: k.Type})
 	}
-	k, ok := nativeworkload.KindAt(f.Type)
+	k, ok := native.KindAt(f.Type)
 	if !ok {
-		k = nativeworkload.Training
+		k = native.Training
 		f.Type = k.Path
 	}
-	f.HasWorkers, f.HasReplicas = k == nativeworkload.Distributed, k == nativeworkload.Inference
+	f.HasWorkers, f.HasReplicas = k == native.Distributed, k == native.Inference
 	projects, err := h.submittableProjects(c)
 	if err != nil {
 		return f, err
@@ -430,7 +430,7 @@ func (h *submitPage) submittableProjects(c echo.Context) ([]store.ProjectRef, er
 
 // cloneForm is the form prefilled from workload id, which the caller must be able to read: a
 // suggested name, its project and type, and what it runs as its objects in the cluster say
-// (nativeworkload.RequestOf), the priority and preemptibility only where they were set
+// (native.RequestOf), the priority and preemptibility only where they were set
 // explicitly, so that a copy of a workload left to the defaults follows them too. A workload
 // whose objects are gone fills in what its record knows, and says so.
 func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, error) {
@@ -460,14 +460,14 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 			return f, err
 		}
 	}
-	f.CloneOf, f.Name = r.Namespace+"/"+r.Name, nativeworkload.CloneName(r.Name)
+	f.CloneOf, f.Name = r.Namespace+"/"+r.Name, native.CloneName(r.Name)
 	if project == "" {
 		f.CloneNote = "You may not submit to project " + r.ProjectName + ", so the copy goes to another project; choose which."
 	}
 	if r.Gang > 0 {
 		f.GPUs = strconv.Itoa(r.RequestedGPUs / r.Gang)
 	}
-	var objs nativeworkload.Objects
+	var objs native.Objects
 	if h.submissions.cluster == nil {
 		err = errNoClusterToSubmit
 	} else {
@@ -481,7 +481,7 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 		f.CloneNote = strings.TrimSpace(f.CloneNote + " " + r.Name + "'s objects are not in the cluster any more (or cannot be read now), so only its name, project, type and GPUs are filled in; give the image and the rest.")
 		return f, nil
 	}
-	req, pools := nativeworkload.RequestOf(objs)
+	req, pools := native.RequestOf(objs)
 	f.Image, f.Command, f.Args = req.Spec.Image, req.Spec.Command, req.Spec.Args
 	if g := req.Spec.Compute.GPUDevicesRequest; g != nil {
 		f.GPUs = strconv.Itoa(*g)

@@ -9,9 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // fieldNamed is the form control (input, select, textarea) with that name and value ("" any).
@@ -137,7 +137,7 @@ func TestSubmitPageComputeEnvPools(t *testing.T) {
 		t.Fatalf("POST /submit = %d %s %.400s", code, loc, body)
 	}
 	w := f.cluster.last(t)
-	if w.Kind != nativeworkload.Distributed || w.CPU == nil || w.CPU.MilliValue() != 2500 || w.Memory == nil || w.Memory.String() != "4Gi" ||
+	if w.Kind != native.Distributed || w.CPU == nil || w.CPU.MilliValue() != 2500 || w.Memory == nil || w.Memory.String() != "4Gi" ||
 		len(w.Env) != 2 || strings.Join(w.NodePools, ",") != "a100" || w.Preemptibility != "semi-preemptible" {
 		t.Errorf("submitted %+v", w)
 	}

@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )

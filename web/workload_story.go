@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/web/routenames"
 	"github.com/labstack/echo/v4"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/go-cmp/cmp"

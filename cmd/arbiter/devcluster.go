@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 )
 
 const devclusterUsage = `Usage:

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 )

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // demoJob is one Job the demo submits.
@@ -130,12 +130,12 @@ func drawDemoJob(r *rand.Rand) demoJob {
 
 // object builds the Job: its pods form one gang (parallelism = completions), finish after
 // runSeconds on the simulated nodes, and an eviction by Arbiter does not fail the Job
-// (kubejobs.Job's pod-failure policy). It declares its expected runtime as a person would,
+// (objects.Job's pod-failure policy). It declares its expected runtime as a person would,
 // rounded up to the minute, so that the waiting workloads' start estimates show from the first
 // minutes, before any has finished to take a median from.
 func (j demoJob) object(schedulerName string) *batchv1.Job {
 	expected := time.Duration((j.runSeconds+59)/60) * time.Minute
-	job := kubejobs.Job("", j.project).GenerateName(j.project+"-"+j.prefix+"-").Label(Label, "true").
+	job := objects.Job("", j.project).GenerateName(j.project+"-"+j.prefix+"-").Label(Label, "true").
 		Annotations(map[string]string{scheduler.AnnotationExpectedRuntime: expected.String()}).
 		Pods(j.pods).GPUs(j.gpus).CPU("2").Memory("8Gi").TTLAfterFinished(demoTTL).
 		PodLabel(Label, "true").PodAnnotation(devcluster.AnnotationRunSeconds, strconv.Itoa(j.runSeconds)).
@@ -150,7 +150,7 @@ func (j demoJob) object(schedulerName string) *batchv1.Job {
 }
 
 func demoDeployment(project, name string, replicas int32, gpus int64, schedulerName string) *appsv1.Deployment {
-	return kubejobs.Deployment(name, project).Label(Label, "true").Replicas(replicas).GPUs(gpus).CPU("2").Memory("8Gi").
+	return objects.Deployment(name, project).Label(Label, "true").Replicas(replicas).GPUs(gpus).CPU("2").Memory("8Gi").
 		SchedulerName(schedulerName).NoServiceAccountToken().Container("server", "example.invalid/demo/"+name+":1").Obj()
 }
 

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // One cluster for the test binary; tests isolate themselves by namespace.
@@ -207,7 +207,7 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 	ns := testNamespace(t, client)
 	ctx := context.Background()
 	const runSeconds = 4
-	job := kubejobs.Job("train", ns).Pods(2).GPUs(4).PodAnnotation(AnnotationRunSeconds, fmt.Sprint(runSeconds)).Obj()
+	job := objects.Job("train", ns).Pods(2).GPUs(4).PodAnnotation(AnnotationRunSeconds, fmt.Sprint(runSeconds)).Obj()
 	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

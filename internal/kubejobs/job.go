@@ -3,7 +3,7 @@
 // object (in the style of Kueue's pkg/util/testingjobs), so that what every GPU Job needs — the
 // pod-failure policy above all — is written once.
 //
-//	job := kubejobs.Job("train", "vision").Pods(4).GPUs(2).Priority("low").Preemptible().Obj()
+//	job := objects.Job("train", "vision").Pods(4).GPUs(2).Priority("low").Preemptible().Obj()
 package kubejobs
 
 import (

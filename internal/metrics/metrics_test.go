@@ -11,7 +11,7 @@ import (
 
 	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 

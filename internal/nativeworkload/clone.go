@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // RequestOf reads back the request a submitted workload's objects were built from (Objects'
@@ -53,10 +53,10 @@ func RequestOf(o Objects) (r Request, pools []Pool) {
 			r.Spec.EnvironmentVariables = append(r.Spec.EnvironmentVariables, EnvironmentVariable{Name: e.Name, Value: e.Value})
 		}
 	}
-	if q, ok := c.Resources.Limits[kubejobs.ResourceGPU]; ok {
+	if q, ok := c.Resources.Limits[objects.ResourceGPU]; ok {
 		n := int(q.Value())
 		r.Spec.Compute.GPUDevicesRequest = &n
-	} else if q, ok := c.Resources.Requests[kubejobs.ResourceGPU]; ok {
+	} else if q, ok := c.Resources.Requests[objects.ResourceGPU]; ok {
 		n := int(q.Value())
 		r.Spec.Compute.GPUDevicesRequest = &n
 	}

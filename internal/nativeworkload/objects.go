@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // Labels and annotations the objects carry; the scheduler reads them (scheduler/kube).
@@ -53,7 +53,7 @@ func (w Workload) Objects() Objects {
 	meta := w.objectMeta()
 	switch w.Kind {
 	case Inference:
-		d := kubejobs.Deployment(w.Name, w.Namespace).Replicas(w.Replicas).Obj()
+		d := objects.Deployment(w.Name, w.Namespace).Replicas(w.Replicas).Obj()
 		d.ObjectMeta = meta
 		sel := map[string]string{LabelWorkload: w.Name}
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: sel}
@@ -69,7 +69,7 @@ func (w Workload) Objects() Objects {
 		return Objects{Deployment: d, Service: svc}
 	default:
 		pods := w.Pods()
-		j := kubejobs.Job(w.Name, w.Namespace).Pods(pods).Obj()
+		j := objects.Job(w.Name, w.Namespace).Pods(pods).Obj()
 		j.ObjectMeta = meta
 		j.Spec.Template.ObjectMeta = w.podMeta(nil)
 		j.Spec.Template.Spec = w.podSpec(corev1.RestartPolicyNever, j.Spec.Template.Spec)
@@ -143,8 +143,8 @@ func (w *Workload) podSpec(restart corev1.RestartPolicy, s corev1.PodSpec) corev
 	c.Resources = corev1.ResourceRequirements{}
 	if w.GPUs > 0 {
 		q := *resourceQuantity(w.GPUs)
-		c.Resources.Requests = corev1.ResourceList{kubejobs.ResourceGPU: q}
-		c.Resources.Limits = corev1.ResourceList{kubejobs.ResourceGPU: q}
+		c.Resources.Requests = corev1.ResourceList{objects.ResourceGPU: q}
+		c.Resources.Limits = corev1.ResourceList{objects.ResourceGPU: q}
 	}
 	if w.CPU != nil {
 		c.Resources.Requests = withRequest(c.Resources.Requests, corev1.ResourceCPU, w.CPU.DeepCopy())

@@ -121,7 +121,7 @@ func stopForeign(pid int, pidPath string, timeout time.Duration) error {
 // hbaConf is the whole of pg_hba.conf: Unix-socket connections only. The socket lives in a
 // 0700 directory of the server's user, so only that user and root can reach it; no TCP line,
 // and no TCP listener either (listen_addresses=”).
-const hbaConf = `# Written by Arbiter (internal/pglocal) at every start; edits are lost.
+const hbaConf = `# Written by Arbiter (internal/dev/pglocal) at every start; edits are lost.
 # The server listens on no TCP address, only on a Unix socket in a directory of mode 0700,
 # so the file system decides who may connect: the server's own user and root.
 local all all trust

@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arbiterhq/arbiter/internal/pglocal"
+	"github.com/arbiterhq/arbiter/internal/dev/pglocal"
 	"github.com/arbiterhq/arbiter/migrations"
 )
 

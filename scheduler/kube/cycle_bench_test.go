@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // BenchmarkFillCycle is one cycle of the end-to-end fill as the scheduler runs it, cache
@@ -42,7 +42,7 @@ func BenchmarkFillCycle(b *testing.B) {
 	newJob := func() *batchv1.Job {
 		name := "job-" + strconv.Itoa(seq)
 		seq++
-		return kubejobs.Job(name, "ns").UID("uid-" + name).Created(t0).Obj()
+		return objects.Job(name, "ns").UID("uid-" + name).Created(t0).Obj()
 	}
 	add := func(node string, job *batchv1.Job) types.UID {
 		name, uid := job.Name, job.UID

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 func gpuNode(name string, gpus int64) *corev1.Node {
@@ -25,7 +25,7 @@ func gpuNode(name string, gpus int64) *corev1.Node {
 
 // gpuJob is a Job of parallel pods of gpus GPUs each, labelled as a submission labels it.
 func gpuJob(name string, parallel int32, gpus int64, labels map[string]string) *batchv1.Job {
-	return kubejobs.Job(name, "ns").Pods(parallel).GPUs(gpus).Labels(labels).PodLabel("app", name).SchedulerName("arbiter").Obj()
+	return objects.Job(name, "ns").Pods(parallel).GPUs(gpus).Labels(labels).PodLabel("app", name).SchedulerName("arbiter").Obj()
 }
 
 func foreseeSettings() *Settings {

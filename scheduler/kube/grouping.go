@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // This file files Arbiter's pods under their workloads (S4) and keeps the built workloads
@@ -57,7 +57,7 @@ func (c *Cache) indexSettings(s *Settings) {
 	}
 	for _, t := range s.WorkloadTypes {
 		x.typeByKind[[2]string{t.Group, t.Name}] = t.Name
-		x.typeBySlug[nativeworkload.TypeSlug(t.Name)] = t.Name
+		x.typeBySlug[native.TypeSlug(t.Name)] = t.Name
 	}
 	for _, p := range s.Projects {
 		x.projects[p.Name] = true

@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // cycleView takes a view as the scheduler's cycle does: the cycle's settings given, the marks
@@ -163,7 +163,7 @@ func TestS19_ReservationLastsUntilItsWorkloadRuns(t *testing.T) {
 // are bound too.
 func TestS19_APartlyRunningPreemptorStaysNominated(t *testing.T) {
 	c := NewCache("arbiter")
-	job := kubejobs.Job("w", "ns").UID("w1").Pods(2).Created(t0).Obj()
+	job := objects.Job("w", "ns").UID("w1").Pods(2).Created(t0).Obj()
 	c.UpsertOwner(ownerFromJob(job))
 	ref := controllerRef("batch/v1", "Job", "w", "w1")
 	running, waiting := gpuPod("w-a", "pa", 1, &ref), gpuPod("w-b", "pb", 1, &ref)
@@ -185,7 +185,7 @@ func TestS19_APartlyRunningPreemptorStaysNominated(t *testing.T) {
 // spare work that started meanwhile.
 func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
 	c := NewCache("arbiter")
-	job := kubejobs.Job("v", "ns").UID("v1").Created(t0).Obj()
+	job := objects.Job("v", "ns").UID("v1").Created(t0).Obj()
 	c.UpsertOwner(ownerFromJob(job))
 	ref := controllerRef("batch/v1", "Job", "v", "v1")
 	c.UpsertPod(gpuPod("v-a", "pa", 1, &ref))

@@ -19,16 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // Labels and annotations Arbiter reads and writes.
 const (
-	LabelProject        = nativeworkload.LabelProject // written by submissions, read here (S6)
+	LabelProject        = native.LabelProject // written by submissions, read here (S6)
 	LabelKAIQueue       = "kai.scheduler/queue"
 	LabelRunAIQueue     = "runai/queue"
-	LabelWorkloadType   = nativeworkload.LabelWorkloadType // its value is nativeworkload.TypeSlug (S4)
+	LabelWorkloadType   = native.LabelWorkloadType // its value is native.TypeSlug (S4)
 	LabelPriority       = "priorityClassName"
 	LabelPreemptibility = "kai.scheduler/preemptibility"
 	// AnnotationSuspendedBy marks a workload Arbiter suspended (S20 suspend mode), so that only

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 )
 
 // simCluster plays, on simulated time, the parts of a cluster Arbiter's scheduler deals with,

@@ -11,12 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // This file creates, deletes, stops and runs again the workloads people submit through
 // Arbiter's submission API (web's submissions, docs/api.md "Submitting workloads"); what is
-// created is built by the pure nativeworkload.Workload.Objects.
+// created is built by the pure native.Workload.Objects.
 
 // SubmitError is the cluster refusing a submission for a reason its sender can act on.
 type SubmitError struct {
@@ -36,7 +36,7 @@ func (e *SubmitError) Invalid() bool { return !e.Exists }
 // or a Deployment) with this scheduler's name on its pods, then its Service, owned by the top
 // owner so that deleting the workload deletes it. If the Service cannot be made the top owner
 // is deleted again, so a retry starts clean. It returns the top owner as created.
-func (s *Scheduler) SubmitWorkload(ctx context.Context, w nativeworkload.Workload) (nativeworkload.Ref, time.Time, error) {
+func (s *Scheduler) SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error) {
 	w.SchedulerName = s.opts.SchedulerName
 	o := w.Objects()
 	var (
@@ -60,17 +60,17 @@ func (s *Scheduler) SubmitWorkload(ctx context.Context, w nativeworkload.Workloa
 		}
 		err = cerr
 	default:
-		return nativeworkload.Ref{}, time.Time{}, fmt.Errorf("kube: workload %s builds no top owner", w.Name)
+		return native.Ref{}, time.Time{}, fmt.Errorf("kube: workload %s builds no top owner", w.Name)
 	}
 	if err != nil {
-		return nativeworkload.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
+		return native.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
 	}
-	r := nativeworkload.Ref{UID: string(meta.UID), Namespace: meta.Namespace, Name: meta.Name, Object: ref.Kind}
+	r := native.Ref{UID: string(meta.UID), Namespace: meta.Namespace, Name: meta.Name, Object: ref.Kind}
 	if o.Service != nil {
 		o.Service.OwnerReferences = []metav1.OwnerReference{ref}
 		if _, err := s.client.CoreV1().Services(w.Namespace).Create(ctx, o.Service, metav1.CreateOptions{}); err != nil {
 			_ = s.DeleteWorkload(context.WithoutCancel(ctx), r)
-			return nativeworkload.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
+			return native.Ref{}, time.Time{}, submitError(err, w.Namespace, w.Name)
 		}
 	}
 	return r, meta.CreationTimestamp.Time, nil
@@ -92,7 +92,7 @@ func submitError(err error, namespace, name string) error {
 // DeleteWorkload deletes a workload's top owner (its pods and Service go with it, by their
 // owner references); the UID precondition spares an object re-created under the same name.
 // A workload already gone is a *WorkloadNotFoundError.
-func (s *Scheduler) DeleteWorkload(ctx context.Context, r nativeworkload.Ref) error {
+func (s *Scheduler) DeleteWorkload(ctx context.Context, r native.Ref) error {
 	uid := types.UID(r.UID)
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background}
@@ -114,7 +114,7 @@ func (s *Scheduler) DeleteWorkload(ctx context.Context, r nativeworkload.Ref) er
 // SuspendJob stops (suspend) or runs again a submitted Job by spec.suspend, Run:ai's STOP and
 // RUN. Stopping also drops Arbiter's own suspended-by mark, so that a Job its owner stopped is
 // not resumed by the scheduler (S20 resumes only what it suspended itself).
-func (s *Scheduler) SuspendJob(ctx context.Context, r nativeworkload.Ref, suspend bool) error {
+func (s *Scheduler) SuspendJob(ctx context.Context, r native.Ref, suspend bool) error {
 	if r.Object != "Job" {
 		return fmt.Errorf("kube: only Jobs are stopped and run again, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
@@ -133,11 +133,11 @@ func (s *Scheduler) SuspendJob(ctx context.Context, r nativeworkload.Ref, suspen
 }
 
 // SubmittedObjects reads a submitted workload's top owner back from the cluster, for a clone
-// (nativeworkload.RequestOf). A workload no longer there, or re-created under its name, is a
+// (native.RequestOf). A workload no longer there, or re-created under its name, is a
 // *WorkloadNotFoundError.
-func (s *Scheduler) SubmittedObjects(ctx context.Context, r nativeworkload.Ref) (nativeworkload.Objects, error) {
+func (s *Scheduler) SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error) {
 	var (
-		o   nativeworkload.Objects
+		o   native.Objects
 		uid types.UID
 		err error
 	)
@@ -156,7 +156,7 @@ func (s *Scheduler) SubmittedObjects(ctx context.Context, r nativeworkload.Ref) 
 		return o, fmt.Errorf("kube: Arbiter reads back only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
 	if apierrors.IsNotFound(err) || (err == nil && string(uid) != r.UID) {
-		return nativeworkload.Objects{}, &WorkloadNotFoundError{UID: r.UID}
+		return native.Objects{}, &WorkloadNotFoundError{UID: r.UID}
 	}
 	return o, err
 }

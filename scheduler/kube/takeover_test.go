@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // TestFinishedWorkloadsAreTheClustersAccount: a new leader reads each finished Job of
@@ -25,7 +25,7 @@ func TestFinishedWorkloadsAreTheClustersAccount(t *testing.T) {
 	})
 	at := func(d time.Duration) *metav1.Time { m := metav1.NewTime(t0.Add(d)); return &m }
 
-	done := kubejobs.Job("done", "ns").UID("uid-done").Created(t0).Pods(2).GPUs(2).Succeeded(2).Finished(false).Obj()
+	done := objects.Job("done", "ns").UID("uid-done").Created(t0).Pods(2).GPUs(2).Succeeded(2).Finished(false).Obj()
 	done.Status.StartTime, done.Status.CompletionTime = at(time.Minute), at(time.Hour)
 	c.UpsertOwner(ownerFromJob(done))
 	ref := controllerRef("batch/v1", "Job", "done", "uid-done")
@@ -37,17 +37,17 @@ func TestFinishedWorkloadsAreTheClustersAccount(t *testing.T) {
 		c.UpsertPod(p)
 	}
 
-	broke := kubejobs.Job("broke", "ns").UID("uid-broke").Created(t0).Finished(true).Obj()
+	broke := objects.Job("broke", "ns").UID("uid-broke").Created(t0).Finished(true).Obj()
 	broke.Status.Conditions[0].LastTransitionTime = *at(10 * time.Minute)
 	c.UpsertOwner(ownerFromJob(broke))
 
-	c.UpsertOwner(ownerFromJob(kubejobs.Job("running", "ns").UID("uid-running").Created(t0).Obj()))
-	c.UpsertOwner(ownerFromJob(kubejobs.Job("theirs", "ns").UID("uid-theirs").Created(t0).SchedulerName("default-scheduler").Finished(false).Obj()))
+	c.UpsertOwner(ownerFromJob(objects.Job("running", "ns").UID("uid-running").Created(t0).Obj()))
+	c.UpsertOwner(ownerFromJob(objects.Job("theirs", "ns").UID("uid-theirs").Created(t0).SchedulerName("default-scheduler").Finished(false).Obj()))
 	cronRef := controllerRef("batch/v1", "CronJob", "nightly", "uid-nightly")
-	owned := kubejobs.Job("owned", "ns").UID("uid-owned").Created(t0).Finished(false).Obj()
+	owned := objects.Job("owned", "ns").UID("uid-owned").Created(t0).Finished(false).Obj()
 	owned.OwnerReferences = []metav1.OwnerReference{controllerRef("kubeflow.org/v1", "PyTorchJob", "big", "uid-big")}
 	c.UpsertOwner(ownerFromJob(owned))
-	nightly := kubejobs.Job("nightly-1", "ns").UID("uid-nightly-1").Created(t0).Finished(false).Obj()
+	nightly := objects.Job("nightly-1", "ns").UID("uid-nightly-1").Created(t0).Finished(false).Obj()
 	nightly.OwnerReferences = []metav1.OwnerReference{cronRef}
 	nightly.Status.Conditions[0].LastTransitionTime = *at(5 * time.Minute)
 	c.UpsertOwner(ownerFromJob(nightly))

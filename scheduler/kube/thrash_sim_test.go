@@ -11,10 +11,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
-	"github.com/arbiterhq/arbiter/internal/demo"
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/dev/demo"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // simSettings is the demo organization with the dictionary, categories and the two workload
@@ -218,7 +218,7 @@ func (m *randomMix) Tick(_ time.Time, jobs []batchv1.Job, schedulerName string) 
 		}
 		project := projects[m.rng.IntN(len(projects))]
 		secs := 30 + m.rng.IntN(271)
-		j := kubejobs.Job("", project).GenerateName(project+"-random-").Pods(pods).GPUs(gpus).CPU("2").Memory("8Gi").
+		j := objects.Job("", project).GenerateName(project+"-random-").Pods(pods).GPUs(gpus).CPU("2").Memory("8Gi").
 			Priority(priorities[m.rng.IntN(len(priorities))]).PodAnnotation(devcluster.AnnotationRunSeconds, strconv.Itoa(secs)).
 			SchedulerName(schedulerName).Container("main", "example.invalid/random:1")
 		if preemptible {

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/arbiterhq/arbiter/internal/nativeworkload"
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/native"
 )
 
 // This file builds one workload: from the pods grouped under its top owner (S4), or from the
@@ -105,7 +105,7 @@ func queuedAt(o *owner, fallback time.Time) time.Time {
 func workloadType(o *owner, byKind map[[2]string]string, bySlug map[string]string) string {
 	if t := o.Labels[LabelWorkloadType]; t != "" {
 		// Label values cannot hold spaces: "standard-training" names "Standard training".
-		if name, ok := bySlug[nativeworkload.TypeSlug(t)]; ok {
+		if name, ok := bySlug[native.TypeSlug(t)]; ok {
 			return name
 		}
 		return t

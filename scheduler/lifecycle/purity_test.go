@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"testing"
 
-	"github.com/arbiterhq/arbiter/internal/purity"
+	"github.com/arbiterhq/arbiter/internal/testkit/purity"
 )
 
 // The lifecycle is decided as purely as the core (scheduler's TestPureDependencies): it may

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/mod/modfile"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 )
 

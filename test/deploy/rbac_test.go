@@ -23,12 +23,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
-	"github.com/arbiterhq/arbiter/internal/servetest"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/servetest"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 var clusterDir string
@@ -124,8 +124,8 @@ func TestChartRBACIsEnough(t *testing.T) {
 		}
 	}
 
-	fits := kubejobs.Job("fits", ns2).Pods(1).GPUs(1).CPU("1").SchedulerName(cfg.SchedulerName).Obj()
-	tooBig := kubejobs.Job("too-big", ns2).Pods(1).GPUs(4).CPU("1").SchedulerName(cfg.SchedulerName).Obj()
+	fits := objects.Job("fits", ns2).Pods(1).GPUs(1).CPU("1").SchedulerName(cfg.SchedulerName).Obj()
+	tooBig := objects.Job("too-big", ns2).Pods(1).GPUs(4).CPU("1").SchedulerName(cfg.SchedulerName).Obj()
 	if _, err := admin.BatchV1().Jobs(ns2).Create(ctx, fits, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // One local control plane serves every scheduling test of this binary. Tests isolate
@@ -193,7 +193,7 @@ func (e *env) job(s jobSpec) *batchv1.Job {
 	if s.gpus == 0 {
 		s.gpus = 1
 	}
-	b := kubejobs.Job(s.name, s.namespace).Pods(s.pods).GPUs(s.gpus).CPU("1").Labels(s.labels).Annotations(s.annotations).
+	b := objects.Job(s.name, s.namespace).Pods(s.pods).GPUs(s.gpus).CPU("1").Labels(s.labels).Annotations(s.annotations).
 		Suspend(s.suspend).SchedulerName(e.sched)
 	if s.runSeconds != "" {
 		b.PodAnnotation(devcluster.AnnotationRunSeconds, s.runSeconds)

@@ -13,10 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // TestDryRunIsWhatTheSchedulerDoes: on the local control plane, the scheduler's dry run of a
@@ -72,12 +72,12 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 	e.eventually("the scheduler runs its first cycle", 2*time.Minute, func() bool { return sched.Last() != nil })
 
-	job := func(name, ns, priority string) *kubejobs.JobWrapper {
-		return kubejobs.Job(name, ns).Pods(1).GPUs(2).CPU("1").SchedulerName(e.sched).
+	job := func(name, ns, priority string) *objects.JobWrapper {
+		return objects.Job(name, ns).Pods(1).GPUs(2).CPU("1").SchedulerName(e.sched).
 			Labels(labels(priority, "preemptible"))
 	}
 	// foresee dry-runs the Job, creates it, and returns the prediction.
-	foresee := func(w *kubejobs.JobWrapper) scheduler.Prediction {
+	foresee := func(w *objects.JobWrapper) scheduler.Prediction {
 		t.Helper()
 		p, err := sched.DryRun(ctx, w.Obj(), scheduler.EstimateInput{})
 		if err != nil {

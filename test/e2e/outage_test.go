@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/store"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // TestBrowserOverview signs in at / and lands on the Overview, which shows — refreshing itself,
@@ -44,7 +44,7 @@ func TestBrowserOverview(t *testing.T) {
 
 	// The workloads start after the page has loaded: only the page's polling can show them.
 	e.job(jobSpec{name: "ov-a", namespace: ns})
-	serve := kubejobs.Deployment("ov-serve", ns).Replicas(1).GPUs(1).CPU("1").SchedulerName(e.sched).Obj()
+	serve := objects.Deployment("ov-serve", ns).Replicas(1).GPUs(1).CPU("1").SchedulerName(e.sched).Obj()
 	if _, err := e.client.AppsV1().Deployments(ns).Create(e.ctx, serve, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

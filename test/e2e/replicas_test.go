@@ -18,8 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/arbiterhq/arbiter/internal/devcluster"
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // The arbiter binary, built once per test binary for tests that need a real process to kill
@@ -281,6 +281,6 @@ func hasLine(log, s string) bool { return strings.Contains(log, s) }
 
 // kubeJob is a one-pod, one-GPU Job of the env's scheduler that runs for runSeconds.
 func kubeJob(e *env, name, ns, runSeconds string) *batchv1.Job {
-	return kubejobs.Job(name, ns).Pods(1).GPUs(1).CPU("1").SchedulerName(e.sched).
+	return objects.Job(name, ns).Pods(1).GPUs(1).CPU("1").SchedulerName(e.sched).
 		PodAnnotation(devcluster.AnnotationRunSeconds, runSeconds).Obj()
 }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/arbiterhq/arbiter/internal/kubejobs"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // TestS7_S8_LabelsOverrideTypeDefaults: priorityClassName and kai.scheduler/preemptibility
@@ -204,7 +204,7 @@ func TestS4_S5_WorkloadKinds(t *testing.T) {
 	})
 
 	// A Deployment: its pods (owned through a ReplicaSet) are one workload of type Deployment.
-	dep := kubejobs.Deployment("serve", ns).Replicas(2).CPU("1").SchedulerName(e.sched).Obj()
+	dep := objects.Deployment("serve", ns).Replicas(2).CPU("1").SchedulerName(e.sched).Obj()
 	d, err := e.client.AppsV1().Deployments(ns).Create(e.ctx, dep, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

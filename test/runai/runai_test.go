@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbiterhq/arbiter/internal/servetest"
-	"github.com/arbiterhq/arbiter/internal/testdb"
+	"github.com/arbiterhq/arbiter/internal/testkit/servetest"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
