@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
@@ -218,7 +219,8 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the Job's pods were not created: %d pods", len(pods))
 	}
-	// Nobody else schedules them.
+	// Nobody else schedules them: a second passes (a scheduler would bind them within it) and
+	// they are still unbound. The sleep is the point; there is nothing to wait for.
 	time.Sleep(time.Second)
 	for _, p := range podsOf(t, client, ns, "job-name=train") {
 		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
@@ -233,7 +235,8 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 		if running.Status.StartTime == nil {
 			t.Fatalf("pod %s Running without a start time", p.Name)
 		}
-		// Still running well before its duration has elapsed.
+		// Still running well before its duration has elapsed: half a second passes, on
+		// purpose, and it has not finished early.
 		if d := time.Since(running.Status.StartTime.Time); d < time.Duration(runSeconds-2)*time.Second {
 			time.Sleep(500 * time.Millisecond)
 			again, _ := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
@@ -301,6 +304,8 @@ func TestPodFailsOrRunsForever(t *testing.T) {
 		t.Fatalf("failed pod: container statuses %+v", cs)
 	}
 	waitPhase(t, client, ns, "forever", corev1.PodRunning, 10*time.Second)
+	// A pod without a duration never finishes: two seconds pass, on purpose (longer than the
+	// failing pod's one), and it still runs.
 	time.Sleep(2 * time.Second)
 	if p, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
 		t.Fatalf("pod without a duration: %v %v", p.Status.Phase, err)
@@ -437,15 +442,21 @@ func TestComponentsDieWithTheirOwner(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for pidAlive(pid) {
-			if time.Now().After(deadline) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("pid %d outlived its owner", pid)
+	alive := func() (alive []int) {
+		for _, pid := range pids {
+			if pidAlive(pid) {
+				alive = append(alive, pid)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
+		return alive
+	}
+	// On a timeout the survivors are killed here, so that the failure leaves no process behind.
+	if !poll.Within(10*time.Second, func() bool { return len(alive()) == 0 }) {
+		survivors := alive()
+		for _, pid := range survivors {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("pids %v outlived their owner", survivors)
 	}
 }
 
