@@ -16,7 +16,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
@@ -181,21 +180,17 @@ func bind(t *testing.T, client kubernetes.Interface, pod *corev1.Pod, node strin
 func waitPhase(t *testing.T, client kubernetes.Interface, ns, name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	poll.UntilNil(t, fmt.Sprintf("pod %s/%s is %s", ns, name, phase), timeout, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		pod = p
-		return p.Status.Phase == phase, nil
-	})
-	if err != nil {
-		got := "no pod"
-		if pod != nil {
-			got = string(pod.Status.Phase)
+		if p.Status.Phase != phase {
+			return fmt.Errorf("phase %s", p.Status.Phase)
 		}
-		t.Fatalf("pod %s/%s not %s within %s (phase %s)", ns, name, phase, timeout, got)
-	}
+		return nil
+	})
 	return pod
 }
 
@@ -213,12 +208,12 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods []corev1.Pod
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pods = podsOf(t, client, ns, "job-name=train")
-		return len(pods) == 2, nil
-	}); err != nil {
-		t.Fatalf("the Job's pods were not created: %d pods", len(pods))
-	}
+	poll.UntilNil(t, "the Job's two pods are created", 30*time.Second, func() error {
+		if pods = podsOf(t, client, ns, "job-name=train"); len(pods) != 2 {
+			return fmt.Errorf("%d pods", len(pods))
+		}
+		return nil
+	})
 	// Nobody else schedules them: a second passes (a scheduler would bind them within it) and
 	// they are still unbound. The sleep is the point; there is nothing to wait for.
 	time.Sleep(time.Second)
@@ -256,20 +251,18 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 			t.Errorf("pod %s ran %s, want about %ds", p.Name, ran, runSeconds)
 		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Until(t, "the Job is complete", 30*time.Second, func() bool {
 		j, err := client.BatchV1().Jobs(ns).Get(ctx, "train", metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false
 		}
 		for _, c := range j.Status.Conditions {
 			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
-				return true, nil
+				return true
 			}
 		}
-		return false, nil
-	}); err != nil {
-		t.Fatal("the Job did not complete")
-	}
+		return false
+	})
 }
 
 // A pod annotated to fail fails after its duration; a pod without a duration keeps running;
@@ -317,12 +310,10 @@ func TestPodFailsOrRunsForever(t *testing.T) {
 	if err := client.CoreV1().Pods(ns).Delete(ctx, "forever", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Until(t, "the deleted pod is gone", 15*time.Second, func() bool {
 		_, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{})
-		return err != nil, nil
-	}); err != nil {
-		t.Fatal("deleted pod still there")
-	}
+		return err != nil
+	})
 }
 
 // Starting again in the directory of a healthy running cluster returns it as it is.
