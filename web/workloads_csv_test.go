@@ -231,8 +231,11 @@ func TestWorkloadsCSVBoundsExports(t *testing.T) {
 	}
 	// The slot is given back as the handler returns, just after the last byte.
 	poll.UntilNil(t, "an export after the two ended starts", 5*time.Second, func() error {
-		if again := startCSV(t, srv, "/workloads.csv", 5*time.Second); again == nil || again.StatusCode != 200 {
-			return fmt.Errorf("the export answered %v", again)
+		switch again := startCSV(t, srv, "/workloads.csv", 5*time.Second); {
+		case again == nil:
+			return fmt.Errorf("no answer within 5 s")
+		case again.StatusCode != 200:
+			return fmt.Errorf("the export answered %d", again.StatusCode)
 		}
 		return nil
 	})
