@@ -60,13 +60,13 @@ func (g *gatedWorkloads) VisibleWorkloadsAfter(ctx context.Context, q listquery.
 // newCSVFixture is a console over n generated workload records (every tenth Running, the
 // rest Pending, none finished), with many equal sort keys: priority value i%3*10, queued in groups of 7 a
 // second, no queue position. The gate starts closed unless open.
-func newCSVFixture(t *testing.T, n int, open bool) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
+func newCSVFixture(t testing.TB, n int, open bool) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
 	t.Helper()
 	return newCSVFixtureTimeout(t, n, open, 0)
 }
 
 // newCSVFixtureTimeout is newCSVFixture with the server's write timeout set (0: none).
-func newCSVFixtureTimeout(t *testing.T, n int, open bool, writeTimeout time.Duration) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
+func newCSVFixtureTimeout(t testing.TB, n int, open bool, writeTimeout time.Duration) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
 	st := store.New(pool)
