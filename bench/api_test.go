@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
@@ -117,20 +118,17 @@ func startServe(b *testing.B) benchAPI {
 		pool.Close()
 	})
 	url := "http://" + addr
-	deadline := time.Now().Add(time.Minute)
-	for {
+	poll.UntilNil(b, "arbiter serve is ready", time.Minute, func() error {
 		res, err := http.Get(url + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.Fatal("arbiter serve did not become ready within a minute")
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz = %d", res.StatusCode)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	return benchAPI{url: url, st: st, token: adminKey(b, st)}
 }
 

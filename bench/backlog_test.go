@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 // The backlog benchmark isolates the scheduler: in the fill, pods arrive as fast as the Job
@@ -97,6 +98,7 @@ func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler
 	pids := cb.pids()
 	pids[schedulerName] = proc.pid
 	var first time.Duration
+	// Checked every 10 ms, not at poll's interval: the interval is this figure's resolution.
 	for cb.count(cb.boundIn, ns) == 0 && time.Since(start) < 5*time.Minute {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -131,12 +133,5 @@ func (cb *clusterBench) count(m map[string]int, ns string) int {
 }
 
 func (cb *clusterBench) waitCount(m map[string]int, ns string, target int, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for cb.count(m, ns) < target {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	return poll.Within(timeout, func() bool { return cb.count(m, ns) >= target })
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
@@ -249,13 +250,8 @@ func (cb *clusterBench) createJobs(namespace, prefix, schedulerName string, n in
 
 func (cb *clusterBench) waitRunning(target int64, timeout time.Duration) (time.Duration, bool) {
 	start := time.Now()
-	for cb.running.Load() < target {
-		if time.Since(start) > timeout {
-			return time.Since(start), false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start), true
+	ok := poll.Within(timeout, func() bool { return cb.running.Load() >= target })
+	return time.Since(start), ok
 }
 
 // BenchmarkFillCluster: 4,000 one-GPU Jobs created at once on 500 kwok nodes × 8 GPUs, until
@@ -335,39 +331,37 @@ func (cb *clusterBench) deleteJobs(namespace, prefix string, n int) {
 
 func waitNoPods(b *testing.B, cb *clusterBench, ns string) {
 	b.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
+	poll.UntilNil(b, "the pods of the first run are gone", 5*time.Minute, func() error {
 		list, err := cb.client.CoreV1().Pods(ns).List(cb.ctx, metav1.ListOptions{})
-		if err == nil && len(list.Items) == 0 {
-			return
+		if err != nil {
+			return err
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	b.Fatal("pods of the first run are still there after 5 minutes")
+		if len(list.Items) != 0 {
+			return fmt.Errorf("%d pods left", len(list.Items))
+		}
+		return nil
+	})
 }
 
 // waitJobsReady waits until n Jobs in the namespace report a ready pod.
 func (cb *clusterBench) waitJobsReady(ns string, n int, timeout time.Duration) {
 	cb.b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	poll.UntilNil(cb.b, fmt.Sprintf("%d Jobs report a ready pod", n), timeout, func() error {
 		list, err := cb.client.BatchV1().Jobs(ns).List(cb.ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
 		ready := 0
-		if err == nil {
-			for _, j := range list.Items {
-				if j.Status.Ready != nil && *j.Status.Ready > 0 {
-					ready++
-				}
+		for _, j := range list.Items {
+			if j.Status.Ready != nil && *j.Status.Ready > 0 {
+				ready++
 			}
 		}
-		if ready >= n {
-			return
+		if ready < n {
+			return fmt.Errorf("%d of %d Jobs report a ready pod", ready, n)
 		}
-		if time.Now().After(deadline) {
-			cb.b.Fatalf("only %d of %d Jobs report a ready pod after %s", ready, n, timeout)
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 }
 
 // BenchmarkReclaimLatency: 4,000 one-GPU Jobs of a project with no deserved quota borrow the
@@ -395,19 +389,17 @@ func BenchmarkReclaimLatency(b *testing.B) {
 			if _, err := cb.client.BatchV1().Jobs(owner).Create(cb.ctx, oneGPUJob(name, owner, "arbiter", nil), metav1.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
-			for {
+			// The latency is the start the pod watch recorded, not when this wait sees it.
+			var at time.Time
+			if !poll.Within(time.Minute, func() bool {
 				cb.podsMu.Lock()
-				at := cb.jobStarted[owner+"/"+name]
-				cb.podsMu.Unlock()
-				if !at.IsZero() {
-					latencies = append(latencies, at.Sub(submitted))
-					break
-				}
-				if time.Since(submitted) > time.Minute {
-					b.Fatalf("%s did not start within a minute", name)
-				}
-				time.Sleep(10 * time.Millisecond)
+				defer cb.podsMu.Unlock()
+				at = cb.jobStarted[owner+"/"+name]
+				return !at.IsZero()
+			}) {
+				b.Fatalf("%s did not start within a minute", name)
 			}
+			latencies = append(latencies, at.Sub(submitted))
 		}
 	}
 	slowest := slices.Index(latencies, slices.Max(latencies))

@@ -2,12 +2,14 @@ package migrations_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/migrations"
 )
@@ -40,11 +42,16 @@ func TestConcurrentUpOnFreshDatabase(t *testing.T) {
 		go func() { defer wg.Done(); errs <- migrations.Up(dbURL) }()
 	}
 	// While the lock is held, nobody has created anything.
-	waitFor(t, "every migrator waits on the advisory lock", func() bool {
+	poll.UntilNil(t, "every migrator waits on the advisory lock", 30*time.Second, func() error {
 		var n int
-		err := conn.QueryRow(ctx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
-			and database = (select oid from pg_database where datname = current_database())`).Scan(&n)
-		return err == nil && n == replicas
+		if err := conn.QueryRow(ctx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
+			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
+			return err
+		}
+		if n != replicas {
+			return fmt.Errorf("%d of %d migrators waiting", n, replicas)
+		}
+		return nil
 	})
 	var tables int
 	if err := conn.QueryRow(ctx, `select count(*) from pg_tables where schemaname = 'public'`).Scan(&tables); err != nil || tables != 0 {
@@ -63,16 +70,5 @@ func TestConcurrentUpOnFreshDatabase(t *testing.T) {
 	v, dirty, applied, err := migrations.Version(dbURL)
 	if err != nil || !applied || dirty || v != migrations.Latest() {
 		t.Fatalf("version %d dirty=%v applied=%v err=%v; want %d, clean", v, dirty, applied, err, migrations.Latest())
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -58,6 +58,9 @@ type schedulerRun struct {
 	done   <-chan struct{} // closed when the scheduler has stopped; *runErr then holds why
 	// estimates are the start estimates of waiting workloads (estimates.go)
 	estimates *estimator
+	// tookOver: without --leader-elect, this process has reconciled what it finds in the
+	// cluster (takeOver) and may act; with it, the lease's term says so (leadership.ready).
+	tookOver atomic.Bool
 }
 
 // startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
@@ -102,7 +105,9 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				onCycle(r)
 			}
 		},
-		Acting:   func() bool { return run.health.Reachable() && run.lead.Acting() },
+		Acting: func() bool {
+			return run.health.Reachable() && run.lead.Acting() && (run.lead != nil || run.tookOver.Load())
+		},
 		Identity: identity,
 		Log:      log,
 		Observer: m,
@@ -116,7 +121,9 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		if err != nil {
 			return nil, err
 		}
+		rec.interval = c.RecordInterval
 		rec.outcome = sched.Workloads().OwnerOutcome
+		rec.ended = sched.Workloads().OwnerEnded
 		rec.ownerStopped = sched.Workloads().OwnerStopped
 		if run.lead != nil {
 			rec.acting = run.lead.Acting
@@ -130,6 +137,13 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 			return nil, fmt.Errorf("workload records: %w", err)
 		}
 		records.Store(rec)
+		// A process that acts without an election is its own successor: one killed before it
+		// recorded what it did left the same gaps a dead leader leaves.
+		go func() {
+			takeOver(ctx, sched, st, func() bool { return true }, log)
+			run.tookOver.Store(true)
+			sched.StartedLeading()
+		}()
 		go whileLeading(ctx)
 	}
 	go run.health.run(ctx)
@@ -154,6 +168,8 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				if rec == nil {
 					return
 				}
+				// Before the term's first cycle: none of its binds can race the reconciliation.
+				takeOver(term, sched, st, run.lead.fresh, log)
 				records.Store(rec)
 				go whileLeading(term)
 				run.lead.ready.Store(true)

@@ -51,8 +51,11 @@ type Config struct {
 	LeaseDuration           time.Duration // 0: DefaultLeaseDuration
 	LeaseRenewDeadline      time.Duration // 0: DefaultRenewDeadline
 	LeaseRetryPeriod        time.Duration // 0: DefaultRetryPeriod
-	LogLevel                string
-	LogFormat               string
+	// RecordInterval is the least time between two writes of workload records
+	// (server/records.go); 0: DefaultRecordInterval.
+	RecordInterval time.Duration
+	LogLevel       string
+	LogFormat      string
 	// Namespaces projects may claim (docs/organization.md "Rules and their answers").
 	ReservedNamespaces   string // comma-separated; Arbiter's own namespace is reserved besides
 	MaxProjectNamespaces int    // per project
@@ -100,6 +103,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.DurationVar(&c.LeaseDuration, "leader-elect-lease-duration", DefaultLeaseDuration, "how long standbys wait after the leader's last renewal before taking over")
 	fs.DurationVar(&c.LeaseRenewDeadline, "leader-elect-renew-deadline", DefaultRenewDeadline, "the leader stops acting when it has not renewed for this long; shorter than the lease duration")
 	fs.DurationVar(&c.LeaseRetryPeriod, "leader-elect-retry-period", DefaultRetryPeriod, "how often replicas try to acquire or renew the lease")
+	fs.DurationVar(&c.RecordInterval, "record-interval", DefaultRecordInterval, "the least time between two writes of workload records: what changes meanwhile is written together")
 	fs.StringVar(&c.ReservedNamespaces, "reserved-namespaces", strings.Join(store.SystemNamespaces, ","), "comma-separated namespaces no project may claim; Arbiter's own namespace is reserved besides")
 	fs.IntVar(&c.MaxProjectNamespaces, "max-project-namespaces", store.DefaultMaxNamespacesPerProject, "how many namespaces one project may own")
 	fs.IntVar(&c.DryRunsPerReplica, "dry-runs-per-replica", web.DefaultDryRunsPerReplica, "how many dry runs this replica runs at once; past it a dry run is refused with 429")

@@ -152,8 +152,12 @@ func (l *leadership) Acting() bool {
 	if l == nil {
 		return true
 	}
-	return l.ready.Load() && l.lock.since() < l.renewDeadline
+	return l.ready.Load() && l.fresh()
 }
+
+// fresh reports whether this replica renewed the lease within the renew deadline: whether a
+// term that is not set up yet (takeOver) may write.
+func (l *leadership) fresh() bool { return l.lock.since() < l.renewDeadline }
 
 // Leader names the replica that holds the lease as last seen, and this replica's identity.
 func (l *leadership) Leader() (leader, self string) {

@@ -24,6 +24,9 @@ type recorder struct {
 	st      *store.Store
 	log     *slog.Logger
 	outcome func(uid string) (finished, failed, known bool)
+	// ended is when the cluster says a finished top owner ended (a Job's completion time);
+	// zero, or nil: not known, and the workload is finished when its end is noticed.
+	ended func(uid string) time.Time
 	// ownerStopped says whether a top owner was suspended by its owner (not by Arbiter); nil:
 	// never.
 	ownerStopped func(uid string) bool
@@ -32,6 +35,9 @@ type recorder struct {
 	// leader did; if the term ends instead, the recorder ends with it and its successor
 	// records from the cluster and the database.
 	acting func() bool
+	// interval is the least time between two writes (0: DefaultRecordInterval); a failed
+	// write is tried again after it too.
+	interval time.Duration
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
 	lifecycle lifecycle.State
@@ -39,8 +45,8 @@ type recorder struct {
 	mu        sync.Mutex
 	pending   map[string]store.WorkloadRecord
 	events    []store.WorkloadEvent
-	finished  map[string]string // uid → final phase
-	stopped   map[string]bool   // stopped by their owner since the last write
+	finished  map[string]store.Finish
+	stopped   map[string]bool // stopped by their owner since the last write
 	estimates map[string]store.WorkloadEstimate
 	wake      chan struct{}
 
@@ -53,7 +59,7 @@ type recorder struct {
 func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recorder, error) {
 	r := &recorder{
 		st: st, log: log, lifecycle: lifecycle.State{}, pending: map[string]store.WorkloadRecord{},
-		finished: map[string]string{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
+		finished: map[string]store.Finish{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
 		wake: make(chan struct{}, 1),
 	}
 	// Workloads recorded as unfinished before this start: if the cluster no longer shows
@@ -68,9 +74,18 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 	return r, nil
 }
 
+// DefaultRecordInterval is the least time between two writes of the recorder: at most a few
+// writes a second however fast cycles run.
+const DefaultRecordInterval = 200 * time.Millisecond
+
 // run writes batches until ctx ends; the owner flushes the last batch after the scheduler
-// has stopped (see startScheduler).
+// has stopped (see startScheduler). A change is written at once when the recorder is idle;
+// what changes during the interval after a write waits for the next.
 func (r *recorder) run(ctx context.Context) {
+	interval := r.interval
+	if interval <= 0 {
+		interval = DefaultRecordInterval
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -78,10 +93,10 @@ func (r *recorder) run(ctx context.Context) {
 		case <-r.wake:
 		}
 		r.flush(ctx)
-		// Coalesce: at most a few writes a second however fast cycles run.
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+			return
+		case <-time.After(interval):
 		}
 	}
 }
@@ -106,7 +121,7 @@ func (r *recorder) flush(ctx context.Context) {
 	for _, e := range r.estimates {
 		estimates = append(estimates, e)
 	}
-	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]string{}, map[string]bool{}
+	r.pending, r.events, r.finished, r.stopped = map[string]store.WorkloadRecord{}, nil, map[string]store.Finish{}, map[string]bool{}
 	r.estimates = map[string]store.WorkloadEstimate{}
 	r.mu.Unlock()
 	if len(records)+len(events)+len(finished)+len(stopped)+len(estimates) == 0 {
@@ -114,7 +129,7 @@ func (r *recorder) flush(ctx context.Context) {
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
 	if err == nil {
-		err = r.st.FinishWorkloads(ctx, finished, time.Now())
+		err = r.st.FinishWorkloads(ctx, finished)
 		if err != nil {
 			records, events = nil, nil
 		}
@@ -142,8 +157,8 @@ func (r *recorder) flush(ctx context.Context) {
 			}
 		}
 		r.events = append(events, r.events...)
-		for uid, phase := range finished {
-			r.finished[uid] = phase
+		for uid, f := range finished {
+			r.finished[uid] = f
 		}
 		for uid := range stopped {
 			if _, newer := r.pending[uid]; !newer {
@@ -205,7 +220,13 @@ func (r *recorder) merge(ch lifecycle.Change) {
 	}
 	for uid, phase := range ch.Finished {
 		delete(r.pending, uid)
-		r.finished[uid] = string(phase)
+		at := time.Now()
+		if r.ended != nil {
+			if t := r.ended(uid); !t.IsZero() {
+				at = t // it may have ended long before this replica noticed (a failover)
+			}
+		}
+		r.finished[uid] = store.Finish{Phase: string(phase), At: at}
 	}
 	for _, uid := range ch.Stopped {
 		r.stopped[uid] = true

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 const stallAdminPassword = "stall-test-admin-password"
@@ -72,18 +74,14 @@ func stalledAndKilledDatabase(t *testing.T, a *served) {
 	allNormal := func(when string) {
 		t.Helper()
 		began := time.Now()
-		for _, p := range probes {
-			for {
-				status, body, _, err := call(p)
-				if err == nil && status == http.StatusOK {
-					break
+		poll.UntilNil(t, when+": every probe answers normally", 30*time.Second, func() error {
+			for _, p := range probes {
+				if status, body, _, err := call(p); err != nil || status != http.StatusOK {
+					return fmt.Errorf("%s answers %d (%v): %.200s", p.name, status, err, body)
 				}
-				if time.Since(began) > 30*time.Second {
-					t.Fatalf("%s: %s still answers %d (%v) 30 s later: %.200s", when, p.name, status, err, body)
-				}
-				time.Sleep(200 * time.Millisecond)
 			}
-		}
+			return nil
+		})
 		t.Logf("%s: everything answers normally after %s", when, time.Since(began).Round(10*time.Millisecond))
 	}
 	allNormal("before the stall")
@@ -135,18 +133,17 @@ func stalledAndKilledDatabase(t *testing.T, a *served) {
 	t.Logf("killed the postmaster (pid %d)", pid)
 	// Its orphaned backends may still answer for a moment on the pool's open connections, so
 	// the pages are checked once a new postmaster has started, which Arbiter must do itself.
-	began := time.Now()
-	for {
+	poll.UntilNil(t, "postmaster.pid names a new postmaster", time.Minute, func() error {
 		b, err := os.ReadFile(filepath.Join(a.pgDir, "postmaster.pid"))
+		if err != nil {
+			return err
+		}
 		first, _, _ := strings.Cut(string(b), "\n")
-		if now, _ := strconv.Atoi(strings.TrimSpace(first)); err == nil && now != 0 && now != pid {
-			break
+		if now, _ := strconv.Atoi(strings.TrimSpace(first)); now == 0 || now == pid {
+			return fmt.Errorf("postmaster.pid names %q, the killed one was %d", first, pid)
 		}
-		if time.Since(began) > time.Minute {
-			t.Fatalf("a minute after the postmaster was killed, postmaster.pid still names %d (or is gone)", pid)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	allNormal("after the postmaster was killed and started again")
 }
 

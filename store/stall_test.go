@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -106,13 +107,7 @@ func TestStalledDatabaseFailsCallsInsteadOfHanging(t *testing.T) {
 		t.Logf("all calls answered again %s after the stall", time.Since(thawed).Round(time.Millisecond))
 	}()
 	for name, call := range calls {
-		deadline := time.Now().Add(15 * time.Second)
-		for err := call(); err != nil; err = call() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still fails 15 s after the stall ended: %v", name, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		poll.UntilNil(t, name+" answers again after the stall ended", 15*time.Second, call)
 	}
 	select {
 	case <-listening:

@@ -266,7 +266,9 @@ func TestConfigListenerSurvivesQuietSpells(t *testing.T) {
 	if got := <-heard; got != store.AllAggregates {
 		t.Fatalf("first heard %q, want %q (reload everything once listening)", got, store.AllAggregates)
 	}
-	time.Sleep(300 * time.Millisecond) // several liveness checks
+	// A quiet spell is the point: time passes with nothing to hear, long enough for several
+	// liveness checks (every 50 ms), before the change is made.
+	time.Sleep(300 * time.Millisecond)
 	low := store.SeedID("priority", "low")
 	if _, err := other.UpdateWorkloadType(ctx, store.SeedID("workload-type", "batch/Job"), store.WorkloadTypeUpdate{PriorityID: store.Optional[uuid.UUID]{Set: true, Value: &low}}, operator); err != nil {
 		t.Fatal(err)

@@ -292,30 +292,41 @@ func queueEvent(b *pgx.Batch, e WorkloadEvent) {
 	}
 }
 
-// FinishWorkloads marks records finished (Completed, Failed or Preempted) that the cluster no
-// longer shows, with one event each.
-func (s *Store) FinishWorkloads(ctx context.Context, phases map[string]string, at time.Time) error {
-	if len(phases) == 0 {
+// Finish is how a workload ended: its final phase (Completed, Failed or Preempted) and when.
+type Finish struct {
+	Phase string
+	At    time.Time
+}
+
+// FinishWorkloads marks records finished that the cluster no longer shows, with one event
+// each. A record already finished is left as it is, and gets no second event: a finish
+// written twice (a new leader finishing what its predecessor's last write also finished)
+// is written once.
+func (s *Store) FinishWorkloads(ctx context.Context, finished map[string]Finish) error {
+	if len(finished) == 0 {
 		return nil
 	}
 	return s.InTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		for uid, phase := range phases {
-			b.Queue(`UPDATE workloads SET phase = $2, finished_at = $3, reason = '', message = '', queue_position = 0,
-			         allocated_gpus = 0, updated_at = now(), estimated_start_at = NULL, estimate_basis = ''
-			         WHERE uid = $1 AND finished_at IS NULL`, uid, phase, at)
-			kind := phase
-			if phase == "Preempted" {
+		for uid, f := range finished {
+			kind := f.Phase
+			if f.Phase == "Preempted" {
 				kind = "Failed"
 			}
-			b.Queue(`INSERT INTO workload_events (workload_uid, at, kind, message) VALUES ($1, $2, $3, $4)`,
-				uid, at, kind, finishMessage(phase))
+			b.Queue(`WITH done AS (
+			             UPDATE workloads SET phase = $2, finished_at = $3, reason = '', message = '', queue_position = 0,
+			                 allocated_gpus = 0, updated_at = now(), estimated_start_at = NULL, estimate_basis = ''
+			             WHERE uid = $1 AND finished_at IS NULL
+			             RETURNING uid)
+			         INSERT INTO workload_events (workload_uid, at, kind, message) SELECT uid, $3, $4, $5 FROM done`,
+				uid, f.Phase, f.At, kind, FinishMessage(f.Phase))
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
 }
 
-func finishMessage(phase string) string {
+// FinishMessage is the message of a workload's last event, by its final phase.
+func FinishMessage(phase string) string {
 	switch phase {
 	case "Failed":
 		return "The workload failed."

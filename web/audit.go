@@ -77,6 +77,8 @@ func (s *Server) auditFailures(next echo.HandlerFunc) echo.HandlerFunc {
 			reason = refusedUnauthenticated
 		case status == http.StatusForbidden:
 			reason = refusedForbidden
+		case status == http.StatusTooManyRequests:
+			reason = refusedLimited
 		case !caller.Authenticated() && mutating:
 			reason = refusedAnonymous
 		}

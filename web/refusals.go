@@ -29,6 +29,7 @@ const (
 	refusedUnknownClient   = "unknown_client"  // a client-credential grant naming no API key that exists
 	refusedUnknownAccount  = "unknown_account" // a password sign-in naming no account that exists
 	refusedThrottled       = "throttled"       // 429: the sign-in throttle holds the account or address
+	refusedLimited         = "limited"         // 429: a concurrency bound (dry runs, CSV exports) is full
 	refusedBusy            = "busy"            // 503: every password check slot is taken
 	refusedBadGrant        = "bad_grant"       // a token request that does not say what it asks, or mixes two keys
 	// An identity provider's sign-in that did not complete, by what went wrong.

@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
@@ -63,14 +65,14 @@ func setTFJobPriority(t *testing.T, srv *httptest.Server, priority string) {
 	}
 }
 
-func waitForTFJobPriority(t *testing.T, srv *httptest.Server, want, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for tfjobPriority(t, srv) != want {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
+// tfjobPriorityIs is the condition that srv lists TFJob at the priority want, saying what it
+// lists instead.
+func tfjobPriorityIs(t *testing.T, srv *httptest.Server, want string) func() error {
+	return func() error {
+		if got := tfjobPriority(t, srv); got != want {
+			return fmt.Errorf("TFJob listed at %s", got)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
 	}
 }
 
@@ -89,7 +91,7 @@ func TestWorkloadTypeListFollowsChangesOnEveryReplica(t *testing.T) {
 	if got := tfjobPriority(t, a); got != "very-high" {
 		t.Errorf("the replica that made the change still lists %v", got)
 	}
-	waitForTFJobPriority(t, b, "very-high", "the other replica never heard the change")
+	poll.UntilNil(t, "the other replica lists TFJob at very-high", 10*time.Second, tfjobPriorityIs(t, b, "very-high"))
 }
 
 // TestConfigListenerReloadsWhatItMissedWhileDisconnected: a NOTIFY sent while a replica's
@@ -108,30 +110,20 @@ func TestConfigListenerReloadsWhatItMissedWhileDisconnected(t *testing.T) {
 			WHERE datname = current_database() AND query = 'LISTEN '||$1`, store.ConfigChannel).Scan(&pid)
 		return pid
 	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatal(what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	_ = tfjobPriority(t, b) // b caches the list before it misses the change
 
 	// A busy machine may take longer than the pause to make the change; then the round proves
 	// nothing (b would hear the NOTIFY) and is tried again.
 	for round, priority := range []string{"very-high", "high", "medium"} {
-		waitFor("the listener's backend never showed in pg_stat_activity", func() bool { return listenerPID() != 0 })
+		poll.Until(t, "the listener's backend shows in pg_stat_activity", 10*time.Second, func() bool { return listenerPID() != 0 })
 		var terminated bool
 		if err := pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", listenerPID()).Scan(&terminated); err != nil || !terminated {
 			t.Fatalf("pg_terminate_backend: %v %v", terminated, err)
 		}
-		waitFor("the listener's backend did not go away", func() bool { return listenerPID() == 0 })
+		poll.Until(t, "the listener's backend is gone", 10*time.Second, func() bool { return listenerPID() == 0 })
 		setTFJobPriority(t, a, priority)
 		missed := listenerPID() == 0
-		waitForTFJobPriority(t, b, priority, "the replica never reloaded the change it missed while disconnected")
+		poll.UntilNil(t, "the replica reloads the change it missed while disconnected, TFJob at "+priority, 10*time.Second, tfjobPriorityIs(t, b, priority))
 		if missed {
 			return
 		}

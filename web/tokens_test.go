@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/google/uuid"
 )
@@ -152,19 +154,19 @@ func TestAccessTokensEndWithTheirKey(t *testing.T) {
 	if expiresIn > 4 {
 		t.Fatalf("a token for a key that expires in 4 s says expires_in %v", expiresIn)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := doAs(t, srv, tok, "GET", "/api/v1/me", "", "")
-		if r.status == 401 {
-			if msg, _ := jsonBody(t, r)["message"].(string); !strings.Contains(msg, "expired") {
-				t.Errorf("an expired token = 401 %s, want a sentence saying it expired", r.body)
-			}
-			break
+	poll.UntilNil(t, "the token of the expired key is refused", 30*time.Second, func() error {
+		r = doAs(t, srv, tok, "GET", "/api/v1/me", "", "")
+		switch r.status {
+		case 401:
+			return nil
+		case 200:
+			return fmt.Errorf("it still answers 200 %s", r.body)
 		}
-		if r.status != 200 || time.Now().After(deadline) {
-			t.Fatalf("the token of an expired key still answers %d %s", r.status, r.body)
-		}
-		time.Sleep(200 * time.Millisecond)
+		t.Fatalf("the token of a key about to expire answers %d %s, want 200 until it expires, then 401", r.status, r.body)
+		return nil
+	})
+	if msg, _ := jsonBody(t, r)["message"].(string); !strings.Contains(msg, "expired") {
+		t.Errorf("an expired token = 401 %s, want a sentence saying it expired", r.body)
 	}
 
 	// Tokens signed by another key, or changed, are refused.
@@ -198,23 +200,20 @@ func TestPasswordGrantIsThrottledLikeSignIn(t *testing.T) {
 	// counted: wait it out.)
 	keys := []string{"account:admin", "address:127.0.0.1"}
 	ctx := context.Background()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var counted []int
+	var counted []int
+	poll.UntilNil(t, "the third failure's block is over and the attempt is counted", time.Minute, func() error {
+		counted = nil
 		wait, err := st.ReserveLoginAttempt(ctx, keys, func(n int) time.Duration { counted = append(counted, n); return 10 * time.Minute })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wait == 0 {
-			if len(counted) != 2 || counted[0] != 4 || counted[1] != 4 {
-				t.Fatalf("after three wrong passwords the throttle counts attempt %v, want the 4th for the account and the address", counted)
-			}
-			break
+		if wait != 0 {
+			return fmt.Errorf("the throttle still blocks for %v", wait)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the throttle still blocks after a minute (%v)", wait)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	})
+	if len(counted) != 2 || counted[0] != 4 || counted[1] != 4 {
+		t.Fatalf("after three wrong passwords the throttle counts attempt %v, want the 4th for the account and the address", counted)
 	}
 	r := doAs(t, srv, "", "POST", "/api/v2/token", "application/x-www-form-urlencoded", "grant_type=password&username=admin&password=right")
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || jsonBody(t, r)["error"] != "slow_down" {

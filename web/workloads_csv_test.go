@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
@@ -58,13 +60,13 @@ func (g *gatedWorkloads) VisibleWorkloadsAfter(ctx context.Context, q listquery.
 // newCSVFixture is a console over n generated workload records (every tenth Running, the
 // rest Pending, none finished), with many equal sort keys: priority value i%3*10, queued in groups of 7 a
 // second, no queue position. The gate starts closed unless open.
-func newCSVFixture(t *testing.T, n int, open bool) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
+func newCSVFixture(t testing.TB, n int, open bool) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
 	t.Helper()
 	return newCSVFixtureTimeout(t, n, open, 0)
 }
 
 // newCSVFixtureTimeout is newCSVFixture with the server's write timeout set (0: none).
-func newCSVFixtureTimeout(t *testing.T, n int, open bool, writeTimeout time.Duration) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
+func newCSVFixtureTimeout(t testing.TB, n int, open bool, writeTimeout time.Duration) (*httptest.Server, *gatedWorkloads, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
 	st := store.New(pool)
@@ -227,16 +229,16 @@ func TestWorkloadsCSVBoundsExports(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	var again *http.Response
-	for range 50 { // the slot is given back as the handler returns, just after the last byte
-		if again = startCSV(t, srv, "/workloads.csv", 5*time.Second); again != nil && again.StatusCode == 200 {
-			break
+	// The slot is given back as the handler returns, just after the last byte.
+	poll.UntilNil(t, "an export after the two ended starts", 5*time.Second, func() error {
+		switch again := startCSV(t, srv, "/workloads.csv", 5*time.Second); {
+		case again == nil:
+			return fmt.Errorf("no answer within 5 s")
+		case again.StatusCode != 200:
+			return fmt.Errorf("the export answered %d", again.StatusCode)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if again == nil || again.StatusCode != 200 {
-		t.Errorf("an export after the two ended: %v", again)
-	}
+		return nil
+	})
 }
 
 // TestWorkloadsCSVNeutralisesFormulas: a text cell a spreadsheet would run as a formula gets a

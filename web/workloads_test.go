@@ -216,171 +216,184 @@ func TestWorkloadPatch(t *testing.T) {
 	lab := &fakeLabeler{}
 	f := newWorkloadAPI(t, lab)
 	srv, st := f.srv, f.st
-	patch := func(token, id, body string) response {
+	patch := func(t *testing.T, token, id, body string) response {
 		t.Helper()
 		return doAs(t, srv, token, "PATCH", "/api/v1/workloads/"+id, "application/json", body)
 	}
 	admin := tokenOf(srv)
 
-	// An admin raises a priority: the label is patched on the top owner, the answer carries
-	// the requested value, and the change is on the history and the audit log.
-	r := patch(admin, f.trainA, `{"priority":"high"}`)
-	if r.status != 200 {
-		t.Fatalf("PATCH priority = %d %s", r.status, r.body)
-	}
-	raised := f.view(f.trainA)
-	raised.Priority, raised.PriorityValue = "high", 125
-	if diff := cmp.Diff(raised, decode[views.Workload](t, r.body), asWritten, pendingSeconds); diff != "" {
-		t.Errorf("answer (-want +got):\n%s", diff)
-	}
-	call := lab.last(t)
-	if call.uid != f.trainA || len(call.set) != 1 || call.set["priorityClassName"] == nil || *call.set["priorityClassName"] != "high" {
-		t.Errorf("labeler call = %+v", call)
-	}
-	evs := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")
-	if len(evs) != 1 || evs[0].Kind != "PriorityChanged" || !strings.Contains(evs[0].Message, "priority from low to high") {
-		t.Errorf("events = %+v", evs)
-	}
-	rows := auditRows(t, st, "workload")
-	if len(rows) != 1 || rows[0].EntityID != f.trainA || rows[0].EntityName != "train-a" || rows[0].Result != "success" ||
-		fmt.Sprint(rows[0].Changes["priority"]) != "map[from:low to:high]" {
-		t.Errorf("audit = %+v", rows)
-	}
-
-	// Preemptibility: set, then removed (back to the type's default).
-	r = patch(admin, f.trainA, `{"preemptibility":"non-preemptible"}`)
-	if r.status != 200 || decode[views.Workload](t, r.body).Preemptible {
-		t.Errorf("PATCH preemptibility = %d %s", r.status, r.body)
-	}
-	if call := lab.last(t); *call.set["kai.scheduler/preemptibility"] != "non-preemptible" {
-		t.Errorf("labeler call = %+v", call)
-	}
-	r = patch(admin, f.trainA, `{"preemptibility":null,"priority":"low"}`)
-	if r.status != 200 {
-		t.Errorf("PATCH null = %d %s", r.status, r.body)
-	}
-	if call := lab.last(t); len(call.set) != 2 || call.set["kai.scheduler/preemptibility"] != nil || *call.set["priorityClassName"] != "low" {
-		t.Errorf("labeler call = %+v", call)
-	}
-	if rows := auditRows(t, st, "workload"); len(rows) != 3 || fmt.Sprint(rows[0].Changes["preemptibility"]) != "map[from:preemptible to:<nil>]" {
-		t.Errorf("audit = %+v", rows[0])
-	}
-	// Each change is its own kind of event: a change of preemptibility is not a change of
-	// priority.
-	var kinds []string
-	for _, ev := range list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events") {
-		said, _, _ := strings.Cut(ev.Message, " by ") // and who: the test's admin
-		kinds = append(kinds, ev.Kind+": "+said)
-	}
-	wantKinds := []string{
-		"PriorityChanged: Changed priority from low to high",
-		"PreemptibilityChanged: Changed preemptibility from preemptible to non-preemptible",
-		"PriorityChanged: Changed priority from low to low",
-		"PreemptibilityChanged: Changed preemptibility from preemptible back to the workload type's default",
-	}
-	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-
-	// Bad input: 400s that say what to send.
-	calls := lab.count()
-	for _, tc := range []struct{ id, body, want string }{
-		{f.trainA, `{"priority":"urgent"}`, `"urgent" is not in the priority dictionary; use one of: very-low, low, medium-low, medium, medium-high, high, very-high`},
-		{f.trainA, `{"priority":null}`, "priority must name a priority"},
-		{f.trainA, `{"preemptibility":"sometimes"}`, `preemptibility "sometimes" is not valid`},
-		{f.trainA, `{}`, "send priority, preemptibility or both"},
-		{f.trainA, `{"owner":"bob"}`, `unknown field "owner"`},
-		{f.trainA, `{"priority":7}`, `priority must be a string, not a number`},
-		// The project's policy (S7).
-		{f.betaJob, `{"priority":"high"}`, "project beta does not allow changing priority"},
-		{f.gammaJob, `{"priority":"very-high"}`, "priority very-high (150) is outside project gamma's allowed range medium-low (65) to high (125)"},
-		{f.gammaJob, `{"priority":"low"}`, "outside project gamma's allowed range"},
-		{f.gammaJob, `{"preemptibility":"non-preemptible"}`, "project gamma does not allow changing preemptibility (its policy's allowPreemptibilityChange is false)"},
-		{f.gammaJob, `{"priority":"high","preemptibility":null}`, "project gamma does not allow changing preemptibility"},
-	} {
-		r := patch(admin, tc.id, tc.body)
-		if r.status != 400 || !strings.Contains(r.refusal(t).Message, tc.want) {
-			t.Errorf("PATCH %s = %d %s, want 400 with %q", tc.body, r.status, r.body, tc.want)
+	t.Run("an admin's priority change is labelled, answered, on the history and audited", func(t *testing.T) {
+		// An admin raises a priority: the label is patched on the top owner, the answer carries
+		// the requested value, and the change is on the history and the audit log.
+		r := patch(t, admin, f.trainA, `{"priority":"high"}`)
+		if r.status != 200 {
+			t.Fatalf("PATCH priority = %d %s", r.status, r.body)
 		}
-	}
-	if lab.count() != calls {
-		t.Errorf("refused changes reached the cluster")
-	}
-	if r := patch(admin, "not-a-uid", `{"priority":"high"}`); r.status != 400 {
-		t.Errorf("bad id = %d", r.status)
-	}
-	if r := doAs(t, srv, admin, "PATCH", "/api/v1/workloads/"+f.trainA, "text/plain", `{"priority":"high"}`); r.status != 415 {
-		t.Errorf("not JSON = %d", r.status)
-	}
-	// Within the policy: beta's preemptibility may change, gamma's priority within its range.
-	if r := patch(admin, f.betaJob, `{"preemptibility":"non-preemptible"}`); r.status != 200 {
-		t.Errorf("beta preemptibility = %d %s", r.status, r.body)
-	}
-	if r := patch(admin, f.gammaJob, `{"priority":"medium-high"}`); r.status != 200 || decode[views.Workload](t, r.body).PriorityValue != 90 {
-		t.Errorf("gamma in range = %d %s", r.status, r.body)
-	}
-	if r := patch(admin, f.orphan, `{"priority":"very-high"}`); r.status != 200 {
-		t.Errorf("no project, no policy = %d %s", r.status, r.body)
-	}
-	if r := patch(admin, uuid.NewString(), `{"priority":"high"}`); r.status != 404 {
-		t.Errorf("unknown workload = %d", r.status)
-	}
-	if r := patch(admin, f.serveC, `{"priority":"high"}`); r.status != 409 || !strings.Contains(string(r.body), "finished") {
-		t.Errorf("finished workload = %d %s", r.status, r.body)
-	}
-
-	// Roles: viewers, and researchers on a workload they did not submit, get 403; a research
-	// manager changes any workload of the project, and does not see others'.
-	for _, tc := range []struct {
-		role, scopeType, scopeID, want string
-	}{
-		{"viewer", "system", "", "your role does not allow you"},
-		{"viewer", "project", f.alpha, "your role does not allow you"},
-		{"researcher", "project", f.alpha, "only their own workloads"},
-	} {
-		key := newAPIKey(t, st, tc.role, tc.scopeType, tc.scopeID)
-		if r := patch(key, f.trainB, `{"priority":"high"}`); r.status != 403 || !strings.Contains(string(r.body), tc.want) {
-			t.Errorf("%s at %s: PATCH = %d %s, want 403 with %q", tc.role, tc.scopeType, r.status, r.body, tc.want)
+		raised := f.view(f.trainA)
+		raised.Priority, raised.PriorityValue = "high", 125
+		if diff := cmp.Diff(raised, decode[views.Workload](t, r.body), asWritten, pendingSeconds); diff != "" {
+			t.Errorf("answer (-want +got):\n%s", diff)
 		}
-	}
-	betaManager := newAPIKey(t, st, "research-manager", "project", f.beta)
-	if r := patch(betaManager, f.trainB, `{"priority":"high"}`); r.status != 404 {
-		t.Errorf("beta's manager on an alpha workload = %d %s, want 404 (not visible)", r.status, r.body)
-	}
-	manager := newAPIKey(t, st, "research-manager", "project", f.alpha)
-	if r := patch(manager, f.trainB, `{"priority":"medium"}`); r.status != 200 {
-		t.Errorf("research manager = %d %s", r.status, r.body)
-	}
-	deptAdmin := newAPIKey(t, st, "department-admin", "department", f.ops)
-	if r := patch(deptAdmin, f.gammaJob, `{"priority":"high"}`); r.status != 200 {
-		t.Errorf("department admin = %d %s", r.status, r.body)
-	}
-	if r := patch(deptAdmin, f.orphan, `{"priority":"high"}`); r.status != 404 {
-		t.Errorf("department admin on a workload without project = %d, want 404", r.status)
-	}
+		call := lab.last(t)
+		if call.uid != f.trainA || len(call.set) != 1 || call.set["priorityClassName"] == nil || *call.set["priorityClassName"] != "high" {
+			t.Errorf("labeler call = %+v", call)
+		}
+		evs := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")
+		if len(evs) != 1 || evs[0].Kind != "PriorityChanged" || !strings.Contains(evs[0].Message, "priority from low to high") {
+			t.Errorf("events = %+v", evs)
+		}
+		rows := auditRows(t, st, "workload")
+		if len(rows) != 1 || rows[0].EntityID != f.trainA || rows[0].EntityName != "train-a" || rows[0].Result != "success" ||
+			fmt.Sprint(rows[0].Changes["priority"]) != "map[from:low to:high]" {
+			t.Errorf("audit = %+v", rows)
+		}
+	})
 
-	// The cluster no longer has the workload: 404, and nothing is recorded.
-	before := len(auditRows(t, st, "workload"))
-	evBefore := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events"))
-	lab.mu.Lock()
-	lab.err = goneError{}
-	lab.mu.Unlock()
-	if r := patch(admin, f.trainB, `{"priority":"high"}`); r.status != 404 || !strings.Contains(string(r.body), "no longer in the cluster") {
-		t.Errorf("gone = %d %s", r.status, r.body)
-	}
-	lab.mu.Lock()
-	lab.err = errors.New("connection refused")
-	lab.mu.Unlock()
-	if r := patch(admin, f.trainB, `{"priority":"high"}`); r.status != 503 || strings.Contains(string(r.body), "refused") {
-		t.Errorf("cluster error = %d %s", r.status, r.body)
-	}
-	rows = auditRows(t, st, "workload")
-	if len(rows)-before != 2 || rows[0].Result != "failure" || rows[1].Result != "failure" {
-		t.Errorf("failed changes: %d new audit rows (want 2 failures): %+v", len(rows)-before, rows[:2])
-	}
-	if n := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")); n != evBefore {
-		t.Errorf("failed changes left %d events", n-evBefore)
-	}
+	t.Run("preemptibility is set, then removed back to the type's default", func(t *testing.T) {
+		// Preemptibility: set, then removed (back to the type's default).
+		r := patch(t, admin, f.trainA, `{"preemptibility":"non-preemptible"}`)
+		if r.status != 200 || decode[views.Workload](t, r.body).Preemptible {
+			t.Errorf("PATCH preemptibility = %d %s", r.status, r.body)
+		}
+		if call := lab.last(t); *call.set["kai.scheduler/preemptibility"] != "non-preemptible" {
+			t.Errorf("labeler call = %+v", call)
+		}
+		r = patch(t, admin, f.trainA, `{"preemptibility":null,"priority":"low"}`)
+		if r.status != 200 {
+			t.Errorf("PATCH null = %d %s", r.status, r.body)
+		}
+		if call := lab.last(t); len(call.set) != 2 || call.set["kai.scheduler/preemptibility"] != nil || *call.set["priorityClassName"] != "low" {
+			t.Errorf("labeler call = %+v", call)
+		}
+		if rows := auditRows(t, st, "workload"); len(rows) != 3 || fmt.Sprint(rows[0].Changes["preemptibility"]) != "map[from:preemptible to:<nil>]" {
+			t.Errorf("audit = %+v", rows[0])
+		}
+		// Each change is its own kind of event: a change of preemptibility is not a change of
+		// priority.
+		var kinds []string
+		for _, ev := range list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events") {
+			said, _, _ := strings.Cut(ev.Message, " by ") // and who: the test's admin
+			kinds = append(kinds, ev.Kind+": "+said)
+		}
+		wantKinds := []string{
+			"PriorityChanged: Changed priority from low to high",
+			"PreemptibilityChanged: Changed preemptibility from preemptible to non-preemptible",
+			"PriorityChanged: Changed priority from low to low",
+			"PreemptibilityChanged: Changed preemptibility from preemptible back to the workload type's default",
+		}
+		if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("bad input and changes outside the project's policy are refused with what to send", func(t *testing.T) {
+		// Bad input: 400s that say what to send.
+		calls := lab.count()
+		for _, tc := range []struct{ id, body, want string }{
+			{f.trainA, `{"priority":"urgent"}`, `"urgent" is not in the priority dictionary; use one of: very-low, low, medium-low, medium, medium-high, high, very-high`},
+			{f.trainA, `{"priority":null}`, "priority must name a priority"},
+			{f.trainA, `{"preemptibility":"sometimes"}`, `preemptibility "sometimes" is not valid`},
+			{f.trainA, `{}`, "send priority, preemptibility or both"},
+			{f.trainA, `{"owner":"bob"}`, `unknown field "owner"`},
+			{f.trainA, `{"priority":7}`, `priority must be a string, not a number`},
+			// The project's policy (S7).
+			{f.betaJob, `{"priority":"high"}`, "project beta does not allow changing priority"},
+			{f.gammaJob, `{"priority":"very-high"}`, "priority very-high (150) is outside project gamma's allowed range medium-low (65) to high (125)"},
+			{f.gammaJob, `{"priority":"low"}`, "outside project gamma's allowed range"},
+			{f.gammaJob, `{"preemptibility":"non-preemptible"}`, "project gamma does not allow changing preemptibility (its policy's allowPreemptibilityChange is false)"},
+			{f.gammaJob, `{"priority":"high","preemptibility":null}`, "project gamma does not allow changing preemptibility"},
+		} {
+			r := patch(t, admin, tc.id, tc.body)
+			if r.status != 400 || !strings.Contains(r.refusal(t).Message, tc.want) {
+				t.Errorf("PATCH %s = %d %s, want 400 with %q", tc.body, r.status, r.body, tc.want)
+			}
+		}
+		if lab.count() != calls {
+			t.Errorf("refused changes reached the cluster")
+		}
+		if r := patch(t, admin, "not-a-uid", `{"priority":"high"}`); r.status != 400 {
+			t.Errorf("bad id = %d", r.status)
+		}
+		if r := doAs(t, srv, admin, "PATCH", "/api/v1/workloads/"+f.trainA, "text/plain", `{"priority":"high"}`); r.status != 415 {
+			t.Errorf("not JSON = %d", r.status)
+		}
+	})
+
+	t.Run("changes within the policy are made, unknown and finished workloads refused", func(t *testing.T) {
+		// Within the policy: beta's preemptibility may change, gamma's priority within its range.
+		if r := patch(t, admin, f.betaJob, `{"preemptibility":"non-preemptible"}`); r.status != 200 {
+			t.Errorf("beta preemptibility = %d %s", r.status, r.body)
+		}
+		if r := patch(t, admin, f.gammaJob, `{"priority":"medium-high"}`); r.status != 200 || decode[views.Workload](t, r.body).PriorityValue != 90 {
+			t.Errorf("gamma in range = %d %s", r.status, r.body)
+		}
+		if r := patch(t, admin, f.orphan, `{"priority":"very-high"}`); r.status != 200 {
+			t.Errorf("no project, no policy = %d %s", r.status, r.body)
+		}
+		if r := patch(t, admin, uuid.NewString(), `{"priority":"high"}`); r.status != 404 {
+			t.Errorf("unknown workload = %d", r.status)
+		}
+		if r := patch(t, admin, f.serveC, `{"priority":"high"}`); r.status != 409 || !strings.Contains(string(r.body), "finished") {
+			t.Errorf("finished workload = %d %s", r.status, r.body)
+		}
+	})
+
+	t.Run("who may change which workload", func(t *testing.T) {
+		// Roles: viewers, and researchers on a workload they did not submit, get 403; a research
+		// manager changes any workload of the project, and does not see others'.
+		for _, tc := range []struct {
+			role, scopeType, scopeID, want string
+		}{
+			{"viewer", "system", "", "your role does not allow you"},
+			{"viewer", "project", f.alpha, "your role does not allow you"},
+			{"researcher", "project", f.alpha, "only their own workloads"},
+		} {
+			key := newAPIKey(t, st, tc.role, tc.scopeType, tc.scopeID)
+			if r := patch(t, key, f.trainB, `{"priority":"high"}`); r.status != 403 || !strings.Contains(string(r.body), tc.want) {
+				t.Errorf("%s at %s: PATCH = %d %s, want 403 with %q", tc.role, tc.scopeType, r.status, r.body, tc.want)
+			}
+		}
+		betaManager := newAPIKey(t, st, "research-manager", "project", f.beta)
+		if r := patch(t, betaManager, f.trainB, `{"priority":"high"}`); r.status != 404 {
+			t.Errorf("beta's manager on an alpha workload = %d %s, want 404 (not visible)", r.status, r.body)
+		}
+		manager := newAPIKey(t, st, "research-manager", "project", f.alpha)
+		if r := patch(t, manager, f.trainB, `{"priority":"medium"}`); r.status != 200 {
+			t.Errorf("research manager = %d %s", r.status, r.body)
+		}
+		deptAdmin := newAPIKey(t, st, "department-admin", "department", f.ops)
+		if r := patch(t, deptAdmin, f.gammaJob, `{"priority":"high"}`); r.status != 200 {
+			t.Errorf("department admin = %d %s", r.status, r.body)
+		}
+		if r := patch(t, deptAdmin, f.orphan, `{"priority":"high"}`); r.status != 404 {
+			t.Errorf("department admin on a workload without project = %d, want 404", r.status)
+		}
+	})
+
+	t.Run("a workload gone from the cluster or a cluster error records no change", func(t *testing.T) {
+		// The cluster no longer has the workload: 404, and nothing is recorded.
+		before := len(auditRows(t, st, "workload"))
+		evBefore := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events"))
+		lab.mu.Lock()
+		lab.err = goneError{}
+		lab.mu.Unlock()
+		if r := patch(t, admin, f.trainB, `{"priority":"high"}`); r.status != 404 || !strings.Contains(string(r.body), "no longer in the cluster") {
+			t.Errorf("gone = %d %s", r.status, r.body)
+		}
+		lab.mu.Lock()
+		lab.err = errors.New("connection refused")
+		lab.mu.Unlock()
+		if r := patch(t, admin, f.trainB, `{"priority":"high"}`); r.status != 503 || strings.Contains(string(r.body), "refused") {
+			t.Errorf("cluster error = %d %s", r.status, r.body)
+		}
+		rows := auditRows(t, st, "workload")
+		if len(rows)-before != 2 || rows[0].Result != "failure" || rows[1].Result != "failure" {
+			t.Errorf("failed changes: %d new audit rows (want 2 failures): %+v", len(rows)-before, rows[:2])
+		}
+		if n := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")); n != evBefore {
+			t.Errorf("failed changes left %d events", n-evBefore)
+		}
+	})
 }
 
 // TestWorkloadPatchWithoutCluster: with no cluster connected a change is a 503 that says so.

@@ -157,7 +157,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}
 			s.cache.MarkBound(b.Workload, now)
 			s.opts.Observer.Bound(created[types.UID(b.Pod.UID)], time.Now())
-			s.event(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned "+b.Pod.Namespace+"/"+b.Pod.Name+" to "+b.Node)
+			s.event(pod, corev1.EventTypeNormal, EventScheduled, scheduledMessage(b.Pod.Namespace, b.Pod.Name, b.Node))
 		})
 	}
 
@@ -304,6 +304,11 @@ func resourceOf(group, kind string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// scheduledMessage is the message of a pod's Scheduled event, as kube-scheduler words it.
+func scheduledMessage(namespace, name, node string) string {
+	return "Successfully assigned " + namespace + "/" + name + " to " + node
 }
 
 // event records a Kubernetes event on an object.

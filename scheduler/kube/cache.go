@@ -150,3 +150,14 @@ func (c *Cache) OwnerOutcome(uid string) (finished, failed, known bool) {
 	}
 	return o.Finished, o.Failed, true
 }
+
+// OwnerEnded is when a finished top owner the cache holds ended, as the cluster says (a Job's
+// completion time, else its Complete or Failed condition's); zero when not known.
+func (c *Cache) OwnerEnded(uid string) time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if o, ok := c.owners[types.UID(uid)]; ok && o.Finished {
+		return o.Ended
+	}
+	return time.Time{}
+}

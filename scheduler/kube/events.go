@@ -66,6 +66,16 @@ func (w *eventWriter) write(ctx context.Context, ev *corev1.Event) {
 
 // emit queues an event on an object without waiting.
 func (w *eventWriter) emit(o ownerRef, eventType, reason, message string) {
+	ev := w.event(o, eventType, reason, message, time.Now())
+	select {
+	case w.queue <- ev:
+	default:
+		w.log.Warn("event dropped: too many waiting to be written", "reason", reason, "object", o.Namespace+"/"+o.Name)
+	}
+}
+
+// event is an event on an object that happened at at.
+func (w *eventWriter) event(o ownerRef, eventType, reason, message string, at time.Time) *corev1.Event {
 	now := time.Now()
 	ns := o.Namespace
 	if ns == "" {
@@ -77,13 +87,9 @@ func (w *eventWriter) emit(o ownerRef, eventType, reason, message string) {
 			APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID,
 		},
 		Reason: reason, Message: message, Type: eventType, Count: 1,
-		FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now),
+		FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at),
 		Source:              corev1.EventSource{Component: w.component},
 		ReportingController: w.component, ReportingInstance: w.instance,
 	}
-	select {
-	case w.queue <- ev:
-	default:
-		w.log.Warn("event dropped: too many waiting to be written", "reason", reason, "object", o.Namespace+"/"+o.Name)
-	}
+	return ev
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 // TestS23_EveryEventWritten: a burst of events far beyond client-go's broadcaster queue (4,000
@@ -37,13 +39,12 @@ func TestS23_EveryEventWritten(t *testing.T) {
 		w.emit(ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: name, UID: types.UID(name)}, "Normal", EventScheduled, "Successfully assigned ns/"+name+" to n1")
 	}
 	w.run(ctx, 8)
-	deadline := time.Now().Add(30 * time.Second)
-	for written.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events written", written.Load(), n)
+	poll.UntilNil(t, "every event is written", 30*time.Second, func() error {
+		if got := written.Load(); got < n {
+			return fmt.Errorf("%d of %d events written", got, n)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if ev := first.Load(); ev.Reason != EventScheduled || ev.InvolvedObject.Kind != "Pod" || ev.Namespace != "ns" || ev.Source.Component != "arbiter" || ev.Count != 1 {
 		t.Errorf("event = %+v", ev)
 	}

@@ -25,6 +25,8 @@ type podEntry struct {
 	controller *metav1.OwnerReference
 	created    time.Time
 	started    time.Time
+	// bound is when the API server bound the pod: its PodScheduled=True condition's time.
+	bound time.Time
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
 	// written only when it changes (S23).
 	scheduledReason string
@@ -81,6 +83,9 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
 			e.scheduledReason = cond.Reason + "\x00" + cond.Message
+		}
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
+			e.bound = cond.LastTransitionTime.Time
 		}
 	}
 	c.mu.Lock()

@@ -102,9 +102,11 @@ type owner struct {
 	// suspended workload can be admitted before its pods exist (S20).
 	Template      *corev1.PodTemplateSpec
 	TemplateCount int32
-	// Finished is set for a Job that completed or failed.
-	Finished bool
-	Failed   bool
+	// Finished is set for a Job that completed or failed; Started and Ended are its
+	// status.startTime and when it finished (its completionTime, else the condition's time).
+	Finished       bool
+	Failed         bool
+	Started, Ended time.Time
 	// Deadline is when a Job's activeDeadlineSeconds runs out, counted from its
 	// status.startTime (else its creation); zero without one. The start estimate reads it.
 	Deadline time.Time
@@ -155,11 +157,18 @@ func ownerFromJob(j *batchv1.Job) *owner {
 	if o.Gang.Completions != nil {
 		o.TemplateCount = min(o.TemplateCount, *o.Gang.Completions-o.Gang.Succeeded)
 	}
+	if j.Status.StartTime != nil {
+		o.Started = j.Status.StartTime.Time
+	}
 	for _, c := range j.Status.Conditions {
 		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
 			o.Finished = true
 			o.Failed = c.Type == batchv1.JobFailed
+			o.Ended = c.LastTransitionTime.Time
 		}
+	}
+	if o.Finished && j.Status.CompletionTime != nil {
+		o.Ended = j.Status.CompletionTime.Time
 	}
 	return o
 }

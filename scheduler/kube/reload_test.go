@@ -3,12 +3,14 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -55,19 +57,15 @@ func TestFailedReloadKeepsLastGoodSettings(t *testing.T) {
 	}
 	mu.Unlock()
 	s.Reload()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Four loads: the first, the reload and at least two retries.
+	poll.UntilNil(t, "a failed reload is retried twice", 10*time.Second, func() error {
 		mu.Lock()
-		n := calls
-		mu.Unlock()
-		if n >= 4 { // the first load, the reload and at least two retries
-			break
+		defer mu.Unlock()
+		if calls < 4 {
+			return fmt.Errorf("%d loads", calls)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a failed reload was not retried: %d loads", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if got := s.settings.Load(); got != good {
 		t.Fatalf("settings after failed reloads = %+v, want the last good ones", got)
 	}

@@ -111,6 +111,8 @@ type Scheduler struct {
 	// now is the clock cycles decide and mark by; nil is the wall clock (a simulation sets its
 	// own: thrash_sim_test.go)
 	now func() time.Time
+	// synced is closed once the cache holds the informers' first lists (WaitSynced).
+	synced chan struct{}
 }
 
 // clock is the time now, by the scheduler's clock.
@@ -166,6 +168,7 @@ func New(opts Options) (*Scheduler, error) {
 		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
+		synced:       make(chan struct{}),
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)
 	s.events.acting = s.acting
@@ -292,6 +295,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), handlers...) {
 		return fmt.Errorf("kube: the cache did not receive the informers' first lists: %w", ctx.Err())
 	}
+	close(s.synced)
 	s.syncPriorityClasses(ctx)
 	s.runWorkers(ctx)
 	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
@@ -379,7 +383,8 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 // cycle settles the cache, takes a snapshot, plans, applies and publishes the result.
 func (s *Scheduler) cycle(ctx context.Context) {
 	start := s.clock()
-	if s.newTerm.Swap(false) {
+	newTerm := s.newTerm.Swap(false)
+	if newTerm {
 		clear(s.lastReason)
 		clear(s.warned)
 	}
@@ -387,7 +392,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	s.cache.Settle(start) // S19: evictions done, preemptors nominated; the snapshot only copies
 	view := s.cache.Snapshot(start)
 	var prev *View
-	if last := s.last.Load(); last != nil {
+	// A new term's first cycle compares with nothing: every workload counts as new, so the
+	// term's recorder, which starts from the database, sees each one at least once, even one
+	// unchanged since this replica last led.
+	if last := s.last.Load(); last != nil && !newTerm {
 		prev = last.View
 	}
 	view.CompareWith(prev)

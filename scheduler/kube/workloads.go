@@ -2,6 +2,7 @@ package kube
 
 import (
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -10,7 +11,7 @@ import (
 // Workloads is the cluster client for the workloads people submit and change (the workloads
 // service's cluster side): it creates, deletes, stops and runs again submitted workloads
 // (submit.go), labels a workload's top owner (labels.go), foresees a workload that is not
-// created yet (foresee.go) and says how a top owner stopped or ended. It shares the
+// created yet (foresee.go) and says how and when a top owner stopped or ended. It shares the
 // scheduler's clients and cache, and so sees what the scheduling loop sees, but runs no loop
 // and decides nothing of a cycle; Scheduler is the loop.
 type Workloads struct {
@@ -40,3 +41,7 @@ func (w *Workloads) OwnerStopped(uid string) bool { return w.cache.OwnerStopped(
 func (w *Workloads) OwnerOutcome(uid string) (finished, failed, known bool) {
 	return w.cache.OwnerOutcome(uid)
 }
+
+// OwnerEnded is when a workload's finished top owner ended, as the cluster says (see
+// Cache.OwnerEnded); zero when not known.
+func (w *Workloads) OwnerEnded(uid string) time.Time { return w.cache.OwnerEnded(uid) }

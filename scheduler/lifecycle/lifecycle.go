@@ -265,6 +265,11 @@ func (s State) Observe(c Cycle) Change {
 		}
 		if rec.Phase == scheduler.PhaseRunning && startsNow {
 			event("Admitted", "", admitted(&rec))
+			if !bound && rec.StartedAt != nil {
+				// Running already, bound by an earlier leader whose record of it was lost:
+				// admitted when the cluster says it started, not when this one first saw it.
+				ch.Events[len(ch.Events)-1].At = *rec.StartedAt
+			}
 		}
 		if known && prev.Priority != "" && rec.PriorityName != "" && prev.Priority != rec.PriorityName {
 			// The same words as the API's "Changed priority from X to Y by Z.": the store

@@ -224,6 +224,18 @@ func TestS24_Phases(t *testing.T) {
 			after: State{"uid-train": runsState},
 		},
 		{
+			// A leader that bound it and died before recording it: its successor's first cycle.
+			name:      "running when first seen: Running, Queued, and Admitted when it started, not now",
+			workloads: []scheduler.Workload{job("train", running, "n1")},
+			plan:      scheduler.Plan{Running: []scheduler.RunningWorkload{runs("train", 1)}},
+			want: Change{Records: []Record{runningRec}, Events: []Event{queuedEvent("train", "low"), func() Event {
+				e := event("train", "Admitted", "", "Admitted on [n1] in node pool a100 with 1 GPU.")
+				e.At = started
+				return e
+			}()}},
+			after: State{"uid-train": recorded(runningRec, false)},
+		},
+		{
 			name:      "a gang partly bound still waits: Pending",
 			before:    State{"uid-train": recorded(rec("train", pending, 2, waiting(scheduler.GangIncomplete, 1)), false)},
 			workloads: []scheduler.Workload{job("train", running, "n1", "")},

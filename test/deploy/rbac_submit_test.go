@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -80,7 +81,7 @@ func submitsWithChartRBAC(ctx context.Context, t *testing.T, admin kubernetes.In
 	if status, m := call("DELETE", "/api/v1/workloads/inferences/"+inf["workloadId"].(string), ""); status != 202 {
 		t.Errorf("deleting the inference with the chart's RBAC = %d %v", status, m)
 	}
-	eventually(t, "the training is suspended and the inference gone", time.Minute, func() bool {
+	poll.Until(t, "the training is suspended and the inference gone", time.Minute, func() bool {
 		j, jerr := admin.BatchV1().Jobs(ns).Get(ctx, "dist", metav1.GetOptions{})
 		_, derr := admin.AppsV1().Deployments(ns).Get(ctx, "serve", metav1.GetOptions{})
 		return jerr == nil && j.Spec.Suspend != nil && *j.Spec.Suspend && derr != nil

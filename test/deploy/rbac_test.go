@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/servetest"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
@@ -140,11 +141,11 @@ func TestChartRBACIsEnough(t *testing.T) {
 		}
 		return &list.Items[0]
 	}
-	eventually(t, "Arbiter binds the Job's pod", 3*time.Minute, func() bool {
+	poll.Until(t, "Arbiter binds the Job's pod", 3*time.Minute, func() bool {
 		p := podOf("fits")
 		return p != nil && p.Spec.NodeName == pool.NodeName(0)
 	})
-	eventually(t, "Arbiter records Scheduled on the pod", time.Minute, func() bool {
+	poll.Until(t, "Arbiter records Scheduled on the pod", time.Minute, func() bool {
 		p := podOf("fits")
 		list, err := admin.CoreV1().Events(ns2).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
 		if err != nil {
@@ -157,7 +158,7 @@ func TestChartRBACIsEnough(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "Arbiter writes why the other Job waits (pods/status)", time.Minute, func() bool {
+	poll.Until(t, "Arbiter writes why the other Job waits (pods/status)", time.Minute, func() bool {
 		p := podOf("too-big")
 		if p == nil {
 			return false
@@ -255,18 +256,6 @@ type testLog struct{ t *testing.T }
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// eventually polls cond every 100 ms until it holds or the timeout passes.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func opt[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }

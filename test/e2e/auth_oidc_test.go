@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/chromedp/chromedp"
 	"github.com/oauth2-proxy/mockoidc"
@@ -140,11 +141,11 @@ func TestBrowserOIDCLogin(t *testing.T) {
 			chromedp.Click(`#oidc-login`),
 		)
 		msg := ""
-		for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			msg, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname === '/auth/oidc/callback' && document.querySelector('#login-error') ? document.querySelector('#login-error').textContent : ''`))
-			if msg != "" {
-				break
-			}
+		if err == nil { // an empty msg after the wait is reported below, once the provider is reset
+			poll.Within(10*time.Second, func() bool {
+				msg, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname === '/auth/oidc/callback' && document.querySelector('#login-error') ? document.querySelector('#login-error').textContent : ''`))
+				return msg != ""
+			})
 		}
 		if tc.mode == "expired" {
 			p.FastForward(time.Hour)

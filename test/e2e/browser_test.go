@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 // newBrowser starts Debian's Chromium headless with the flags this machine needs (no
@@ -52,17 +54,15 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	var png []byte
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		// Each attempt has its own deadline: Chromium waits for a frame that a page stuck
-		// mid-navigation never draws, and evidence must not use up the test's own time.
+	// Quick refusals are retried for a few seconds. Each attempt has its own deadline:
+	// Chromium waits for a frame that a page stuck mid-navigation never draws, and evidence
+	// must not use up the test's own time.
+	poll.Within(5*time.Second, func() bool {
 		attemptCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
 		png, err = chromedp.Run(attemptCtx, chromedp.FullScreenshot(100))
-		cancel()
-		if err == nil {
-			break
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return err == nil
+	})
 	if err != nil {
 		t.Logf("screenshot %s not taken: %v", name, err)
 		return

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
@@ -230,16 +231,10 @@ func (e *env) running(namespace, job string) int {
 	return n
 }
 
-// eventually polls cond every 100 ms until it holds or the timeout passes.
+// eventually waits until cond holds, failing the test after timeout with what was awaited.
 func (e *env) eventually(what string, timeout time.Duration, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting until %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(e.t, what, timeout, cond)
 }
 
 // startedAt is when a Job's first pod started (status.startTime), or zero.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/workload/objects"
@@ -77,7 +78,7 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 			Labels(labels(priority, "preemptible"))
 	}
 	// foresee dry-runs the Job, creates it, and returns the prediction.
-	foresee := func(w *objects.JobWrapper) scheduler.Prediction {
+	foresee := func(t *testing.T, w *objects.JobWrapper) scheduler.Prediction {
 		t.Helper()
 		p, err := sched.Workloads().DryRun(ctx, w.Obj(), scheduler.EstimateInput{})
 		if err != nil {
@@ -88,10 +89,10 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 		}
 		return p
 	}
-	podOf := func(ns, name string) corev1.Pod {
+	podOf := func(t *testing.T, ns, name string) corev1.Pod {
 		t.Helper()
 		var pod corev1.Pod
-		e.eventually(name+" has its pod", time.Minute, func() bool {
+		poll.Until(t, name+" has its pod", time.Minute, func() bool {
 			pods := e.jobPods(ns, name)
 			if len(pods) == 1 {
 				pod = pods[0]
@@ -100,16 +101,16 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 		})
 		return pod
 	}
-	runsOnPredictedNodes := func(ns, name string, p scheduler.Prediction) {
+	runsOnPredictedNodes := func(t *testing.T, ns, name string, p scheduler.Prediction) {
 		t.Helper()
-		e.eventually(name+" runs", time.Minute, func() bool { return e.running(ns, name) == 1 })
+		poll.Until(t, name+" runs", time.Minute, func() bool { return e.running(ns, name) == 1 })
 		if node := e.jobPods(ns, name)[0].Spec.NodeName; !slices.Equal(p.Nodes, []string{node}) || p.NodePool != pool.Name {
 			t.Errorf("%s runs on %s in pool %s; the dry run said %v in %q", name, node, pool.Name, p.Nodes, p.NodePool)
 		}
 	}
-	evicted := func(pod corev1.Pod) {
+	evicted := func(t *testing.T, pod corev1.Pod) {
 		t.Helper()
-		e.eventually(pod.Name+" is evicted", time.Minute, func() bool {
+		poll.Until(t, pod.Name+" is evicted", time.Minute, func() bool {
 			got, err := e.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 			return err != nil || got.UID != pod.UID || got.DeletionTimestamp != nil
 		})
@@ -122,58 +123,74 @@ func TestDryRunIsWhatTheSchedulerDoes(t *testing.T) {
 		return out
 	}
 
-	// Free capacity: a-low starts now, where the dry run said.
-	p := foresee(job("a-low", nsA, "low"))
-	if p.Outcome != scheduler.StartNow {
-		t.Fatalf("a-low: %+v, want start-now", p)
-	}
-	runsOnPredictedNodes(nsA, "a-low", p)
-	aLow := podOf(nsA, "a-low")
-	p = foresee(job("b-borrow", nsB, "low"))
-	if p.Outcome != scheduler.StartNow {
-		t.Fatalf("b-borrow: %+v, want start-now", p)
-	}
-	runsOnPredictedNodes(nsB, "b-borrow", p)
-	bBorrow := podOf(nsB, "b-borrow")
-
-	// Reclaim: a is within its deserved quota and takes back what b borrows.
-	p = foresee(job("a-claim", nsA, "low"))
-	if p.Outcome != scheduler.StartAfterReclaim || !slices.Equal(victims(p), []string{nsB + "/b-borrow S17"}) {
-		t.Fatalf("a-claim: %+v, want start-after-reclaim of b-borrow", p)
-	}
-	evicted(bBorrow)
-	runsOnPredictedNodes(nsA, "a-claim", p)
-
-	// Preemption: a is at its deserved quota; a high-priority Job of a preempts one of its two
-	// low-priority ones (the oldest; started within the same second on a fast machine, they
-	// tie, so which is not fixed here), and the one the dry run names is the one evicted.
-	aClaim := podOf(nsA, "a-claim")
-	p = foresee(job("a-urgent", nsA, "high"))
-	named := victims(p)
-	if p.Outcome != scheduler.StartAfterPreemption || len(named) != 1 ||
-		named[0] != nsA+"/a-low S16" && named[0] != nsA+"/a-claim S16" {
-		t.Fatalf("a-urgent: %+v, want start-after-preemption of a-low or a-claim", p)
-	}
-	victim, spared := aLow, aClaim
-	if named[0] == nsA+"/a-claim S16" {
-		victim, spared = aClaim, aLow
-	}
-	evicted(victim)
-	runsOnPredictedNodes(nsA, "a-urgent", p)
-	if got, err := e.client.CoreV1().Pods(nsA).Get(ctx, spared.Name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp != nil {
-		t.Errorf("%s was evicted too (%v); the dry run named only %s", spared.Name, err, victim.Name)
+	// The pods of the first Jobs, the victims of the later steps.
+	var aLow, bBorrow corev1.Pod
+	if !t.Run("with free capacity Jobs start now where the dry run said", func(t *testing.T) {
+		// Free capacity: a-low starts now, where the dry run said.
+		p := foresee(t, job("a-low", nsA, "low"))
+		if p.Outcome != scheduler.StartNow {
+			t.Fatalf("a-low: %+v, want start-now", p)
+		}
+		runsOnPredictedNodes(t, nsA, "a-low", p)
+		aLow = podOf(t, nsA, "a-low")
+		p = foresee(t, job("b-borrow", nsB, "low"))
+		if p.Outcome != scheduler.StartNow {
+			t.Fatalf("b-borrow: %+v, want start-now", p)
+		}
+		runsOnPredictedNodes(t, nsB, "b-borrow", p)
+		bBorrow = podOf(t, nsB, "b-borrow")
+	}) {
+		return
 	}
 
-	// Waiting: nothing lower to preempt, nothing borrowed to reclaim.
-	p = foresee(job("a-wait", nsA, "low"))
-	if p.Outcome != scheduler.Wait || p.Reason != scheduler.InsufficientCapacity {
-		t.Fatalf("a-wait: %+v, want wait for InsufficientCapacity", p)
+	if !t.Run("a project within its deserved quota reclaims what another borrows, as the dry run said", func(t *testing.T) {
+		// Reclaim: a is within its deserved quota and takes back what b borrows.
+		p := foresee(t, job("a-claim", nsA, "low"))
+		if p.Outcome != scheduler.StartAfterReclaim || !slices.Equal(victims(p), []string{nsB + "/b-borrow S17"}) {
+			t.Fatalf("a-claim: %+v, want start-after-reclaim of b-borrow", p)
+		}
+		evicted(t, bBorrow)
+		runsOnPredictedNodes(t, nsA, "a-claim", p)
+	}) {
+		return
 	}
-	e.eventually("a-wait waits with the predicted reason", time.Minute, func() bool {
-		reason, _ := e.pendingReason(nsA, "a-wait")
-		return reason == string(p.Reason)
+
+	if !t.Run("a high-priority Job preempts the victim the dry run named", func(t *testing.T) {
+		// Preemption: a is at its deserved quota; a high-priority Job of a preempts one of its two
+		// low-priority ones (the oldest; started within the same second on a fast machine, they
+		// tie, so which is not fixed here), and the one the dry run names is the one evicted.
+		aClaim := podOf(t, nsA, "a-claim")
+		p := foresee(t, job("a-urgent", nsA, "high"))
+		named := victims(p)
+		if p.Outcome != scheduler.StartAfterPreemption || len(named) != 1 ||
+			named[0] != nsA+"/a-low S16" && named[0] != nsA+"/a-claim S16" {
+			t.Fatalf("a-urgent: %+v, want start-after-preemption of a-low or a-claim", p)
+		}
+		victim, spared := aLow, aClaim
+		if named[0] == nsA+"/a-claim S16" {
+			victim, spared = aClaim, aLow
+		}
+		evicted(t, victim)
+		runsOnPredictedNodes(t, nsA, "a-urgent", p)
+		if got, err := e.client.CoreV1().Pods(nsA).Get(ctx, spared.Name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp != nil {
+			t.Errorf("%s was evicted too (%v); the dry run named only %s", spared.Name, err, victim.Name)
+		}
+	}) {
+		return
+	}
+
+	t.Run("with nothing to preempt or reclaim a Job waits for the reason the dry run gave", func(t *testing.T) {
+		// Waiting: nothing lower to preempt, nothing borrowed to reclaim.
+		p := foresee(t, job("a-wait", nsA, "low"))
+		if p.Outcome != scheduler.Wait || p.Reason != scheduler.InsufficientCapacity {
+			t.Fatalf("a-wait: %+v, want wait for InsufficientCapacity", p)
+		}
+		poll.Until(t, "a-wait waits with the predicted reason", time.Minute, func() bool {
+			reason, _ := e.pendingReason(nsA, "a-wait")
+			return reason == string(p.Reason)
+		})
+		if e.running(nsA, "a-wait") != 0 {
+			t.Errorf("a-wait runs; the dry run said it waits")
+		}
 	})
-	if e.running(nsA, "a-wait") != 0 {
-		t.Errorf("a-wait runs; the dry run said it waits")
-	}
 }

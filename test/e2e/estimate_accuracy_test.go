@@ -89,7 +89,7 @@ func TestEstimateAccuracyOnTheDemo(t *testing.T) {
 			}
 			s.last = at
 		}
-		time.Sleep(5 * time.Second)
+		time.Sleep(5 * time.Second) // the sampling period: a measurement over run, nothing to wait for
 	}
 
 	var firstErr, lastErr []time.Duration

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -37,8 +38,8 @@ func TestBrowserNodesGridNamesHolder(t *testing.T) {
 	count := `(w) => [...document.querySelectorAll('ul.gpu-grid li.gpu-held')].filter(li =>
 		li.title.endsWith(w) && li.querySelector('.sr-only').textContent.endsWith(w)).length`
 	var trainCells, tuneCells int
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	// A timeout is reported below, after the screenshot, with the page's text.
+	poll.Within(90*time.Second, func() bool {
 		err := chromedp.Do(ctx,
 			chromedp.Navigate(page),
 			chromedp.WaitVisible(`ul.node-list`),
@@ -54,11 +55,8 @@ func TestBrowserNodesGridNamesHolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if trainCells == 2 && tuneCells == 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return trainCells == 2 && tuneCells == 2
+	})
 	screenshot(t, ctx, "nodes")
 	if trainCells != 2 || tuneCells != 2 {
 		body, _ := chromedp.Run(ctx, chromedp.Text(`main`))
@@ -156,8 +154,9 @@ func TestBrowserNodesGridTellsProjectsApart(t *testing.T) {
 	for _, width := range []int64{1280, 800} {
 		w := fmt.Sprint(width)
 		var got seen
-		deadline := time.Now().Add(90 * time.Second)
-		for { // the page shows the last cycle; the cycle after the binds sees all six pods
+		// The page shows the last cycle; the cycle after the binds sees all six pods. A
+		// timeout is reported below, after the screenshot.
+		poll.Within(90*time.Second, func() bool {
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(page), chromedp.WaitVisible(`ul.node-list`)); err != nil {
 				t.Fatal(err)
 			}
@@ -165,11 +164,8 @@ func TestBrowserNodesGridTellsProjectsApart(t *testing.T) {
 			if got, err = chromedp.Run(ctx, chromedp.Evaluate[seen](swatches)); err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Cells) == 3 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+			return len(got.Cells) == 3
+		})
 		screenshot(t, ctx, "nodes-projects-"+w)
 		if len(got.Cells) != 3 {
 			t.Fatalf("at %s px the grid names %v, want the three projects", w, got.Cells)

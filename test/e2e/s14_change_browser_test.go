@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -108,11 +109,11 @@ func TestBrowserS14_RefusedChangeInlineAndInBulkPreview(t *testing.T) {
 	}
 	// The form's POST loads a new page: read it by script once it says what was applied, as
 	// a wait that spans the navigation loses its target.
-	result = ""
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(result, "Bulk change\n") && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
+	// A timeout is reported below with what the page says.
+	poll.Within(30*time.Second, func() bool {
 		result, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("#bulk-result") || {innerText: ""}).innerText`))
-	}
+		return strings.Contains(result, "Bulk change\n")
+	})
 	if !strings.Contains(result, "borrower: refused — ") || !strings.Contains(result, why) || !strings.Contains(result, "small: changed") {
 		t.Errorf("the bulk outcome reads %q", result)
 	}

@@ -119,120 +119,145 @@ func TestSubmit_NativeKinds(t *testing.T) {
 		"distributed": `,"numWorkers":3`,
 		"inferences":  `,"servingPort":{"container":8000},"autoscaling":{"minReplicas":2}`,
 	}
-	for _, s := range subs {
-		status, m := e.call(alice, "POST", "/api/v1/workloads/"+s.kind, fmt.Sprintf(
-			`{"name":%q,"projectId":%q,"spec":{"image":"example.invalid/run:1","command":"sleep infinity","compute":{"gpuDevicesRequest":1,"cpuCoreRequest":0.1}%s}}`,
-			s.name, proj.ID, extra[s.kind]))
-		if status != 202 {
-			t.Fatalf("POST %s = %d %v", s.kind, status, m)
+
+	if !t.Run("alice submits a training, a workspace, a distributed training and an inference", func(t *testing.T) {
+		e := e.in(t)
+		for _, s := range subs {
+			status, m := e.call(alice, "POST", "/api/v1/workloads/"+s.kind, fmt.Sprintf(
+				`{"name":%q,"projectId":%q,"spec":{"image":"example.invalid/run:1","command":"sleep infinity","compute":{"gpuDevicesRequest":1,"cpuCoreRequest":0.1}%s}}`,
+				s.name, proj.ID, extra[s.kind]))
+			if status != 202 {
+				t.Fatalf("POST %s = %d %v", s.kind, status, m)
+			}
+			s.uid, _ = m["workloadId"].(string)
+			if s.uid == "" || m["submitter"] != aliceSubmitter || m["type"] != s.typ || m["kind"] != s.object {
+				t.Fatalf("POST %s answered %v", s.kind, m)
+			}
 		}
-		s.uid, _ = m["workloadId"].(string)
-		if s.uid == "" || m["submitter"] != aliceSubmitter || m["type"] != s.typ || m["kind"] != s.object {
-			t.Fatalf("POST %s answered %v", s.kind, m)
-		}
+	}) {
+		return
 	}
 
-	// The objects: labels the scheduler reads, the submitter, Arbiter's scheduler name.
-	for _, s := range subs {
-		var meta metav1.ObjectMeta
-		var spec corev1.PodSpec
-		if s.object == "Job" {
-			j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, s.name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
+	t.Run("the objects carry the scheduler's labels, the submitter and Arbiter's scheduler name", func(t *testing.T) {
+		e := e.in(t)
+		// The objects: labels the scheduler reads, the submitter, Arbiter's scheduler name.
+		for _, s := range subs {
+			var meta metav1.ObjectMeta
+			var spec corev1.PodSpec
+			if s.object == "Job" {
+				j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, s.name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				meta, spec = j.ObjectMeta, j.Spec.Template.Spec
+			} else {
+				d, err := e.client.AppsV1().Deployments(ns).Get(e.ctx, s.name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				meta, spec = d.ObjectMeta, d.Spec.Template.Spec
 			}
-			meta, spec = j.ObjectMeta, j.Spec.Template.Spec
-		} else {
-			d, err := e.client.AppsV1().Deployments(ns).Get(e.ctx, s.name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
+			if string(meta.UID) != s.uid || meta.Labels["arbiter.dev/workload-type"] != s.slug || meta.Labels["arbiter.dev/project"] != proj.Name ||
+				meta.Annotations["arbiter.dev/submitted-by"] != aliceSubmitter || spec.SchedulerName != e.sched {
+				t.Errorf("%s: meta %+v, scheduler %q", s.name, meta, spec.SchedulerName)
 			}
-			meta, spec = d.ObjectMeta, d.Spec.Template.Spec
 		}
-		if string(meta.UID) != s.uid || meta.Labels["arbiter.dev/workload-type"] != s.slug || meta.Labels["arbiter.dev/project"] != proj.Name ||
-			meta.Annotations["arbiter.dev/submitted-by"] != aliceSubmitter || spec.SchedulerName != e.sched {
-			t.Errorf("%s: meta %+v, scheduler %q", s.name, meta, spec.SchedulerName)
+		if j, _ := e.client.BatchV1().Jobs(ns).Get(e.ctx, "train", metav1.GetOptions{}); j.Labels["priorityClassName"] != "very-high" ||
+			j.Labels["kai.scheduler/preemptibility"] != "non-preemptible" {
+			t.Errorf("train's labels = %v", j.Labels)
+		} else if a := j.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != e.pool.Name {
+			t.Errorf("train's node affinity = %+v, want the node pool %s", a, e.pool.Name)
 		}
-	}
-	if j, _ := e.client.BatchV1().Jobs(ns).Get(e.ctx, "train", metav1.GetOptions{}); j.Labels["priorityClassName"] != "very-high" ||
-		j.Labels["kai.scheduler/preemptibility"] != "non-preemptible" {
-		t.Errorf("train's labels = %v", j.Labels)
-	} else if a := j.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != e.pool.Name {
-		t.Errorf("train's node affinity = %+v, want the node pool %s", a, e.pool.Name)
-	}
-	for _, svc := range []string{"dist", "serve"} {
-		s, err := e.client.CoreV1().Services(ns).Get(e.ctx, svc, metav1.GetOptions{})
-		if err != nil || len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Name != svc {
-			t.Errorf("service %s: %v %+v", svc, err, s)
+		for _, svc := range []string{"dist", "serve"} {
+			s, err := e.client.CoreV1().Services(ns).Get(e.ctx, svc, metav1.GetOptions{})
+			if err != nil || len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Name != svc {
+				t.Errorf("service %s: %v %+v", svc, err, s)
+			}
 		}
+	})
+
+	if !t.Run("Arbiter schedules them and records type, project and submitter", func(t *testing.T) {
+		e := e.in(t)
+		// Scheduled by Arbiter, and recorded with type, project and submitter.
+		for _, s := range subs {
+			e.eventually(s.name+"'s pods are bound", 2*time.Minute, func() bool { return e.allBound(ns, s.selector, s.pods) })
+			e.eventually(s.name+" is recorded Running by the scheduler", 30*time.Second, func() bool {
+				r, err := e.store.WorkloadRecord(e.ctx, s.uid)
+				return err == nil && r.Phase == "Running" && r.TypeName == s.typ && r.Submitter == aliceSubmitter && r.ProjectName == proj.Name &&
+					r.Gang == s.pods && r.AllocatedGPUs == s.pods
+			})
+		}
+		if r := e.record(subs[0].uid); r.PriorityName != "very-high" || r.Preemptibility != "non-preemptible" {
+			t.Errorf("train's record: priority %q, %q", r.PriorityName, r.Preemptibility)
+		}
+		if r := e.record(subs[1].uid); r.PriorityName != "high" || r.Preemptibility != "non-preemptible" {
+			t.Errorf("the workspace has its type's defaults (high, non-preemptible): %q, %q", r.PriorityName, r.Preemptibility)
+		}
+		status, m := e.call(alice, "GET", "/api/v1/workloads?filterBy=submitter=="+aliceSubmitter+"&sortBy=name", "")
+		var names []string
+		for _, w := range m["workloads"].([]any) {
+			names = append(names, w.(map[string]any)["name"].(string))
+		}
+		if status != 200 || strings.Join(names, ",") != "dist,serve,train,ws" {
+			t.Errorf("GET /api/v1/workloads = %d %v", status, names)
+		}
+	}) {
+		return
 	}
 
-	// Scheduled by Arbiter, and recorded with type, project and submitter.
-	for _, s := range subs {
-		e.eventually(s.name+"'s pods are bound", 2*time.Minute, func() bool { return e.allBound(ns, s.selector, s.pods) })
-		e.eventually(s.name+" is recorded Running by the scheduler", 30*time.Second, func() bool {
-			r, err := e.store.WorkloadRecord(e.ctx, s.uid)
-			return err == nil && r.Phase == "Running" && r.TypeName == s.typ && r.Submitter == aliceSubmitter && r.ProjectName == proj.Name &&
-				r.Gang == s.pods && r.AllocatedGPUs == s.pods
+	t.Run("a priority the project's policy forbids is refused at submission", func(t *testing.T) {
+		e := e.in(t)
+		// The project's policy at submission.
+		status, m := e.call(lockedResearcher, "POST", "/api/v1/workloads/trainings", fmt.Sprintf(
+			`{"name":"urgent","projectId":%q,"spec":{"image":"example.invalid/run:1","priorityClass":"very-high"}}`, locked.ID))
+		if msg, _ := m["message"].(string); status != 400 || !strings.Contains(msg, "does not allow changing priority (its policy's allowPriorityChange is false)") {
+			t.Errorf("a forbidden priority = %d %v", status, m)
+		}
+	})
+
+	if !t.Run("only alice may change alice's training", func(t *testing.T) {
+		e := e.in(t)
+		// Ownership: bob may not change alice's training; alice may.
+		status, m := e.call(bob, "PATCH", "/api/v1/workloads/"+subs[0].uid, `{"priority":"low"}`)
+		if msg, _ := m["message"].(string); status != 403 || !strings.Contains(msg, "researchers may change only their own workloads, and train was submitted by "+aliceSubmitter) {
+			t.Errorf("bob changes alice's = %d %v", status, m)
+		}
+		if status, m = e.call(alice, "PATCH", "/api/v1/workloads/"+subs[0].uid, `{"priority":"medium"}`); status != 200 {
+			t.Errorf("alice changes her own = %d %v", status, m)
+		}
+		e.eventually("the training is labelled medium", 10*time.Second, func() bool {
+			j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "train", metav1.GetOptions{})
+			return err == nil && j.Labels["priorityClassName"] == "medium"
 		})
-	}
-	if r := e.record(subs[0].uid); r.PriorityName != "very-high" || r.Preemptibility != "non-preemptible" {
-		t.Errorf("train's record: priority %q, %q", r.PriorityName, r.Preemptibility)
-	}
-	if r := e.record(subs[1].uid); r.PriorityName != "high" || r.Preemptibility != "non-preemptible" {
-		t.Errorf("the workspace has its type's defaults (high, non-preemptible): %q, %q", r.PriorityName, r.Preemptibility)
-	}
-	status, m := e.call(alice, "GET", "/api/v1/workloads?filterBy=submitter=="+aliceSubmitter+"&sortBy=name", "")
-	var names []string
-	for _, w := range m["workloads"].([]any) {
-		names = append(names, w.(map[string]any)["name"].(string))
-	}
-	if status != 200 || strings.Join(names, ",") != "dist,serve,train,ws" {
-		t.Errorf("GET /api/v1/workloads = %d %v", status, names)
+	}) {
+		return
 	}
 
-	// The project's policy at submission.
-	status, m = e.call(lockedResearcher, "POST", "/api/v1/workloads/trainings", fmt.Sprintf(
-		`{"name":"urgent","projectId":%q,"spec":{"image":"example.invalid/run:1","priorityClass":"very-high"}}`, locked.ID))
-	if msg, _ := m["message"].(string); status != 400 || !strings.Contains(msg, "does not allow changing priority (its policy's allowPriorityChange is false)") {
-		t.Errorf("a forbidden priority = %d %v", status, m)
-	}
-
-	// Ownership: bob may not change alice's training; alice may.
-	status, m = e.call(bob, "PATCH", "/api/v1/workloads/"+subs[0].uid, `{"priority":"low"}`)
-	if msg, _ := m["message"].(string); status != 403 || !strings.Contains(msg, "researchers may change only their own workloads, and train was submitted by "+aliceSubmitter) {
-		t.Errorf("bob changes alice's = %d %v", status, m)
-	}
-	if status, m = e.call(alice, "PATCH", "/api/v1/workloads/"+subs[0].uid, `{"priority":"medium"}`); status != 200 {
-		t.Errorf("alice changes her own = %d %v", status, m)
-	}
-	e.eventually("the training is labelled medium", 10*time.Second, func() bool {
-		j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "train", metav1.GetOptions{})
-		return err == nil && j.Labels["priorityClassName"] == "medium"
-	})
-
-	// STOP and RUN the training; delete the workspace.
-	if status, m = e.call(alice, "POST", "/api/v1/workloads/trainings/"+subs[0].uid+"/suspend", ""); status != 202 {
-		t.Fatalf("suspend = %d %v", status, m)
-	}
-	e.eventually("the stopped training has no pods and is recorded Suspended", time.Minute, func() bool {
-		r, err := e.store.WorkloadRecord(e.ctx, subs[0].uid)
-		return len(e.podsOf(ns, subs[0].selector)) == 0 && err == nil && r.Phase == "Suspended"
-	})
-	if status, m = e.call(alice, "POST", "/api/v1/workloads/trainings/"+subs[0].uid+"/resume", ""); status != 202 {
-		t.Fatalf("resume = %d %v", status, m)
-	}
-	e.eventually("the training runs again", 2*time.Minute, func() bool { return e.allBound(ns, subs[0].selector, 1) })
-	e.eventually("and is recorded Running", 30*time.Second, func() bool {
-		r, err := e.store.WorkloadRecord(e.ctx, subs[0].uid)
-		return err == nil && r.Phase == "Running"
-	})
-	if status, m = e.call(alice, "DELETE", "/api/v1/workloads/workspaces/"+subs[1].uid, ""); status != 202 {
-		t.Fatalf("delete = %d %v", status, m)
-	}
-	e.eventually("the workspace is gone and its record finished", time.Minute, func() bool {
-		_, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "ws", metav1.GetOptions{})
-		r, rerr := e.store.WorkloadRecord(e.ctx, subs[1].uid)
-		return err != nil && rerr == nil && r.FinishedAt != nil
+	t.Run("the training is stopped and run again, the workspace deleted", func(t *testing.T) {
+		e := e.in(t)
+		// STOP and RUN the training; delete the workspace.
+		if status, m := e.call(alice, "POST", "/api/v1/workloads/trainings/"+subs[0].uid+"/suspend", ""); status != 202 {
+			t.Fatalf("suspend = %d %v", status, m)
+		}
+		e.eventually("the stopped training has no pods and is recorded Suspended", time.Minute, func() bool {
+			r, err := e.store.WorkloadRecord(e.ctx, subs[0].uid)
+			return len(e.podsOf(ns, subs[0].selector)) == 0 && err == nil && r.Phase == "Suspended"
+		})
+		if status, m := e.call(alice, "POST", "/api/v1/workloads/trainings/"+subs[0].uid+"/resume", ""); status != 202 {
+			t.Fatalf("resume = %d %v", status, m)
+		}
+		e.eventually("the training runs again", 2*time.Minute, func() bool { return e.allBound(ns, subs[0].selector, 1) })
+		e.eventually("and is recorded Running", 30*time.Second, func() bool {
+			r, err := e.store.WorkloadRecord(e.ctx, subs[0].uid)
+			return err == nil && r.Phase == "Running"
+		})
+		if status, m := e.call(alice, "DELETE", "/api/v1/workloads/workspaces/"+subs[1].uid, ""); status != 202 {
+			t.Fatalf("delete = %d %v", status, m)
+		}
+		e.eventually("the workspace is gone and its record finished", time.Minute, func() bool {
+			_, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, "ws", metav1.GetOptions{})
+			r, rerr := e.store.WorkloadRecord(e.ctx, subs[1].uid)
+			return err != nil && rerr == nil && r.FinishedAt != nil
+		})
 	})
 }

@@ -1,7 +1,8 @@
-// Package kubejobs builds the batch/v1 Jobs and apps/v1 Deployments that Arbiter schedules, for
-// the demo, the end-to-end tests, the benchmarks and the unit tests: one fluent builder per
-// object (in the style of Kueue's pkg/util/testingjobs), so that what every GPU Job needs — the
-// pod-failure policy above all — is written once.
+// Package objects builds the Kubernetes objects workloads are made of — batch/v1 Jobs and
+// apps/v1 Deployments — for the native types' submissions (workload/native), the demo, the
+// end-to-end tests and the benchmarks: one fluent builder per object (in the style of Kueue's
+// pkg/util/testingjobs) over one shared pod template builder (PodTemplate), so that what every
+// GPU workload needs — the pod-failure policy above all — is written once.
 //
 //	job := objects.Job("train", "vision").Pods(4).GPUs(2).Priority("low").Preemptible().Obj()
 package objects
@@ -26,7 +27,10 @@ const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 const DefaultSchedulerName = "arbiter"
 
 // JobWrapper builds a Job; Obj returns it.
-type JobWrapper struct{ batchv1.Job }
+type JobWrapper struct {
+	batchv1.Job
+	PodTemplate[*JobWrapper]
+}
 
 // Job starts a Job of one pod with one GPU (requested and limited), for Arbiter, that never
 // restarts its pods and does not retry (backoffLimit 0). Its pod-failure policy ignores pods
@@ -34,7 +38,7 @@ type JobWrapper struct{ batchv1.Job }
 // eviction is not a failure of the Job, whose controller makes the pod again.
 func Job(name, namespace string) *JobWrapper {
 	one, backoff := int32(1), int32(0)
-	return &JobWrapper{batchv1.Job{
+	j := &JobWrapper{Job: batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: batchv1.JobSpec{
 			Parallelism: &one, Completions: &one, BackoffLimit: &backoff,
@@ -45,6 +49,8 @@ func Job(name, namespace string) *JobWrapper {
 			Template: corev1.PodTemplateSpec{Spec: podSpec("main", "example.invalid/train:1", corev1.RestartPolicyNever, 1)},
 		},
 	}}
+	j.PodTemplate = podTemplate(j, &j.Spec.Template)
+	return j
 }
 
 // Obj is the Job built.
@@ -68,21 +74,6 @@ func (j *JobWrapper) Created(t time.Time) *JobWrapper {
 // Pods makes the Job a gang of n pods: parallelism = completions = n (S5).
 func (j *JobWrapper) Pods(n int32) *JobWrapper {
 	j.Spec.Parallelism, j.Spec.Completions = &n, &n
-	return j
-}
-
-// GPUs sets each pod's GPUs, requested and limited.
-func (j *JobWrapper) GPUs(n int64) *JobWrapper { setGPUs(&j.Spec.Template.Spec, n); return j }
-
-// CPU sets each pod's CPU request, a quantity such as "2".
-func (j *JobWrapper) CPU(q string) *JobWrapper {
-	request(&j.Spec.Template.Spec, corev1.ResourceCPU, q)
-	return j
-}
-
-// Memory sets each pod's memory request, a quantity such as "8Gi".
-func (j *JobWrapper) Memory(q string) *JobWrapper {
-	request(&j.Spec.Template.Spec, corev1.ResourceMemory, q)
 	return j
 }
 
@@ -115,38 +106,6 @@ func (j *JobWrapper) Annotations(a map[string]string) *JobWrapper {
 	for k, v := range a {
 		j.ObjectMeta.Annotations = set(j.ObjectMeta.Annotations, k, v)
 	}
-	return j
-}
-
-// PodLabel sets a label of the Job's pods.
-func (j *JobWrapper) PodLabel(k, v string) *JobWrapper {
-	j.Spec.Template.Labels = set(j.Spec.Template.Labels, k, v)
-	return j
-}
-
-// PodAnnotation sets an annotation of the Job's pods (devcluster.AnnotationRunSeconds, say).
-func (j *JobWrapper) PodAnnotation(k, v string) *JobWrapper {
-	j.Spec.Template.ObjectMeta.Annotations = set(j.Spec.Template.ObjectMeta.Annotations, k, v)
-	return j
-}
-
-// SchedulerName sets the pods' spec.schedulerName.
-func (j *JobWrapper) SchedulerName(name string) *JobWrapper {
-	j.Spec.Template.Spec.SchedulerName = name
-	return j
-}
-
-// Container names the pods' container and its image.
-func (j *JobWrapper) Container(name, image string) *JobWrapper {
-	c := &j.Spec.Template.Spec.Containers[0]
-	c.Name, c.Image = name, image
-	return j
-}
-
-// NoServiceAccountToken keeps the service account token out of the pods.
-func (j *JobWrapper) NoServiceAccountToken() *JobWrapper {
-	no := false
-	j.Spec.Template.Spec.AutomountServiceAccountToken = &no
 	return j
 }
 

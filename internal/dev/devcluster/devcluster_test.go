@@ -16,9 +16,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
@@ -180,21 +180,17 @@ func bind(t *testing.T, client kubernetes.Interface, pod *corev1.Pod, node strin
 func waitPhase(t *testing.T, client kubernetes.Interface, ns, name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	poll.UntilNil(t, fmt.Sprintf("pod %s/%s is %s", ns, name, phase), timeout, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return err
 		}
 		pod = p
-		return p.Status.Phase == phase, nil
-	})
-	if err != nil {
-		got := "no pod"
-		if pod != nil {
-			got = string(pod.Status.Phase)
+		if p.Status.Phase != phase {
+			return fmt.Errorf("phase %s", p.Status.Phase)
 		}
-		t.Fatalf("pod %s/%s not %s within %s (phase %s)", ns, name, phase, timeout, got)
-	}
+		return nil
+	})
 	return pod
 }
 
@@ -212,13 +208,14 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods []corev1.Pod
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pods = podsOf(t, client, ns, "job-name=train")
-		return len(pods) == 2, nil
-	}); err != nil {
-		t.Fatalf("the Job's pods were not created: %d pods", len(pods))
-	}
-	// Nobody else schedules them.
+	poll.UntilNil(t, "the Job's two pods are created", 30*time.Second, func() error {
+		if pods = podsOf(t, client, ns, "job-name=train"); len(pods) != 2 {
+			return fmt.Errorf("%d pods", len(pods))
+		}
+		return nil
+	})
+	// Nobody else schedules them: a second passes (a scheduler would bind them within it) and
+	// they are still unbound. The sleep is the point; there is nothing to wait for.
 	time.Sleep(time.Second)
 	for _, p := range podsOf(t, client, ns, "job-name=train") {
 		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
@@ -233,7 +230,8 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 		if running.Status.StartTime == nil {
 			t.Fatalf("pod %s Running without a start time", p.Name)
 		}
-		// Still running well before its duration has elapsed.
+		// Still running well before its duration has elapsed: half a second passes, on
+		// purpose, and it has not finished early.
 		if d := time.Since(running.Status.StartTime.Time); d < time.Duration(runSeconds-2)*time.Second {
 			time.Sleep(500 * time.Millisecond)
 			again, _ := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
@@ -253,20 +251,18 @@ func TestJobPodsRunForTheirDurationThenComplete(t *testing.T) {
 			t.Errorf("pod %s ran %s, want about %ds", p.Name, ran, runSeconds)
 		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Until(t, "the Job is complete", 30*time.Second, func() bool {
 		j, err := client.BatchV1().Jobs(ns).Get(ctx, "train", metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false
 		}
 		for _, c := range j.Status.Conditions {
 			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
-				return true, nil
+				return true
 			}
 		}
-		return false, nil
-	}); err != nil {
-		t.Fatal("the Job did not complete")
-	}
+		return false
+	})
 }
 
 // A pod annotated to fail fails after its duration; a pod without a duration keeps running;
@@ -301,6 +297,8 @@ func TestPodFailsOrRunsForever(t *testing.T) {
 		t.Fatalf("failed pod: container statuses %+v", cs)
 	}
 	waitPhase(t, client, ns, "forever", corev1.PodRunning, 10*time.Second)
+	// A pod without a duration never finishes: two seconds pass, on purpose (longer than the
+	// failing pod's one), and it still runs.
 	time.Sleep(2 * time.Second)
 	if p, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
 		t.Fatalf("pod without a duration: %v %v", p.Status.Phase, err)
@@ -312,12 +310,10 @@ func TestPodFailsOrRunsForever(t *testing.T) {
 	if err := client.CoreV1().Pods(ns).Delete(ctx, "forever", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+	poll.Until(t, "the deleted pod is gone", 15*time.Second, func() bool {
 		_, err := client.CoreV1().Pods(ns).Get(ctx, "forever", metav1.GetOptions{})
-		return err != nil, nil
-	}); err != nil {
-		t.Fatal("deleted pod still there")
-	}
+		return err != nil
+	})
 }
 
 // Starting again in the directory of a healthy running cluster returns it as it is.
@@ -437,15 +433,21 @@ func TestComponentsDieWithTheirOwner(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for pidAlive(pid) {
-			if time.Now().After(deadline) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("pid %d outlived its owner", pid)
+	alive := func() (alive []int) {
+		for _, pid := range pids {
+			if pidAlive(pid) {
+				alive = append(alive, pid)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
+		return alive
+	}
+	// On a timeout the survivors are killed here, so that the failure leaves no process behind.
+	if !poll.Within(10*time.Second, func() bool { return len(alive()) == 0 }) {
+		survivors := alive()
+		for _, pid := range survivors {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("pids %v outlived their owner", survivors)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 func TestPersistentIsDurable(t *testing.T) {
@@ -129,12 +131,9 @@ func TestRestartsAfterKill(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for s.Restarts() < round {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: not restarted within 60 s; log:\n%s", round, tail(s.readLog(), 20))
-			}
-			time.Sleep(50 * time.Millisecond)
+		// The log is read only when the wait fails, to show why.
+		if !poll.Within(60*time.Second, func() bool { return s.Restarts() >= round }) {
+			t.Fatalf("round %d: not restarted within 60 s; log:\n%s", round, tail(s.readLog(), 20))
 		}
 		if s.PID() == pid || s.PID() == 0 {
 			t.Fatalf("round %d: pid %d after restart, was %d", round, s.PID(), pid)
@@ -152,9 +151,7 @@ func TestStopWhileRestarting(t *testing.T) {
 	s := startForTest(t, Options{Throwaway: true})
 	pid := s.PID()
 	syscall.Kill(pid, syscall.SIGKILL)
-	for syscall.Kill(pid, 0) == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Until(t, "the killed postmaster is gone", 10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,204 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// This file reads from the cluster what a leader did and may not have recorded before it
+// stopped: a leader binds first and writes its records and events a moment later, so one that
+// dies in between leaves bound pods without their Scheduled event and, when such a workload
+// finishes before the next leader takes over, no record at all. The next leader reconciles
+// both when its term starts (server/takeover.go).
+
+// WaitSynced waits until the cache holds the informers' first lists (Run), or ctx ends.
+func (s *Scheduler) WaitSynced(ctx context.Context) error {
+	select {
+	case <-s.synced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kube: the cache has not synced: %w", ctx.Err())
+	}
+}
+
+// FinishedWorkload is a finished Job of Arbiter's, as the cluster shows it.
+type FinishedWorkload struct {
+	UID, Namespace, Name, Kind, Group   string
+	Type, Category, Project, Department string
+	Submitter                           string // the Job's scheduler.AnnotationSubmitter
+	Failed                              bool
+	Gang, RequestedGPUs                 int
+	Nodes                               []string // where its pods still in the cluster ran
+	QueuedAt, FinishedAt                time.Time
+	StartedAt                           time.Time // zero: none of its pods was ever bound
+}
+
+// FinishedWorkloads lists the finished Jobs whose pod template names Arbiter's scheduler,
+// sorted by UID: the workloads that can have run and ended between one leader's last record
+// and the next leader's first cycle. A Job stays in the cluster, and so in the cache, after it
+// finishes, until it is deleted (its ttlSecondsAfterFinished, or a person).
+func (s *Scheduler) FinishedWorkloads() []FinishedWorkload {
+	s.cache.SetSettings(s.settings.Load()) // types and projects resolve as in a cycle
+	return s.cache.finishedWorkloads()
+}
+
+func (c *Cache) finishedWorkloads() []FinishedWorkload {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x := &c.index
+	category := make(map[string]string, len(x.settings.WorkloadTypes))
+	for _, t := range x.settings.WorkloadTypes {
+		category[t.Name] = t.Category
+	}
+	department := make(map[string]string, len(x.settings.Projects))
+	for _, p := range x.settings.Projects {
+		department[p.Name] = p.Department
+	}
+	boundPods := map[types.UID][]*podEntry{} // by controller: a Job's pods are its own
+	for _, e := range c.pods {
+		if e.ours && e.pod.NodeName != "" && e.controller != nil {
+			boundPods[e.controller.UID] = append(boundPods[e.controller.UID], e)
+		}
+	}
+	var out []FinishedWorkload
+	for _, o := range c.owners {
+		if !o.Finished || o.Template == nil || o.Template.Spec.SchedulerName != c.schedulerName {
+			continue
+		}
+		if o.Controller != nil && o.Controller.Kind != "CronJob" {
+			continue // a workload is its top owner (topOwner): this Job is part of another
+		}
+		count := int32(1)
+		if o.Gang.Parallelism != nil {
+			count = *o.Gang.Parallelism
+		}
+		if o.Gang.Completions != nil {
+			count = min(count, *o.Gang.Completions)
+		}
+		template := schedulingPod(&corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec})
+		w := FinishedWorkload{
+			UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
+			Type: workloadType(o, x.typeByKind, x.typeBySlug), Submitter: o.Annotations[scheduler.AnnotationSubmitter],
+			Project: projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects),
+			Failed:  o.Failed, Gang: int(count), RequestedGPUs: int(count) * int(template.Requests.GPUs),
+			QueuedAt: queuedAt(o, o.Created), FinishedAt: o.Ended,
+		}
+		w.Category, w.Department = category[w.Type], department[w.Project]
+		for _, e := range boundPods[o.UID] {
+			if !slices.Contains(w.Nodes, e.pod.NodeName) {
+				w.Nodes = append(w.Nodes, e.pod.NodeName)
+			}
+			at := e.started // as a running workload's start (groupWorkload), else its bind
+			if at.IsZero() {
+				at = e.bound
+			}
+			if !at.IsZero() && (w.StartedAt.IsZero() || at.Before(w.StartedAt)) {
+				w.StartedAt = at
+			}
+		}
+		if w.StartedAt.IsZero() && o.Gang.Succeeded > 0 {
+			w.StartedAt = o.Started // its pods are gone, but some ran: the Job's start
+		}
+		if w.FinishedAt.IsZero() {
+			w.FinishedAt = time.Now()
+		}
+		slices.Sort(w.Nodes)
+		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b FinishedWorkload) int { return strings.Compare(a.UID, b.UID) })
+	return out
+}
+
+// boundPod is a pod of Arbiter's the API server has bound.
+type boundPod struct {
+	ref  ownerRef
+	node string
+	at   time.Time // its PodScheduled=True condition's time
+}
+
+// boundSince lists Arbiter's pods bound at or after since.
+func (c *Cache) boundSince(since time.Time) []boundPod {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []boundPod
+	for _, e := range c.pods {
+		if !e.ours || e.pod.NodeName == "" || e.bound.IsZero() || e.bound.Before(since) {
+			continue
+		}
+		out = append(out, boundPod{node: e.pod.NodeName, at: e.bound, ref: ownerRef{APIVersion: "v1", Kind: "Pod",
+			Namespace: e.pod.Namespace, Name: e.pod.Name, UID: types.UID(e.pod.UID)}})
+	}
+	return out
+}
+
+// eventPage is how many events one list call returns: a cluster-wide list of a busy hour's
+// Scheduled events is read a page at a time, never whole.
+const eventPage = 500
+
+// RestoreScheduledEvents writes the Scheduled event of every pod of Arbiter's bound at or
+// after since that has none, dated when the API server bound it (the pod's PodScheduled
+// condition), and returns how many it wrote. It lists the Scheduled events Arbiter's
+// component wrote a page at a time; each call has its own deadline, and ctx bounds the whole.
+// It writes nothing unless it has read every page (a pod whose event it did not see is not
+// known to lack one), and nothing once may says no (a leader whose lease went). Run before
+// the term's first cycle, no bind of this term can race it.
+func (s *Scheduler) RestoreScheduledEvents(ctx context.Context, since time.Time, may func() bool) (int, error) {
+	pods := s.cache.boundSince(since)
+	if len(pods) == 0 {
+		return 0, nil
+	}
+	have := map[types.UID]bool{}
+	selector := fields.Set{"reason": EventScheduled, "source": s.opts.SchedulerName}.AsSelector().String()
+	for cont := ""; ; {
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		list, err := s.events.client.CoreV1().Events(metav1.NamespaceAll).List(callCtx,
+			metav1.ListOptions{FieldSelector: selector, Limit: eventPage, Continue: cont})
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("kube: list Scheduled events: %w", err)
+		}
+		for _, ev := range list.Items {
+			have[ev.InvolvedObject.UID] = true
+		}
+		if cont = list.Continue; cont == "" {
+			break
+		}
+	}
+	var missing []boundPod
+	for _, p := range pods {
+		if !have[p.ref.UID] {
+			missing = append(missing, p)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8) // as many as the event writer's workers
+	written := make(chan struct{}, len(missing))
+	for _, p := range missing {
+		g.Go(func() error {
+			if !may() {
+				return nil
+			}
+			ev := s.events.event(p.ref, corev1.EventTypeNormal, EventScheduled, scheduledMessage(p.ref.Namespace, p.ref.Name, p.node), p.at)
+			callCtx, cancel := context.WithTimeout(gctx, callTimeout)
+			defer cancel()
+			if _, err := s.events.client.CoreV1().Events(ev.Namespace).Create(callCtx, ev, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("kube: Scheduled event of %s/%s: %w", p.ref.Namespace, p.ref.Name, err)
+			}
+			written <- struct{}{}
+			return nil
+		})
+	}
+	err := g.Wait()
+	return len(written), err
+}

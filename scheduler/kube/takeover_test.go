@@ -1,0 +1,69 @@
+package kube
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
+)
+
+// TestFinishedWorkloadsAreTheClustersAccount: a new leader reads each finished Job of
+// Arbiter's as the cluster tells it: started when its first pod started, finished at its
+// completion time (else its condition's), its gang and GPUs from its spec, the nodes its pods
+// ran on; a Job that failed before any pod was bound never started. Jobs still running, Jobs
+// of other schedulers and Jobs another owner controls are not among them.
+func TestFinishedWorkloadsAreTheClustersAccount(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(&Settings{
+		Projects:         []scheduler.Project{{Name: "vision", Department: "research"}},
+		NamespaceProject: map[string]string{"ns": "vision"},
+	})
+	at := func(d time.Duration) *metav1.Time { m := metav1.NewTime(t0.Add(d)); return &m }
+
+	done := objects.Job("done", "ns").UID("uid-done").Created(t0).Pods(2).GPUs(2).Succeeded(2).Finished(false).Obj()
+	done.Status.StartTime, done.Status.CompletionTime = at(time.Minute), at(time.Hour)
+	c.UpsertOwner(ownerFromJob(done))
+	ref := controllerRef("batch/v1", "Job", "done", "uid-done")
+	for i, node := range []string{"n2", "n1"} {
+		p := gpuPod("done-"+node, "uid-done-"+node, 2, &ref)
+		p.Spec.NodeName = node
+		p.Status.Phase = corev1.PodSucceeded
+		p.Status.StartTime = at(time.Duration(2+i) * time.Minute)
+		c.UpsertPod(p)
+	}
+
+	broke := objects.Job("broke", "ns").UID("uid-broke").Created(t0).Finished(true).Obj()
+	broke.Status.Conditions[0].LastTransitionTime = *at(10 * time.Minute)
+	c.UpsertOwner(ownerFromJob(broke))
+
+	c.UpsertOwner(ownerFromJob(objects.Job("running", "ns").UID("uid-running").Created(t0).Obj()))
+	c.UpsertOwner(ownerFromJob(objects.Job("theirs", "ns").UID("uid-theirs").Created(t0).SchedulerName("default-scheduler").Finished(false).Obj()))
+	cronRef := controllerRef("batch/v1", "CronJob", "nightly", "uid-nightly")
+	owned := objects.Job("owned", "ns").UID("uid-owned").Created(t0).Finished(false).Obj()
+	owned.OwnerReferences = []metav1.OwnerReference{controllerRef("kubeflow.org/v1", "PyTorchJob", "big", "uid-big")}
+	c.UpsertOwner(ownerFromJob(owned))
+	nightly := objects.Job("nightly-1", "ns").UID("uid-nightly-1").Created(t0).Finished(false).Obj()
+	nightly.OwnerReferences = []metav1.OwnerReference{cronRef}
+	nightly.Status.Conditions[0].LastTransitionTime = *at(5 * time.Minute)
+	c.UpsertOwner(ownerFromJob(nightly))
+
+	job := func(name string, w FinishedWorkload) FinishedWorkload {
+		w.UID, w.Namespace, w.Name, w.Kind, w.Group, w.Type = "uid-"+name, "ns", name, "Job", "batch", "Job"
+		w.Project, w.Department, w.QueuedAt = "vision", "research", t0
+		return w
+	}
+	want := []FinishedWorkload{
+		job("broke", FinishedWorkload{Failed: true, Gang: 1, RequestedGPUs: 1, FinishedAt: t0.Add(10 * time.Minute)}),
+		job("done", FinishedWorkload{Gang: 2, RequestedGPUs: 4, Nodes: []string{"n1", "n2"},
+			StartedAt: t0.Add(2 * time.Minute), FinishedAt: t0.Add(time.Hour)}),
+		job("nightly-1", FinishedWorkload{Gang: 1, RequestedGPUs: 1, FinishedAt: t0.Add(5 * time.Minute)}),
+	}
+	if diff := cmp.Diff(want, c.finishedWorkloads()); diff != "" {
+		t.Errorf("finished workloads (-want +got):\n%s", diff)
+	}
+}

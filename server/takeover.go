@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/arbiterhq/arbiter/internal/english"
+	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// A leader binds pods first and records them a moment later: its workload records after the
+// recorder's interval (records.go), its Scheduled events from a queue. One that dies or
+// freezes in between leaves bound pods without their Scheduled event, and a workload that
+// finishes before the next leader takes over without any record. So each term starts by
+// reading the cluster (takeOver): it records what it finds finished and unrecorded, and writes
+// the missing Scheduled events. The term's first cycle then records every live workload the
+// records lack or hold out of date (the lifecycle, from the cluster's pods).
+const (
+	// takeoverDeadline bounds the whole reconciliation: past it the term starts scheduling
+	// with what was done, and says what was not.
+	takeoverDeadline = 30 * time.Second
+	// missedPage is how many finished workloads one transaction checks and records.
+	missedPage = 500
+	// scheduledEventLookback is how far back a bound pod's Scheduled event is looked for: the
+	// API server keeps events an hour by default (--event-ttl), so an older one is gone
+	// whoever wrote it, and writing it again would only be noise.
+	scheduledEventLookback = time.Hour
+)
+
+// takeOver reconciles, as this replica's term starts and before its first cycle, what the
+// cluster shows that the records lack. may says whether this replica still holds the lease.
+// It first waits for the scheduler's cache to hold the cluster (no cycle can run before that
+// either), then works for at most takeoverDeadline, logging what it did and what failed; it
+// never stops the term from starting.
+func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, log *slog.Logger) {
+	if err := sched.WaitSynced(term); err != nil {
+		return // the term (or the process) ended first
+	}
+	ctx, cancel := context.WithTimeout(term, takeoverDeadline)
+	defer cancel()
+	began := time.Now()
+	finished := sched.FinishedWorkloads()
+	recorded := 0
+	for start := 0; start < len(finished) && may(); start += missedPage {
+		page := finished[start:min(start+missedPage, len(finished))]
+		missed := make([]store.MissedWorkload, len(page))
+		for i, w := range page {
+			missed[i] = missedWorkload(w)
+		}
+		n, err := st.RecordMissedWorkloads(ctx, missed)
+		if err != nil {
+			log.Warn("taking over: finished workloads not recorded", "checked", start, "of", len(finished), "err", err)
+			break
+		}
+		recorded += n
+	}
+	events, err := sched.RestoreScheduledEvents(ctx, began.Add(-scheduledEventLookback), may)
+	if err != nil {
+		log.Warn("taking over: Scheduled events not all written", "written", events, "err", err)
+	}
+	log.Info("took over from the cluster", "finished_workloads_recorded", recorded, "finished_workloads_checked", len(finished),
+		"scheduled_events_written", events, "took", time.Since(began).Round(time.Millisecond))
+}
+
+// missedWorkload is the record of a finished workload, with the history the lifecycle would
+// have written: queued when created, admitted when it started (if it did), and its end.
+func missedWorkload(w kube.FinishedWorkload) store.MissedWorkload {
+	phase := scheduler.PhaseCompleted
+	if w.Failed {
+		phase = scheduler.PhaseFailed
+	}
+	finished := w.FinishedAt
+	r := store.WorkloadRecord{
+		UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group,
+		TypeName: w.Type, CategoryName: w.Category, ProjectName: w.Project, DepartmentName: w.Department,
+		Phase: string(phase), Gang: w.Gang, RequestedGPUs: w.RequestedGPUs, Nodes: w.Nodes,
+		QueuedAt: w.QueuedAt, FinishedAt: &finished, Submitter: w.Submitter,
+	}
+	events := []store.WorkloadEvent{{WorkloadUID: w.UID, At: w.QueuedAt, Kind: "Queued",
+		Message: "Queued in project " + orNone(w.Project) + "."}}
+	if !w.StartedAt.IsZero() {
+		started := w.StartedAt
+		r.StartedAt = &started
+		events = append(events, store.WorkloadEvent{WorkloadUID: w.UID, At: started, Kind: "Admitted",
+			Message: "Admitted on [" + strings.Join(w.Nodes, " ") + "] with " + english.Plural(w.RequestedGPUs, "GPU") + "."})
+	}
+	events = append(events, store.WorkloadEvent{WorkloadUID: w.UID, At: finished, Kind: string(phase), Message: store.FinishMessage(string(phase))})
+	return store.MissedWorkload{Record: r, Events: events}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
