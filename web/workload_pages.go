@@ -13,14 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
-	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/arbiterhq/arbiter/workloads"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
@@ -226,62 +223,26 @@ func (h *workloadRecords) sortedPriorities(ctx context.Context) ([]store.Priorit
 // rowMaker returns a function that makes a page row of a record, with the controls the caller
 // may use on it and the sentence why one is disabled; projects are read once per request.
 func (h *workloadRecords) rowMaker(c echo.Context, prios []store.Priority) func(r store.WorkloadRecord) (views.WorkloadRow, error) {
-	type proj struct {
-		scope auth.Scope
-		p     *store.Project
-	}
-	projects := map[uuid.UUID]proj{} // by project id; uuid.Nil for records of no project
 	canChange := workloads.MayChangeAny(identity(c)) == nil
+	choices := h.service.ChangeChoicesFor(c.Request().Context(), identity(c), prios)
 	csrf := h.page(c, "", "").CSRFToken
 	now := time.Now()
-	dict := store.SchedulingCatalog(prios, nil, nil)
 	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
 		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now), r), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
 		if !canChange || r.FinishedAt != nil {
 			return row, nil
 		}
-		key := uuid.Nil
-		if r.ProjectID != nil {
-			key = *r.ProjectID
-		}
-		pr, ok := projects[key]
-		if !ok {
-			scope, p, err := h.service.ProjectOf(c.Request().Context(), r)
-			if err != nil {
-				return row, err
-			}
-			pr = proj{scope, p}
-			projects[key] = pr
+		ch, err := choices(r)
+		if err != nil {
+			return row, err
 		}
 		row.Controls = true
-		if err := workloads.MayChange(identity(c), r, pr.scope); err != nil {
-			_, row.Locked = statusOf(err)
+		if ch.Refused != nil {
+			_, row.Locked = statusOf(ch.Refused)
 		}
-		if refusal := scheduler.PriorityChangeRefusal("priority", store.ProjectPolicy(pr.p)); refusal != nil {
-			row.PriorityLocked = refusal.Message
-		}
-		if refusal := scheduler.PreemptibilityChangeRefusal("preemptibility", store.ProjectPolicy(pr.p)); refusal != nil {
-			row.PreemptibilityLocked = refusal.Message
-		}
-		row.Priorities = allowedPriorities(prios, dict, pr.p, r.PriorityName)
+		row.PriorityLocked, row.PreemptibilityLocked, row.Priorities = ch.PriorityLocked, ch.PreemptibilityLocked, ch.Priorities
 		return row, nil
 	}
-}
-
-// allowedPriorities are the names a workload of the project may be set to: the dictionary
-// (prios, in order; dict, the same as the core's) within the project's range, and the current one.
-func allowedPriorities(prios []store.Priority, dict *scheduler.Catalog, p *store.Project, current string) []string {
-	var policy scheduler.Policy
-	if p != nil {
-		policy = p.Policy.Scheduling()
-	}
-	var out []string
-	for _, x := range prios {
-		if dict.WithinRange(scheduler.Priority{Name: x.Name, Value: int32(x.Value)}, policy) || x.Name == current {
-			out = append(out, x.Name)
-		}
-	}
-	return out
 }
 
 // age is a duration in its largest whole unit: 45s, 12m, 3h, 5d.
