@@ -167,7 +167,7 @@ func New(d Deps) *Server {
 		newEventHistory(d, service, s.layout),
 		&workloadStory{service: service, status: org.status, pods: d.Pods, estimating: estimating(d.Estimating), layout: s.layout},
 		&submissions{service: service},
-		&submitPage{service: service, org: d.Organization, props: d.Properties, log: log, layout: s.layout},
+		&submitPage{service: service, log: log, layout: s.layout},
 	} {
 		h.routes(r)
 	}

@@ -12,14 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/auth"
-	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/internal/routenames"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
@@ -31,12 +29,10 @@ import (
 // submitPage is the Submit page (docs/console.md): a form for the four native types with
 // the dry run of what it describes beside it. The form goes through the submission API's code
 // (the workloads service's Prepare, Submit and DryRun), not through HTTP, so a refusal is the
-// API's, with the field it names (the form's inputs are named as the API's fields). The
-// organization and the priorities are read for the form's choices.
+// API's, with the field it names (the form's inputs are named as the API's fields); its
+// choices and defaults are the service's too.
 type submitPage struct {
 	service *workloads.Service
-	org     OrganizationStore
-	props   WorkloadPropertiesStore
 	log     *slog.Logger
 	layout
 }
@@ -369,36 +365,12 @@ func (h *submitPage) form(c echo.Context, typ, project string, from echo.Context
 			}
 		}
 	}
-	if h.props == nil || h.org == nil {
-		return f, workloads.ErrNoRecords
-	}
-	prios, err := h.props.Priorities(ctx, listquery.Query{SortBy: "value"})
+	defaults, err := h.service.SubmitDefaults(ctx, k, f.Project)
 	if err != nil {
 		return f, err
 	}
-	for _, p := range prios {
-		f.Priorities = append(f.Priorities, p.Name)
-	}
-	t, err := h.service.WorkloadType(ctx, k)
-	if err != nil {
-		return f, err
-	}
-	var chosen *store.Project // none yet: the type's defaults
-	if id, err := uuid.Parse(f.Project); err == nil {
-		p, err := h.org.Project(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return f, err
-		}
-		if err == nil { // the project's default comes first, within its range (S7)
-			chosen = &p
-			f.Pools = mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })
-		}
-	}
-	def, defPreemptibility, err := h.service.PolicyDefaults(ctx, chosen, t)
-	if err != nil {
-		return f, err
-	}
-	f.DefaultPriority, f.DefaultPreemptibility = def.Name, defPreemptibility
+	f.Priorities, f.Pools = defaults.Priorities, defaults.Pools
+	f.DefaultPriority, f.DefaultPreemptibility = defaults.Priority, defaults.Preemptibility
 	// Pools chosen in another project are dropped with it.
 	f.NodePools = slices.DeleteFunc(f.NodePools, func(name string) bool { return !slices.Contains(f.Pools, name) })
 	if len(f.NodePools) == 0 {
@@ -493,16 +465,8 @@ func (h *submitPage) cloneForm(c echo.Context, id string) (views.SubmitForm, err
 	}
 	f.Priority, f.Preemptibility = req.Spec.PriorityClass, req.Spec.Preemptibility
 	if len(pools) > 0 && f.Project == project {
-		all, err := h.org.NodePools(c.Request().Context(), listquery.Query{})
-		if err != nil {
+		if f.NodePools, err = h.service.PoolsOf(c.Request().Context(), pools, f.Pools); err != nil {
 			return f, err
-		}
-		for _, want := range pools {
-			for _, p := range all {
-				if p.LabelKey == want.LabelKey && p.LabelValue == want.LabelValue && slices.Contains(f.Pools, p.Name) {
-					f.NodePools = append(f.NodePools, p.Name)
-				}
-			}
 		}
 	}
 	return f, nil

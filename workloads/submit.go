@@ -257,3 +257,70 @@ func (s *Service) SubmittableProjects(ctx context.Context, who auth.Identity) ([
 	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// SubmitDefaults are what a submission gets without asking, for the Submit page's form: the
+// priority dictionary (by value) to choose from, the priority and preemptibility the project's
+// policy gives the workload type, and the project's node pools.
+type SubmitDefaults struct {
+	Priorities     []string
+	Priority       string
+	Preemptibility string
+	Pools          []string
+}
+
+// SubmitDefaults are the defaults of a submission of kind k to the project with the id (one of
+// SubmittableProjects; "", or one that no longer exists: none chosen yet, the type's defaults).
+func (s *Service) SubmitDefaults(ctx context.Context, k native.Kind, projectID string) (SubmitDefaults, error) {
+	var out SubmitDefaults
+	if s.config == nil || s.org == nil {
+		return out, ErrNoRecords
+	}
+	prios, err := s.config.Priorities(ctx, listquery.Query{SortBy: "value"})
+	if err != nil {
+		return out, err
+	}
+	for _, p := range prios {
+		out.Priorities = append(out.Priorities, p.Name)
+	}
+	t, err := s.WorkloadType(ctx, k)
+	if err != nil {
+		return out, err
+	}
+	var chosen *store.Project // none yet: the type's defaults
+	if id, err := uuid.Parse(projectID); err == nil {
+		p, err := s.org.Project(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return out, err
+		}
+		if err == nil { // the project's default comes first, within its range (S7)
+			chosen = &p
+			for _, r := range p.EffectiveNodePools {
+				out.Pools = append(out.Pools, r.Name)
+			}
+		}
+	}
+	def, defPreemptibility, err := s.PolicyDefaults(ctx, chosen, t)
+	out.Priority, out.Preemptibility = def.Name, defPreemptibility
+	return out, err
+}
+
+// PoolsOf are the node pools among names whose node label is one of wanted (a workload's
+// objects as read back from the cluster, native.RequestOf), for a clone.
+func (s *Service) PoolsOf(ctx context.Context, wanted []native.Pool, among []string) ([]string, error) {
+	if s.org == nil {
+		return nil, ErrNoRecords
+	}
+	all, err := s.org.NodePools(ctx, listquery.Query{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, want := range wanted {
+		for _, p := range all {
+			if p.LabelKey == want.LabelKey && p.LabelValue == want.LabelValue && slices.Contains(among, p.Name) {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out, nil
+}
