@@ -206,7 +206,7 @@ func openPool(ctx context.Context, dbURL string, timeout time.Duration) (*pgxpoo
 // never reads its answer does not hold a connection for long. Answers are rendered whole
 // before they are written, so the write timeout only needs to cover a slow reader of at most
 // a few megabytes. The one exception is the Workloads CSV, which is streamed and extends its
-// own write deadline to a bounded 5 minutes (web/workload_pages.go).
+// own write deadline to a bounded 5 minutes (web/workloads_csv.go).
 const (
 	DefaultHTTPReadTimeout  = 30 * time.Second
 	DefaultHTTPWriteTimeout = 60 * time.Second
