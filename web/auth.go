@@ -352,17 +352,14 @@ func (h *signIn) isConfiguredAdmin(u store.User) bool {
 // authorize is the one authorization check every handler makes: 401 without credentials,
 // 403 (saying what was refused) when no grant of the caller allows action at scope.
 func authorize(c echo.Context, action auth.Action, scope auth.Scope, what string) error {
-	id := identity(c)
-	if !id.Authenticated() {
-		return unauthorized("sign in first to %s", what)
+	switch r := auth.Refuse(identity(c), action, scope, what); {
+	case r == nil:
+		return nil
+	case r.SignIn:
+		return unauthorized("%s", r.Sentence)
+	default:
+		return forbidden("%s", r.Sentence)
 	}
-	if !auth.Allowed(id, action, scope) {
-		if action == auth.ManageSystem {
-			return forbidden("only an admin may %s", what)
-		}
-		return forbidden("your role does not allow you to %s here; ask an admin for access", what)
-	}
-	return nil
 }
 
 // can says whether the caller may take action at scope: pages use it to hide what the server

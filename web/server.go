@@ -14,7 +14,6 @@ import (
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
 	"github.com/arbiterhq/arbiter/views"
-	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -318,7 +317,7 @@ type layout struct {
 func (l layout) page(c echo.Context, title, nav string) views.Page {
 	id := identity(c)
 	p := views.Page{Title: title, Nav: nav, CanAdmin: can(c, auth.ManageSystem, auth.System),
-		CanSubmit: workloads.MaySomewhere(id, auth.SubmitWorkload)}
+		CanSubmit: auth.AllowedSomewhere(id, auth.SubmitWorkload)}
 	if l.cluster != nil {
 		if since := l.cluster.UnreachableSince(); !since.IsZero() {
 			p.Banner = "The cluster is unreachable since " + since.Format("15:04:05 MST") +

@@ -50,7 +50,7 @@ func mayOpen(c echo.Context) error {
 }
 
 func (h *submitPage) show(c echo.Context) error {
-	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: workloads.MaySomewhere(identity(c), auth.SubmitWorkload)}
+	m := views.SubmitPage{Page: h.page(c, "Submit", routenames.Submit), CanSubmit: auth.AllowedSomewhere(identity(c), auth.SubmitWorkload)}
 	if !m.CanSubmit {
 		return render(c, http.StatusOK, views.SubmitView(m))
 	}

@@ -92,38 +92,22 @@ func SubmitterOf(id auth.Identity) string {
 	return id.SubjectType + ":" + id.Subject
 }
 
-// MaySomewhere reports whether one of the caller's grants allows one of the actions at the
-// grant's own scope: whether the caller could take the action on anything at all.
-func MaySomewhere(id auth.Identity, actions ...auth.Action) bool {
-	for _, g := range id.Grants {
-		one := auth.Identity{Grants: []auth.Grant{g}}
-		for _, a := range actions {
-			if auth.Allowed(one, a, g.Scope) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// authorize refuses the action at scope unless the caller's role allows it; what says what
-// the action is, for the sentence.
+// authorize refuses the action at scope unless the caller's role allows it (auth.Refuse, the
+// sentences web's refusals have too); what says what the action is.
 func authorize(who auth.Identity, action auth.Action, scope auth.Scope, what string) error {
-	if !who.Authenticated() {
-		return store.Unauthenticated("sign in first to %s", what)
+	switch r := auth.Refuse(who, action, scope, what); {
+	case r == nil:
+		return nil
+	case r.SignIn:
+		return store.Unauthenticated("%s", r.Sentence)
+	default:
+		return store.Forbidden("%s", r.Sentence)
 	}
-	if !auth.Allowed(who, action, scope) {
-		if action == auth.ManageSystem {
-			return store.Forbidden("only an admin may %s", what)
-		}
-		return store.Forbidden("your role does not allow you to %s here; ask an admin for access", what)
-	}
-	return nil
 }
 
 // MayChangeAny refuses a caller whose role changes no workload anywhere (a viewer).
 func MayChangeAny(who auth.Identity) error {
-	if !MaySomewhere(who, auth.EditAnyWorkload, auth.EditOwnWorkload) {
+	if !auth.AllowedSomewhere(who, auth.EditAnyWorkload) && !auth.AllowedSomewhere(who, auth.EditOwnWorkload) {
 		return authorize(who, auth.EditAnyWorkload, auth.System, "change workloads' priority or preemptibility")
 	}
 	return nil
@@ -132,7 +116,7 @@ func MayChangeAny(who auth.Identity) error {
 // MayControlAny refuses a caller whose role deletes, stops or runs no workload anywhere (a
 // viewer), before anything is looked up.
 func MayControlAny(who auth.Identity) error {
-	if !MaySomewhere(who, auth.EditAnyWorkload, auth.EditOwnWorkload) {
+	if !auth.AllowedSomewhere(who, auth.EditAnyWorkload) && !auth.AllowedSomewhere(who, auth.EditOwnWorkload) {
 		return authorize(who, auth.EditAnyWorkload, auth.System, "delete, stop or run workloads")
 	}
 	return nil
@@ -140,7 +124,7 @@ func MayControlAny(who auth.Identity) error {
 
 // MaySubmitAny refuses a caller whose role submits nowhere (a viewer).
 func MaySubmitAny(who auth.Identity) error {
-	if !MaySomewhere(who, auth.SubmitWorkload) {
+	if !auth.AllowedSomewhere(who, auth.SubmitWorkload) {
 		return authorize(who, auth.SubmitWorkload, auth.System, "submit workloads")
 	}
 	return nil
