@@ -220,17 +220,29 @@ func (s *Store) RecordWorkloads(ctx context.Context, records []WorkloadRecord, e
 	return nil
 }
 
-// queueRecord queues the upsert of one workload record (RecordWorkloads).
-func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
-	if r.Nodes == nil {
-		r.Nodes = []string{}
-	}
-	b.Queue(`
+// insertWorkloadSQL inserts one workload record from recordArgs; the caller says what a record
+// already there means (ON CONFLICT).
+const insertWorkloadSQL = `
 				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
 				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
 				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
 				    started_at, finished_at, submitter)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)`
+
+// recordArgs are insertWorkloadSQL's arguments, $1 to $26, then extra.
+func recordArgs(r *WorkloadRecord, extra ...any) []any {
+	if r.Nodes == nil {
+		r.Nodes = []string{}
+	}
+	return append([]any{r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
+		r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
+		r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
+		r.StartedAt, r.FinishedAt, r.Submitter}, extra...)
+}
+
+// queueRecord queues the upsert of one workload record (RecordWorkloads).
+func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
+	b.Queue(insertWorkloadSQL+`
 				ON CONFLICT (uid) DO UPDATE SET
 				    namespace = excluded.namespace, name = excluded.name, kind = excluded.kind,
 				    api_group = excluded.api_group, type_name = excluded.type_name, category_name = excluded.category_name,
@@ -251,10 +263,7 @@ func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
 				    estimated_start_at = CASE WHEN excluded.phase = 'Running' THEN NULL ELSE workloads.estimated_start_at END,
 				    estimate_basis = CASE WHEN excluded.phase = 'Running' OR workloads.estimate_basis = $27 THEN ''
 				                          ELSE workloads.estimate_basis END`,
-		r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
-		r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
-		r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-		r.StartedAt, r.FinishedAt, r.Submitter, OwnerStoppedBasis)
+		recordArgs(r, OwnerStoppedBasis)...)
 }
 
 // queueEvent queues the statements of one new event (RecordWorkloads).

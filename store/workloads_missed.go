@@ -29,20 +29,7 @@ func (s *Store) RecordMissedWorkloads(ctx context.Context, missed []MissedWorklo
 		b := &pgx.Batch{}
 		for i := range missed {
 			r := missed[i].Record.bounded()
-			if r.Nodes == nil {
-				r.Nodes = []string{}
-			}
-			b.Queue(`
-				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
-				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
-				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
-				    started_at, finished_at, submitter)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
-				ON CONFLICT (uid) DO NOTHING`,
-				r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
-				r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
-				r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-				r.StartedAt, r.FinishedAt, r.Submitter)
+			b.Queue(insertWorkloadSQL+` ON CONFLICT (uid) DO NOTHING`, recordArgs(&r)...)
 		}
 		br := tx.SendBatch(ctx, b)
 		inserted := make([]bool, len(missed))
