@@ -181,6 +181,9 @@ func (c Config) dryRunLimits() *web.DryRunLimits {
 
 // AuditRetention is how long the audit log keeps a row at least.
 func (c Config) AuditRetention() time.Duration {
+	if c.AuditRetentionDays == 0 { // a Config built in code: the default
+		return store.DefaultAuditRetention
+	}
 	return time.Duration(c.AuditRetentionDays) * 24 * time.Hour
 }
 

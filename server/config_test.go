@@ -95,6 +95,9 @@ func TestAuditRetentionConfig(t *testing.T) {
 	if got := c.AuditRetention(); got != 400*24*time.Hour {
 		t.Errorf("default retention %v, want 400 days", got)
 	}
+	if got := (Config{}).AuditRetention(); got != 400*24*time.Hour {
+		t.Errorf("a Config built in code: retention %v, want the default 400 days", got)
+	}
 	t.Setenv("ARBITER_AUDIT_RETENTION_DAYS", "90")
 	if c, err = ParseConfig("serve", nil, io.Discard); err != nil {
 		t.Fatal(err)

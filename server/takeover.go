@@ -76,7 +76,7 @@ func missedWorkload(w kube.FinishedWorkload) store.MissedWorkload {
 	finished := w.FinishedAt
 	r := store.WorkloadRecord{
 		UID: w.UID, Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, APIGroup: w.Group,
-		TypeName: w.Type, CategoryName: w.Category, ProjectName: w.Project, DepartmentName: w.Department,
+		TypeName: w.Type, CategoryName: w.Category, ProjectID: projectID(w.ProjectID), ProjectName: w.Project, DepartmentName: w.Department,
 		Phase: string(phase), Gang: w.Gang, RequestedGPUs: w.RequestedGPUs, Nodes: w.Nodes,
 		QueuedAt: w.QueuedAt, FinishedAt: &finished, Submitter: w.Submitter,
 	}

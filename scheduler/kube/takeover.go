@@ -36,6 +36,7 @@ func (s *Scheduler) WaitSynced(ctx context.Context) error {
 type FinishedWorkload struct {
 	UID, Namespace, Name, Kind, Group   string
 	Type, Category, Project, Department string
+	ProjectID                           string // the project's id (records name it by id); empty for none
 	Submitter                           string // the Job's scheduler.AnnotationSubmitter
 	Failed                              bool
 	Gang, RequestedGPUs                 int
@@ -62,8 +63,9 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 		category[t.Name] = t.Category
 	}
 	department := make(map[string]string, len(x.settings.Projects))
+	projectID := make(map[string]string, len(x.settings.Projects))
 	for _, p := range x.settings.Projects {
-		department[p.Name] = p.Department
+		department[p.Name], projectID[p.Name] = p.Department, p.ID
 	}
 	boundPods := map[types.UID][]*podEntry{} // by controller: a Job's pods are its own
 	for _, e := range c.pods {
@@ -94,7 +96,7 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 			Failed:  o.Failed, Gang: int(count), RequestedGPUs: int(count) * int(template.Requests.GPUs),
 			QueuedAt: queuedAt(o, o.Created), FinishedAt: o.Ended,
 		}
-		w.Category, w.Department = category[w.Type], department[w.Project]
+		w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
 		for _, e := range boundPods[o.UID] {
 			if !slices.Contains(w.Nodes, e.pod.NodeName) {
 				w.Nodes = append(w.Nodes, e.pod.NodeName)

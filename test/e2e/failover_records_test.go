@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/google/uuid"
 	"slices"
 	"strings"
 	"syscall"
@@ -71,14 +72,19 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	project, err := e.store.ProjectNamed(e.ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type recorded struct {
 		Phase, Project       string
+		ProjectID            *uuid.UUID // a workload belongs to its project by id
 		Requested, Allocated int
 		Queued               time.Time
 		Started, Finished    *time.Time
 	}
-	got := recorded{rec.Phase, rec.ProjectName, rec.RequestedGPUs, rec.AllocatedGPUs, rec.QueuedAt, rec.StartedAt, rec.FinishedAt}
-	want := recorded{"Completed", ns, 1, 0, done.CreationTimestamp.Time, &shortPod.Status.StartTime.Time, &done.Status.CompletionTime.Time}
+	got := recorded{rec.Phase, rec.ProjectName, rec.ProjectID, rec.RequestedGPUs, rec.AllocatedGPUs, rec.QueuedAt, rec.StartedAt, rec.FinishedAt}
+	want := recorded{"Completed", ns, &project.ID, 1, 0, done.CreationTimestamp.Time, &shortPod.Status.StartTime.Time, &done.Status.CompletionTime.Time}
 	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
 		t.Errorf("the finished Job's record (-want +got):\n%s", diff)
 	}

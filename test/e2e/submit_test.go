@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -181,10 +182,17 @@ func TestSubmit_NativeKinds(t *testing.T) {
 		// Scheduled by Arbiter, and recorded with type, project and submitter.
 		for _, s := range subs {
 			e.eventually(s.name+"'s pods are bound", 2*time.Minute, func() bool { return e.allBound(ns, s.selector, s.pods) })
-			e.eventually(s.name+" is recorded Running by the scheduler", 30*time.Second, func() bool {
+			poll.UntilNil(t, s.name+" is recorded Running by the scheduler", 30*time.Second, func() error {
 				r, err := e.store.WorkloadRecord(e.ctx, s.uid)
-				return err == nil && r.Phase == "Running" && r.TypeName == s.typ && r.Submitter == aliceSubmitter && r.ProjectName == proj.Name &&
-					r.Gang == s.pods && r.AllocatedGPUs == s.pods
+				if err != nil {
+					return err
+				}
+				if r.Phase != "Running" || r.TypeName != s.typ || r.Submitter != aliceSubmitter || r.ProjectName != proj.Name ||
+					r.Gang != s.pods || r.AllocatedGPUs != s.pods {
+					return fmt.Errorf("phase %s, type %q, submitter %q, project %q, gang %d, allocated %d GPUs (updated %s)",
+						r.Phase, r.TypeName, r.Submitter, r.ProjectName, r.Gang, r.AllocatedGPUs, r.UpdatedAt.Format(time.RFC3339Nano))
+				}
+				return nil
 			})
 		}
 		if r := e.record(subs[0].uid); r.PriorityName != "very-high" || r.Preemptibility != "non-preemptible" {
