@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -66,10 +68,17 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = e.client.CoreV1().Namespaces().Delete(t.Context(), orphan, metav1.DeleteOptions{}) })
 	e.job(jobSpec{name: "stray", namespace: orphan})
-	e.eventually("both waiting workloads show in the pending gauge", time.Minute, func() bool {
+	// The victim's reason is read again each time: a pod's reason may move on (from waiting for
+	// its preemptor's evictions to waiting for capacity, say) between one read and the gauge.
+	poll.UntilNil(t, "both waiting workloads show in the pending gauge", time.Minute, func() error {
+		reason, _ = e.pendingReason(ns, "victim")
 		m := scrape(t, e.a.URL)
-		return value(m, "arbiter_pending_workloads", map[string]string{"project": project, "reason": reason}) == 1 &&
-			value(m, "arbiter_pending_workloads", map[string]string{"project": "", "reason": "NoProject"}) == 1
+		mine := value(m, "arbiter_pending_workloads", map[string]string{"project": project, "reason": reason})
+		stray := value(m, "arbiter_pending_workloads", map[string]string{"project": "", "reason": "NoProject"})
+		if mine != 1 || stray != 1 {
+			return fmt.Errorf("the victim's pods wait with reason %q; the gauge counts %v under it and %v under NoProject", reason, mine, stray)
+		}
+		return nil
 	})
 	m = scrape(t, e.a.URL)
 	expect(t, m, "arbiter_binds_total", nil, 3) // the victim's 2 pods, then the urgent one
