@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -35,17 +37,48 @@ const (
 // cluster shows that the records lack. may says whether this replica still holds the lease.
 // It first waits for the scheduler's cache to hold the cluster (no cycle can run before that
 // either), then works for at most takeoverDeadline, logging what it did and what failed; it
-// never stops the term from starting.
+// never stops the term from starting. What it could not finish (a database that did not
+// answer in time — a frozen predecessor may hold a workload's row locked — or an API server
+// that did not) it tries again in the background until done or the term ends
+// (keepTakingOver): the writes are idempotent, so a retry beside the term's cycles is safe.
 func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, log *slog.Logger) {
 	if err := sched.WaitSynced(term); err != nil {
 		return // the term (or the process) ended first
 	}
-	ctx, cancel := context.WithTimeout(term, takeoverDeadline)
-	defer cancel()
 	began := time.Now()
-	finished := sched.FinishedWorkloads()
+	reconcile := func(ctx context.Context) (recorded, events int, err error) {
+		recorded, errFinished := recordFinished(ctx, sched.FinishedWorkloads(), st, may)
+		events, errEvents := sched.RestoreScheduledEvents(ctx, began.Add(-scheduledEventLookback), may)
+		return recorded, events, errors.Join(errFinished, errEvents)
+	}
+	ctx, cancel := context.WithTimeout(term, takeoverDeadline)
+	recorded, events, err := reconcile(ctx)
+	cancel()
+	log.Info("took over from the cluster", "finished_workloads_recorded", recorded,
+		"scheduled_events_written", events, "took", time.Since(began).Round(time.Millisecond))
+	if err != nil {
+		log.Warn("taking over: not all done; trying again in the background", "retry_every", takeoverRetry, "err", err)
+		go keepTakingOver(term, takeoverRetry, func(ctx context.Context) error {
+			_, _, err := reconcile(ctx)
+			return err
+		}, may, log)
+	}
+}
+
+// takeoverRetry is how often a takeover that could not finish tries again.
+const takeoverRetry = 10 * time.Second
+
+// errNotLeading stops a takeover's writes when this replica's lease is not fresh.
+var errNotLeading = errors.New("the lease is not fresh: this replica may not write")
+
+// recordFinished records the finished workloads the records lack, a page per transaction,
+// and returns how many it wrote.
+func recordFinished(ctx context.Context, finished []kube.FinishedWorkload, st *store.Store, may func() bool) (int, error) {
 	recorded := 0
-	for start := 0; start < len(finished) && may(); start += missedPage {
+	for start := 0; start < len(finished); start += missedPage {
+		if !may() {
+			return recorded, errNotLeading
+		}
 		page := finished[start:min(start+missedPage, len(finished))]
 		missed := make([]store.MissedWorkload, len(page))
 		for i, w := range page {
@@ -53,17 +86,34 @@ func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may 
 		}
 		n, err := st.RecordMissedWorkloads(ctx, missed)
 		if err != nil {
-			log.Warn("taking over: finished workloads not recorded", "checked", start, "of", len(finished), "err", err)
-			break
+			return recorded, fmt.Errorf("finished workloads %d to %d of %d not recorded: %w", start, start+len(page), len(finished), err)
 		}
 		recorded += n
 	}
-	events, err := sched.RestoreScheduledEvents(ctx, began.Add(-scheduledEventLookback), may)
-	if err != nil {
-		log.Warn("taking over: Scheduled events not all written", "written", events, "err", err)
+	return recorded, nil
+}
+
+// keepTakingOver tries attempt every `every`, each under takeoverDeadline, until it succeeds
+// or the term ends; it waits while this replica's lease is not fresh.
+func keepTakingOver(term context.Context, every time.Duration, attempt func(context.Context) error, may func() bool, log *slog.Logger) {
+	for tries := 1; ; tries++ {
+		select {
+		case <-term.Done():
+			return
+		case <-time.After(every):
+		}
+		if !may() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(term, takeoverDeadline)
+		err := attempt(ctx)
+		cancel()
+		if err == nil {
+			log.Info("took over from the cluster on a later attempt", "attempt", tries+1)
+			return
+		}
+		log.Warn("taking over: still not all done; trying again", "attempt", tries+1, "retry_in", every, "err", err)
 	}
-	log.Info("took over from the cluster", "finished_workloads_recorded", recorded, "finished_workloads_checked", len(finished),
-		"scheduled_events_written", events, "took", time.Since(began).Round(time.Millisecond))
 }
 
 // missedWorkload is the record of a finished workload, with the history the lifecycle would
