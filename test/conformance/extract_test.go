@@ -19,7 +19,7 @@ import (
 const extractPath = "testdata/runai-extract.json"
 
 // sourceFromHere is extract.SourcePath seen from this package's directory.
-const sourceFromHere = "../../" + extract.SourcePath 
+const sourceFromHere = "../../" + extract.SourcePath
 
 // TestExtractIsCurrent: the committed extract is what the generator makes from Run:ai's
 // document and today's routes (run go generate in this directory when it is not). Without the
