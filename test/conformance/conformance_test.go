@@ -281,7 +281,6 @@ var notYetConforming = map[string]string{
 	"PUT /api/v1/org-unit/projects/{projectId}":           "answers as GET does",
 	"PUT /api/v1/org-unit/projects/{projectId}/resources": "follows POST",
 	"DELETE /api/v1/org-unit/projects/{projectId}":        "follows POST",
-	"POST /api/v1/token":                                  "refuses the document's clientID",
 	"GET /api/v1/workload-types":                          "priorityId and priorityName are null where a type follows its category",
 	"GET /api/v1/workload-types/{workloadTypeId}":         "priorityId and priorityName are null where a type follows its category",
 	"PUT /api/v1/workload-types/{workloadTypeId}":         "priorityId and priorityName are null where a type follows its category",
