@@ -138,6 +138,7 @@ var stamps = cmp.Options{
 	cmpopts.IgnoreFields(views.Department{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Project{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.WorkloadType{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
+	cmpopts.IgnoreFields(views.WorkloadTypeAnswer{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Priority{}, "CreatedAt", "UpdatedAt"),
 }
 
