@@ -1,0 +1,95 @@
+package web
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/arbiterhq/arbiter/store"
+)
+
+// Run:ai's control-plane API names things an Arbiter installation has exactly one of: a
+// tenant and a cluster. Its schemas require their ids on node pools, departments, projects and
+// audit entries, so Arbiter answers them as constants, the same on every replica and across
+// restarts, and accepts them in requests only when they name these.
+const (
+	// runAITenantID is the installation's one tenant (Run:ai's tenantId, an integer).
+	runAITenantID = 1
+	// runAIClusterName is the name of the installation's one cluster.
+	runAIClusterName = "arbiter"
+)
+
+// runAIClusterID is the installation's one cluster's id.
+var runAIClusterID = store.SeedID("cluster", runAIClusterName).String()
+
+// runAIAuditEntry is an audit entry in Run:ai's AuditLog shape (snake_case names, its result
+// and subject type spellings). Arbiter's actions beyond Run:ai's enum (issue, revoke, …) are
+// answered as they are.
+type runAIAuditEntry struct {
+	ID             string `json:"id"`
+	TenantID       string `json:"tenant_id"`
+	Timestamp      string `json:"timestamp"`
+	Subject        string `json:"subject"`
+	SubjectType    string `json:"subject_type"`
+	SourceIP       string `json:"source_ip,omitempty"`
+	Action         string `json:"action"`
+	HTTPMethod     string `json:"http_method,omitempty"`
+	HTTPStatusCode int    `json:"http_status_code,omitempty"`
+	EntityType     string `json:"entity_type,omitempty"`
+	EntityID       string `json:"entity_id,omitempty"`
+	EntityName     string `json:"entity_name,omitempty"`
+	RequestID      string `json:"request_id,omitempty"`
+	Result         string `json:"result"`
+	ClusterID      string `json:"cluster_id"`
+	ClusterName    string `json:"cluster_name"`
+}
+
+func runAIAuditView(e store.AuditEntry) runAIAuditEntry {
+	subjectType := "User" // people, and the groups they sign in through
+	if e.SubjectType == "api-key" || e.SubjectType == "system" {
+		subjectType = "App"
+	}
+	result := "Failed"
+	if e.Result == "success" {
+		result = "Succeeded"
+	}
+	return runAIAuditEntry{
+		ID: strconv.FormatInt(e.ID, 10), TenantID: strconv.Itoa(runAITenantID), Timestamp: e.At.UTC().Format("2006-01-02T15:04:05.999999Z07:00"),
+		Subject: e.Subject, SubjectType: subjectType, SourceIP: e.SourceIP, Action: e.Action, HTTPMethod: e.HTTPMethod,
+		HTTPStatusCode: e.HTTPStatus, EntityType: e.EntityType, EntityID: e.EntityID, EntityName: e.EntityName,
+		RequestID: e.RequestID, Result: result, ClusterID: runAIClusterID, ClusterName: runAIClusterName,
+	}
+}
+
+// runAIAuditNames are Run:ai's names of the audit log's fields in sortBy and filterBy, and the
+// names Arbiter's list knows them by; Run:ai's other fields are refused by the list as
+// unknown, naming the fields it does know.
+var runAIAuditNames = map[string]string{"timestamp": "at", "entity_type": "entityType"}
+
+// runAIAuditQuery is the audit log's query with Run:ai's names translated: its field names
+// in sortBy and filterBy, and numberOfSamples, its page size, as limit.
+func runAIAuditQuery(in url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range in {
+		out[k] = append([]string(nil), vs...)
+	}
+	if s, ok := runAIAuditNames[out.Get("sortBy")]; ok {
+		out.Set("sortBy", s)
+	}
+	if f := out.Get("filterBy"); f != "" {
+		terms := strings.Split(f, ",")
+		for i, term := range terms {
+			for runai, arbiter := range runAIAuditNames {
+				if rest, ok := strings.CutPrefix(term, runai); ok && strings.ContainsAny(rest[:min(1, len(rest))], "=!<>") {
+					terms[i] = arbiter + rest
+				}
+			}
+		}
+		out.Set("filterBy", strings.Join(terms, ","))
+	}
+	if n := out.Get("numberOfSamples"); n != "" && !out.Has("limit") {
+		out.Set("limit", n)
+	}
+	out.Del("numberOfSamples")
+	return out
+}
