@@ -91,6 +91,27 @@ type NodePool struct {
 	UpdatedBy  string         `json:"updatedBy"`
 }
 
+// NodePoolAnswer is a node pool as the API answers it: Arbiter's fields, and Run:ai's
+// Nodepool fields beside them (the installation's one cluster and tenant, isDefault, a phase
+// from its nodes' readiness). Its status.nodes are the names of the pool's nodes, as Run:ai's
+// are; their count is status.nodeCount.
+type NodePoolAnswer struct {
+	NodePool
+	Status      NodePoolAnswerStatus `json:"status"`
+	ClusterID   string               `json:"clusterId"`
+	ClusterName string               `json:"clusterName"`
+	TenantID    int                  `json:"tenantId"`
+	IsDefault   bool                 `json:"isDefault"`
+	Phase       string               `json:"phase"`
+}
+
+// NodePoolAnswerStatus is NodePoolStatus with the nodes named.
+type NodePoolAnswerStatus struct {
+	NodePoolStatus
+	Nodes     []string `json:"nodes"`
+	NodeCount int      `json:"nodeCount"`
+}
+
 // Department groups projects; its quotas bound theirs.
 type Department struct {
 	ID           string  `json:"id"`

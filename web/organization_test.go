@@ -40,17 +40,17 @@ func TestOrganizationRoutes(t *testing.T) {
 	// Node pools: the seeded default and a100, with status present and zero.
 	a100 := views.NodePool{ID: pool, Name: "a100", LabelKey: "arbiter.dev/node-pool", LabelValue: "a100", Placement: "binpack"}
 	def := views.NodePool{ID: defRef.ID, Name: "default", Placement: "binpack", Default: true}
-	if diff := cmp.Diff([]views.NodePool{a100, def}, list[views.NodePool](t, srv, "/api/v1/node-pools", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{a100, def}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools", "nodePools")), stamps); diff != "" {
 		t.Fatalf("node pools (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(def, getAs[views.NodePool](t, srv, "/api/v1/node-pools/"+def.ID), stamps); diff != "" {
+	if diff := cmp.Diff(def, arbiterPool(getAs[views.NodePoolAnswer](t, srv, "/api/v1/node-pools/"+def.ID)), stamps); diff != "" {
 		t.Errorf("default pool (-want +got):\n%s", diff)
 	}
 	a100.Placement, a100.LabelValue = "spread", "gpu-a100"
-	if diff := cmp.Diff(a100, sendAs[views.NodePool](t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200), stamps); diff != "" {
+	if diff := cmp.Diff(a100, arbiterPool(sendAs[views.NodePoolAnswer](t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200)), stamps); diff != "" {
 		t.Errorf("PUT node pool (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]views.NodePool{a100}, list[views.NodePool](t, srv, "/api/v1/node-pools?filterBy=placement==spread", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{a100}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools?filterBy=placement==spread", "nodePools")), stamps); diff != "" {
 		t.Errorf("filterBy placement (-want +got):\n%s", diff)
 	}
 
@@ -112,7 +112,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	send(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"resources":[]}`, 200)
 	send(t, srv, "DELETE", "/api/v1/org-unit/departments/"+dept, "", 204)
 	send(t, srv, "DELETE", "/api/v1/node-pools/"+pool, "", 204)
-	if diff := cmp.Diff([]views.NodePool{def}, list[views.NodePool](t, srv, "/api/v1/node-pools", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{def}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools", "nodePools")), stamps); diff != "" {
 		t.Errorf("after deletes (-want +got):\n%s", diff)
 	}
 }

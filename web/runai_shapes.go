@@ -1,11 +1,15 @@
 package web
 
 import (
+	"cmp"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
 )
 
 // Run:ai's control-plane API names things an Arbiter installation has exactly one of: a
@@ -91,5 +95,55 @@ func runAIAuditQuery(in url.Values) url.Values {
 		out.Set("limit", n)
 	}
 	out.Del("numberOfSamples")
+	return out
+}
+
+// checkClusterID accepts Run:ai's clusterId in a request only when it is absent or names the
+// installation's one cluster.
+func checkClusterID(o optional[string]) error {
+	if o.Set && (o.Null || o.Value != runAIClusterID) {
+		return store.InvalidField("clusterId", "clusterId %q is not a cluster of this installation: it has one cluster, %s (send that, or leave clusterId out)", o.Value, runAIClusterID)
+	}
+	return nil
+}
+
+// nodePoolAnswer is a pool's view with Run:ai's fields: nodes names the pool's nodes in the
+// scheduler's last cycle, placed by the rule the cycle places them by (scheduler.NodePoolOf).
+func nodePoolAnswer(v views.NodePool, nodes []string) views.NodePoolAnswer {
+	phase := "Ready"
+	switch {
+	case v.Status.Nodes == 0:
+		phase = "Empty"
+	case v.Status.ReadyNodes == 0:
+		phase = "Unschedulable"
+	}
+	if nodes == nil {
+		nodes = []string{}
+	}
+	return views.NodePoolAnswer{NodePool: v, Status: views.NodePoolAnswerStatus{NodePoolStatus: v.Status, Nodes: nodes, NodeCount: v.Status.Nodes},
+		ClusterID: runAIClusterID, ClusterName: runAIClusterName, TenantID: runAITenantID, IsDefault: v.Default, Phase: phase}
+}
+
+// nodesByPool are the names of the nodes of each pool in the scheduler's last cycle; empty
+// without a cluster or before the first cycle.
+func nodesByPool(cycles LastCycle) map[string][]string {
+	out := map[string][]string{}
+	if cycles == nil {
+		return out
+	}
+	snap, _ := cycles.LastCycle()
+	if snap == nil {
+		return out
+	}
+	pools := slices.Clone(snap.NodePools)
+	slices.SortFunc(pools, func(a, b scheduler.NodePool) int { return cmp.Compare(a.Name, b.Name) })
+	for i := range snap.Nodes {
+		if pool := scheduler.NodePoolOf(pools, &snap.Nodes[i]); pool != "" {
+			out[pool] = append(out[pool], snap.Nodes[i].Name)
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
 	return out
 }

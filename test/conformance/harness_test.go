@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,8 +170,8 @@ func (c *client) do(t *testing.T, x exchange) []byte {
 	}
 	in := &openapi3filter.ResponseValidationInput{RequestValidationInput: input, Status: res.StatusCode, Header: res.Header, Options: validation}
 	in.SetBodyBytes(got)
-	if err := openapi3filter.ValidateResponse(ctx, in); err != nil && len(unexplained(x.method+" "+x.route, reasons(err))) > 0 {
-		t.Errorf("%s (%s %s): the answer does not validate against Run:ai's schema:\n%s\nanswer: %s", op.OperationID, x.method, x.url(""), strings.Join(unexplained(x.method+" "+x.route, reasons(err)), "\n"), clip(got))
+	if err := openapi3filter.ValidateResponse(ctx, in); err != nil && len(unexplained(x.method+" "+x.route, reasons(err), got)) > 0 {
+		t.Errorf("%s (%s %s): the answer does not validate against Run:ai's schema:\n%s\nanswer: %s", op.OperationID, x.method, x.url(""), strings.Join(unexplained(x.method+" "+x.route, reasons(err), got), "\n"), clip(got))
 	}
 	if x.out != nil && res.StatusCode/100 == 2 {
 		if err := json.Unmarshal(got, x.out); err != nil {
@@ -285,9 +286,11 @@ func reasons(err error) []string {
 // (docs/api.md "Conformance" says the same).
 var deliberatelyDifferent = map[string][]difference{}
 
-// difference is a finding (one line of reasons) Arbiter answers on purpose, and why.
+// difference is a finding (one line of reasons: a JSON pointer and kin-openapi's reason)
+// Arbiter answers on purpose, where of is true of the object holding the field, and why.
 type difference struct {
 	finding *regexp.Regexp
+	of      func(holder map[string]any) bool
 	why     string
 }
 
@@ -295,23 +298,65 @@ func init() {
 	// The specification gives a workload type no category (SPOTRequest) and lets an admin
 	// take a type's category away; such a type uses the cluster default. Run:ai's schema
 	// requires a category on every type: Arbiter answers null rather than invent one.
-	noCategory := "a type without a category answers categoryId and categoryName null"
+	noCategory := difference{why: "a type without a category answers categoryId and categoryName null",
+		of: func(ty map[string]any) bool { return ty["categoryId"] == nil && ty["categoryName"] == nil }}
 	for route, at := range map[string]string{
 		"GET /api/v1/workload-types":                  `/types/\d+`,
 		"GET /api/v1/workload-types/{workloadTypeId}": ``,
 		"PUT /api/v1/workload-types/{workloadTypeId}": ``,
 	} {
-		deliberatelyDifferent[route] = append(deliberatelyDifferent[route], difference{regexp.MustCompile(`^  ` + at + `/category(Id|Name): Value is not nullable$`), noCategory})
+		d := noCategory
+		d.finding = regexp.MustCompile(`^  ` + at + `/category(Id|Name): Value is not nullable$`)
+		deliberatelyDifferent[route] = append(deliberatelyDifferent[route], d)
+	}
+	// The default node pool holds the nodes no other pool's label selects: it has no label of
+	// its own, and Arbiter answers its labelKey and labelValue empty rather than invent one.
+	defaultPool := difference{why: "the default pool's labelKey and labelValue are empty",
+		of: func(pool map[string]any) bool {
+			return pool["isDefault"] == true && pool["labelKey"] == "" && pool["labelValue"] == ""
+		}}
+	for route, at := range map[string]string{
+		"GET /api/v1/node-pools":              `/nodepools/\d+`,
+		"GET /api/v1/node-pools/{nodepoolId}": ``,
+	} {
+		d := defaultPool
+		d.finding = regexp.MustCompile(`^  ` + at + `/label(Key|Value): minimum string length is 1$`)
+		deliberatelyDifferent[route] = append(deliberatelyDifferent[route], d)
 	}
 }
 
-// unexplained are the findings on route that no deliberate difference explains.
-func unexplained(route string, findings []string) []string {
+// unexplained are the findings on route, answered body, that no deliberate difference explains.
+func unexplained(route string, findings []string, body []byte) []string {
+	var answer any
+	_ = json.Unmarshal(body, &answer)
 	var out []string
 	for _, f := range findings {
-		if !slices.ContainsFunc(deliberatelyDifferent[route], func(d difference) bool { return d.finding.MatchString(f) }) {
+		if !slices.ContainsFunc(deliberatelyDifferent[route], func(d difference) bool {
+			return d.finding.MatchString(f) && d.of(holder(answer, f))
+		}) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// holder is the object in answer that holds the field a finding ("  /a/0/b: reason") is about.
+func holder(answer any, finding string) map[string]any {
+	pointer, _, _ := strings.Cut(strings.TrimSpace(finding), ": ")
+	steps := strings.Split(strings.Trim(pointer, "/"), "/")
+	at := answer
+	for _, step := range steps[:len(steps)-1] {
+		switch v := at.(type) {
+		case map[string]any:
+			at = v[step]
+		case []any:
+			i, err := strconv.Atoi(step)
+			if err != nil || i >= len(v) {
+				return nil
+			}
+			at = v[i]
+		}
+	}
+	m, _ := at.(map[string]any)
+	return m
 }
