@@ -107,6 +107,7 @@ func TestConcurrentProjectUpdatesLoseNothing(t *testing.T) {
 		})
 		want.Policy.PreemptionOrder, want.Policy.PreemptionMode, want.Policy.Queueing = order, mode, queue
 		want.Resources = []views.Quota{{NodePool: want.Resources[0].NodePool, GPU: views.QuotaGPU{Deserved: deserved, Limit: 12, OverQuotaWeight: 3}}}
+		want.TotalResources.GPUQuota = float64(deserved)
 		if diff := cmp.Diff(want, getAs[views.Project](t, srv, path), stamps); diff != "" {
 			t.Fatalf("round %d: a parallel change was lost (-want +got):\n%s", round, diff)
 		}

@@ -147,3 +147,41 @@ func nodesByPool(cycles LastCycle) map[string][]string {
 	}
 	return out
 }
+
+// runAIOrgUnit are Run:ai's required fields of a department or project with quotas qs.
+func runAIOrgUnit(qs []store.Quota) views.RunAIOrgUnit {
+	var gpus float64
+	for _, q := range qs {
+		gpus += float64(q.Deserved)
+	}
+	return views.RunAIOrgUnit{ClusterID: runAIClusterID, TotalResources: views.TotalResources{GPUQuota: gpus}}
+}
+
+// fromRunAI is r with Run:ai's names of its fields as Arbiter's: a request may name the
+// department as departmentId or parentId (the same one if both) and the namespace as
+// namespaces or requestedNamespace (not both); clusterId and enforceRunaiScheduler are
+// checked against what Arbiter is.
+func (r projectRequest) fromRunAI() (projectRequest, error) {
+	if err := checkClusterID(r.ClusterID); err != nil {
+		return r, err
+	}
+	if r.EnforceRunaiScheduler.Set && !r.EnforceRunaiScheduler.Null && !r.EnforceRunaiScheduler.Value {
+		return r, store.InvalidField("enforceRunaiScheduler", "enforceRunaiScheduler cannot be false: Arbiter's scheduler runs every workload of its projects (leave it out, or send true)")
+	}
+	if r.ParentID.Set {
+		if r.DepartmentID.Set && (r.DepartmentID.Null != r.ParentID.Null || r.DepartmentID.Value != r.ParentID.Value) {
+			return r, store.InvalidField("parentId", "parentId and departmentId both name the project's department and differ; send one of them")
+		}
+		r.DepartmentID = r.ParentID
+	}
+	if r.RequestedNamespace.Set {
+		if r.Namespaces.Set {
+			return r, store.InvalidField("requestedNamespace", "requestedNamespace and namespaces both set the project's namespaces; send one of them")
+		}
+		r.Namespaces = optional[[]string]{Set: true, Null: r.RequestedNamespace.Null}
+		if !r.RequestedNamespace.Null {
+			r.Namespaces.Value = []string{r.RequestedNamespace.Value}
+		}
+	}
+	return r, nil
+}
