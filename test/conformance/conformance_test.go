@@ -17,6 +17,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -185,7 +186,11 @@ var checked = []struct {
 	}},
 	{"GET /api/v1/node-pools", func(t *testing.T, c *client, o *org) {
 		var all, filtered struct{ Nodepools []struct{ ID string } }
-		c.do(t, exchange{method: "GET", route: "/api/v1/node-pools", want: 200, out: &all})
+		// Run:ai's key, spelled as it spells it (encoding/json would take nodePools for it too).
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(c.do(t, exchange{method: "GET", route: "/api/v1/node-pools", want: 200, out: &all}), &keys); err != nil || keys["nodepools"] == nil {
+			t.Errorf("the node pools are not under nodepools (%v)", err)
+		}
 		c.do(t, exchange{method: "GET", route: "/api/v1/node-pools", query: url.Values{"filterBy": {"name==gpu-a100"}, "sortBy": {"name"}, "sortOrder": {"asc"}, "offset": {"0"}, "limit": {"10"}}, want: 200, out: &filtered})
 		if len(all.Nodepools) != 2 || len(filtered.Nodepools) != 1 || filtered.Nodepools[0].ID != o.poolID {
 			t.Errorf("nodepools lists %v, and filtered by name %v; want the default pool and gpu-a100, then gpu-a100 (%s)", all.Nodepools, filtered.Nodepools, o.poolID)
