@@ -107,6 +107,11 @@ var checked = []struct {
 	{"GET /api/v1/workload-priorities", func(t *testing.T, c *client, o *org) {
 		c.do(t, exchange{method: "GET", route: "/api/v1/workload-priorities", want: 200})
 		c.do(t, exchange{method: "GET", route: "/api/v1/workload-priorities", query: url.Values{"sortBy": {"name"}, "sortOrder": {"desc"}}, want: 200})
+		var high struct{ Priorities []struct{ Name string } }
+		c.do(t, exchange{method: "GET", route: "/api/v1/workload-priorities", query: url.Values{"filterBy": {"name==high"}}, want: 200, out: &high})
+		if len(high.Priorities) != 1 || high.Priorities[0].Name != "high" {
+			t.Errorf("priorities filtered by name==high are %v", high.Priorities)
+		}
 	}},
 	{"GET /api/v1/workload-categories", func(t *testing.T, c *client, o *org) {
 		c.do(t, exchange{method: "GET", route: "/api/v1/workload-categories", want: 200})
@@ -123,6 +128,11 @@ var checked = []struct {
 	}},
 	{"GET /api/v1/workload-types", func(t *testing.T, c *client, o *org) {
 		c.do(t, exchange{method: "GET", route: "/api/v1/workload-types", want: 200})
+		var pytorch struct{ Types []struct{ Name string } }
+		c.do(t, exchange{method: "GET", route: "/api/v1/workload-types", query: url.Values{"filterBy": {"name==PyTorchJob"}}, want: 200, out: &pytorch})
+		if len(pytorch.Types) != 1 || pytorch.Types[0].Name != "PyTorchJob" {
+			t.Errorf("workload types filtered by name==PyTorchJob are %v", pytorch.Types)
+		}
 	}},
 	{"GET /api/v1/workload-types/{workloadTypeId}", func(t *testing.T, c *client, o *org) {
 		var list struct{ Types []struct{ ID string } }
