@@ -55,6 +55,7 @@ type WorkloadType struct {
 	PriorityID              *uuid.UUID `db:"priority_id"`
 	PriorityName            *string    `db:"priority_name"`
 	Preemptibility          *string    `db:"preemptibility"`
+	EffectivePriorityID     uuid.UUID  `db:"effective_priority_id"`
 	EffectivePriorityName   string     `db:"effective_priority_name"`
 	EffectivePriorityValue  int        `db:"effective_priority_value"`
 	EffectivePreemptibility string     `db:"effective_preemptibility"`
@@ -153,7 +154,7 @@ func category(ctx context.Context, db querier, id uuid.UUID) (Category, error) {
 var workloadTypeSelect = `
 	SELECT t.id, t.name, t."group", t.external, t.category_id, c.name AS category_name,
 	       t.priority_id, tp.name AS priority_name, t.preemptibility,
-	       ep.name AS effective_priority_name, ep.value AS effective_priority_value,
+	       ep.id AS effective_priority_id, ep.name AS effective_priority_name, ep.value AS effective_priority_value,
 	       ` + effectivePreemptibilitySQL + ` AS effective_preemptibility,
 	       t.gang_policy, t.created_at, t.created_by, t.updated_at, t.updated_by
 	FROM workload_types t

@@ -55,6 +55,33 @@ type WorkloadType struct {
 	UpdatedBy               string    `json:"updatedBy"`
 }
 
+// WorkloadTypeAnswer is a workload type as the API answers it, in Run:ai's shape: priorityId and
+// priorityName are the priority that applies, resolved as the scheduler resolves it (the
+// type's own, else its category's default, else the cluster default), because Run:ai always
+// answers the resolved one. Arbiter's own setting is beside them: ownPriorityId and
+// ownPriorityName, null while the type follows its category (or, without a category, the
+// cluster default); a PUT of priorityId null returns to that.
+type WorkloadTypeAnswer struct {
+	ID                      string    `json:"id"`
+	Name                    string    `json:"name"`
+	Group                   string    `json:"group"`
+	External                bool      `json:"external"`
+	CategoryID              *string   `json:"categoryId"`
+	CategoryName            *string   `json:"categoryName"`
+	PriorityID              string    `json:"priorityId"`
+	PriorityName            string    `json:"priorityName"`
+	OwnPriorityID           *string   `json:"ownPriorityId"`
+	OwnPriorityName         *string   `json:"ownPriorityName"`
+	Preemptibility          *string   `json:"preemptibility"`
+	EffectivePriorityName   string    `json:"effectivePriorityName"`
+	EffectivePreemptibility string    `json:"effectivePreemptibility"`
+	GangPolicy              string    `json:"gangPolicy"`
+	CreatedAt               time.Time `json:"createdAt"`
+	CreatedBy               string    `json:"createdBy"`
+	UpdatedAt               time.Time `json:"updatedAt"`
+	UpdatedBy               string    `json:"updatedBy"`
+}
+
 // Page is what every page's layout needs.
 type Page struct {
 	Title     string

@@ -91,6 +91,27 @@ type NodePool struct {
 	UpdatedBy  string         `json:"updatedBy"`
 }
 
+// NodePoolAnswer is a node pool as the API answers it: Arbiter's fields, and Run:ai's
+// Nodepool fields beside them (the installation's one cluster and tenant, isDefault, a phase
+// from its nodes' readiness). Its status.nodes are the names of the pool's nodes, as Run:ai's
+// are; their count is status.nodeCount.
+type NodePoolAnswer struct {
+	NodePool
+	Status      NodePoolAnswerStatus `json:"status"`
+	ClusterID   string               `json:"clusterId"`
+	ClusterName string               `json:"clusterName"`
+	TenantID    int                  `json:"tenantId"`
+	IsDefault   bool                 `json:"isDefault"`
+	Phase       string               `json:"phase"`
+}
+
+// NodePoolAnswerStatus is NodePoolStatus with the nodes named.
+type NodePoolAnswerStatus struct {
+	NodePoolStatus
+	Nodes     []string `json:"nodes"`
+	NodeCount int      `json:"nodeCount"`
+}
+
 // Department groups projects; its quotas bound theirs.
 type Department struct {
 	ID           string  `json:"id"`
@@ -107,6 +128,7 @@ type Department struct {
 	CreatedBy       string    `json:"createdBy"`
 	UpdatedAt       time.Time `json:"updatedAt"`
 	UpdatedBy       string    `json:"updatedBy"`
+	RunAIOrgUnit
 }
 
 // Project is the unit of quota and queueing. NodePools is the order set for it (null: the
@@ -127,6 +149,32 @@ type Project struct {
 	CreatedBy          string        `json:"createdBy"`
 	UpdatedAt          time.Time     `json:"updatedAt"`
 	UpdatedBy          string        `json:"updatedBy"`
+	RunAIOrgUnit
+	// Run:ai's project fields: its department as parentId, the scheduler that runs its work
+	// (always Arbiter's), and its effective default node pools (EffectiveNodePools by name).
+	ParentID              string           `json:"parentId"`
+	EnforceRunaiScheduler bool             `json:"enforceRunaiScheduler"`
+	Effective             ProjectEffective `json:"effective"`
+}
+
+// RunAIOrgUnit are the fields Run:ai's schemas require on a department and a project that
+// Arbiter answers as constants or sums: the installation's one cluster, an empty description
+// (Arbiter keeps none), and the total of the GPUs deserved over its node pools.
+type RunAIOrgUnit struct {
+	ClusterID      string         `json:"clusterId"`
+	Description    string         `json:"description"`
+	TotalResources TotalResources `json:"totalResources"`
+}
+
+// TotalResources is Run:ai's sum of a unit's quotas; Arbiter has GPU quotas only.
+type TotalResources struct {
+	GPUQuota float64 `json:"gpuQuota"`
+}
+
+// ProjectEffective is Run:ai's effective settings of a project: the node pools its work tries,
+// in order, by name.
+type ProjectEffective struct {
+	DefaultNodePools []string `json:"defaultNodePools"`
 }
 
 // QuotaCell is one node pool's quota as a form shows it: raw text, so that what a person typed

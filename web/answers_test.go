@@ -43,6 +43,11 @@ func decode[T any](t testing.TB, body []byte) T {
 }
 
 // decodeList decodes a list answer whose items are under key.
+// listBeside are the lists answered twice, under a second key beside the first: the audit
+// log's page in Arbiter's shape (entries) and in Run:ai's (logs), the node pools under
+// Arbiter's key (nodePools) and Run:ai's (nodepools).
+var listBeside = map[string]string{"entries": "logs", "nodePools": "nodepools"}
+
 func decodeList[T any](t testing.TB, body []byte, key string) listed[T] {
 	t.Helper()
 	env := decode[map[string]json.RawMessage](t, body)
@@ -51,7 +56,7 @@ func decodeList[T any](t testing.TB, body []byte, key string) listed[T] {
 		t.Fatalf("list answer has no %q: %.500s", key, body)
 	}
 	for k := range env {
-		if k != key && k != "next" {
+		if k != key && k != "next" && k != listBeside[key] {
 			t.Fatalf("list answer has an unexpected field %q: %.500s", k, body)
 		}
 	}
@@ -138,6 +143,7 @@ var stamps = cmp.Options{
 	cmpopts.IgnoreFields(views.Department{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Project{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.WorkloadType{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
+	cmpopts.IgnoreFields(views.WorkloadTypeAnswer{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Priority{}, "CreatedAt", "UpdatedAt"),
 }
 
@@ -167,4 +173,22 @@ func named[T any](t testing.TB, xs []T, name string, nameOf func(T) string) T {
 	var zero T
 	t.Fatalf("no %T named %q", zero, name)
 	return zero
+}
+
+// arbiterPool is the Arbiter part of a node pool's answer, its node count in status.nodes as
+// the pages have it.
+func arbiterPool(a views.NodePoolAnswer) views.NodePool {
+	p := a.NodePool
+	p.Status = a.Status.NodePoolStatus
+	p.Status.Nodes = a.Status.NodeCount
+	return p
+}
+
+// arbiterPools is arbiterPool of each.
+func arbiterPools(as []views.NodePoolAnswer) []views.NodePool {
+	out := make([]views.NodePool, len(as))
+	for i, a := range as {
+		out[i] = arbiterPool(a)
+	}
+	return out
 }

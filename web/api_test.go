@@ -71,14 +71,16 @@ func doAs(t *testing.T, srv *httptest.Server, token, method, path, contentType, 
 func TestRunAIProcedure(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
-	types := list[views.WorkloadType](t, srv, "/api/v1/workload-types", "types")
+	types := list[views.WorkloadTypeAnswer](t, srv, "/api/v1/workload-types", "types")
 	if len(types) != 37 {
 		t.Fatalf("got %d workload types, want 37", len(types))
 	}
-	pytorch := named(t, types, "PyTorchJob", func(w views.WorkloadType) string { return w.Name })
+	pytorch := named(t, types, "PyTorchJob", func(w views.WorkloadTypeAnswer) string { return w.Name })
 	train := store.SeedID("category", "Train").String()
-	want := views.WorkloadType{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
-		External: true, CategoryID: &train, CategoryName: ptr.To("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs"}
+	want := views.WorkloadTypeAnswer{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
+		External: true, CategoryID: &train, CategoryName: ptr.To("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs",
+		// Run:ai answers the priority that applies (Train's default) with no own priority set.
+		PriorityID: store.SeedID("priority", "low").String(), PriorityName: "low"}
 	if diff := cmp.Diff(want, pytorch, stamps); diff != "" {
 		t.Fatalf("PyTorchJob (-want +got):\n%s", diff)
 	}
@@ -87,12 +89,13 @@ func TestRunAIProcedure(t *testing.T) {
 	if diff := cmp.Diff(wantHigh, high, stamps); diff != "" {
 		t.Fatalf("priority high (-want +got):\n%s", diff)
 	}
-	got := sendAs[views.WorkloadType](t, srv, "PUT", "/api/v1/workload-types/"+pytorch.ID, `{"priorityId":"`+high.ID+`"}`, 200)
-	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &high.ID, ptr.To("high"), "high"
+	got := sendAs[views.WorkloadTypeAnswer](t, srv, "PUT", "/api/v1/workload-types/"+pytorch.ID, `{"priorityId":"`+high.ID+`"}`, 200)
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = high.ID, "high", "high"
+	want.OwnPriorityID, want.OwnPriorityName = &high.ID, ptr.To("high")
 	if diff := cmp.Diff(want, got, stamps); diff != "" {
 		t.Errorf("PUT answered (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, getAs[views.WorkloadType](t, srv, "/api/v1/workload-types/"+pytorch.ID), stamps); diff != "" {
+	if diff := cmp.Diff(want, getAs[views.WorkloadTypeAnswer](t, srv, "/api/v1/workload-types/"+pytorch.ID), stamps); diff != "" {
 		t.Errorf("GET after PUT (-want +got):\n%s", diff)
 	}
 }
@@ -108,13 +111,13 @@ func TestListFiltersAndSorting(t *testing.T) {
 		"filterBy=categoryName!=Deploy,categoryName!=Train,categoryName!=Build": "SPOTRequest", // != keeps the type without category
 		"filterBy=group==batch,name!@cron":                                      "Job",
 	} {
-		types := list[views.WorkloadType](t, srv, "/api/v1/workload-types?"+query, "types")
-		if got := namesOf(types, func(w views.WorkloadType) string { return w.Name }); got != want {
+		types := list[views.WorkloadTypeAnswer](t, srv, "/api/v1/workload-types?"+query, "types")
+		if got := namesOf(types, func(w views.WorkloadTypeAnswer) string { return w.Name }); got != want {
 			t.Errorf("%s gave %s, want %s", query, got, want)
 		}
 	}
 	for query, want := range map[string]int{"externalTypesOnly=true": 30, "search=inference&externalTypesOnly=false": 5} {
-		if got := list[views.WorkloadType](t, srv, "/api/v1/workload-types?"+query, "types"); len(got) != want {
+		if got := list[views.WorkloadTypeAnswer](t, srv, "/api/v1/workload-types?"+query, "types"); len(got) != want {
 			t.Errorf("%s gave %d types, want %d", query, len(got), want)
 		}
 	}
@@ -196,16 +199,17 @@ func TestNullReturnsTypeToCategoryDefault(t *testing.T) {
 	srv, _ := newAPI(t)
 	notebook := "/api/v1/workload-types/" + store.SeedID("workload-type", "kubeflow.org/Notebook").String()
 	veryLow := store.SeedID("priority", "very-low").String()
-	want := getAs[views.WorkloadType](t, srv, notebook)
-	got := sendAs[views.WorkloadType](t, srv, "PUT", notebook, `{"preemptibility":"preemptible","priorityId":"`+veryLow+`"}`, 200)
+	want := getAs[views.WorkloadTypeAnswer](t, srv, notebook)
+	got := sendAs[views.WorkloadTypeAnswer](t, srv, "PUT", notebook, `{"preemptibility":"preemptible","priorityId":"`+veryLow+`"}`, 200)
 	want.Preemptibility, want.EffectivePreemptibility = ptr.To("preemptible"), "preemptible"
-	want.PriorityID, want.PriorityName, want.EffectivePriorityName = &veryLow, ptr.To("very-low"), "very-low"
+	want.PriorityID, want.PriorityName, want.EffectivePriorityName = veryLow, "very-low", "very-low"
+	want.OwnPriorityID, want.OwnPriorityName = &veryLow, ptr.To("very-low")
 	if diff := cmp.Diff(want, got, stamps); diff != "" {
 		t.Fatalf("override (-want +got):\n%s", diff)
 	}
 	// Absent fields stay as they are; null returns only that field to the category's default
 	// (Build's non-preemptible).
-	got = sendAs[views.WorkloadType](t, srv, "PUT", notebook, `{"preemptibility":null}`, 200)
+	got = sendAs[views.WorkloadTypeAnswer](t, srv, "PUT", notebook, `{"preemptibility":null}`, 200)
 	want.Preemptibility, want.EffectivePreemptibility = nil, "non-preemptible"
 	if diff := cmp.Diff(want, got, stamps); diff != "" {
 		t.Errorf("preemptibility null (-want +got):\n%s", diff)

@@ -36,15 +36,19 @@ func (h *departments) routes(r router) {
 }
 
 type departmentRequest struct {
+	ClusterID      optional[string]         `json:"clusterId"` // Run:ai's: the one cluster's id, or absent
 	Name           optional[string]         `json:"name"`
 	Resources      optional[[]quotaRequest] `json:"resources"`
 	PriorityPolicy optional[string]         `json:"priorityPolicy"`
 	PriorityOffset optional[int]            `json:"priorityOffset" range:"-2147483648,2147483647"`
 }
 
-var departmentFields = []string{"name", "resources", "priorityPolicy", "priorityOffset"}
+var departmentFields = []string{"clusterId", "name", "resources", "priorityPolicy", "priorityOffset"}
 
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
+	if err := checkClusterID(r.ClusterID); err != nil {
+		return store.DepartmentUpdate{}, err
+	}
 	res, err := optionalQuotas(r.Resources)
 	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res,
 		PriorityPolicy: storeOptionalValue(r.PriorityPolicy), PriorityOffset: storeOptionalValue(r.PriorityOffset)}, err

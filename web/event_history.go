@@ -78,7 +78,7 @@ func (h *eventHistory) routes(r router) {
 }
 
 func (h *eventHistory) auditLog(c echo.Context) error {
-	q, f, err := auditQuery(c, c.QueryParams())
+	q, f, err := auditQuery(c, runAIAuditQuery(c.QueryParams()))
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,13 @@ func (h *eventHistory) auditLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"entries": mapSlice(entries, auditView), "next": next})
+	// logs is Run:ai's shape of the page; entries is Arbiter's, kept for the scripts that read
+	// it (Run:ai's schema allows fields beside its own). next is absent on the last page.
+	answer := map[string]any{"logs": mapSlice(entries, runAIAuditView), "entries": mapSlice(entries, auditView)}
+	if next != nil {
+		answer["next"] = *next
+	}
+	return c.JSON(http.StatusOK, answer)
 }
 
 func auditView(e store.AuditEntry) views.AuditEntry {

@@ -18,7 +18,7 @@ import (
 func TestFormRefusalsAreShownWhereTheyBelong(t *testing.T) {
 	t.Parallel()
 	srv, _, pool, dept, proj := orgAPI(t)
-	wt := list[views.WorkloadType](t, srv, "/api/v1/workload-types", "types")[0].ID
+	wt := list[views.WorkloadTypeAnswer](t, srv, "/api/v1/workload-types", "types")[0].ID
 	defaultPool := store.DefaultNodePoolID.String()
 
 	cases := []struct {

@@ -14,7 +14,8 @@ import (
 // nodePools is the node pools feature: the API resource (/api/v1/node-pools) and the Node pools
 // page. A pool holds the nodes labelled with its label key and value; quotas are given per pool.
 type nodePools struct {
-	org organization
+	org    organization
+	cycles LastCycle // the nodes of each pool; nil: no cluster
 	layout
 }
 
@@ -32,33 +33,52 @@ func (h *nodePools) routes(r router) {
 }
 
 type nodePoolRequest struct {
+	// ClusterID is Run:ai's: accepted when it names the installation's one cluster.
+	ClusterID  optional[string] `json:"clusterId"`
 	Name       optional[string] `json:"name"`
 	LabelKey   optional[string] `json:"labelKey"`
 	LabelValue optional[string] `json:"labelValue"`
 	Placement  optional[string] `json:"placement"`
 }
 
-var nodePoolFields = []string{"name", "labelKey", "labelValue", "placement"}
+var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement"}
 
 func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
+	if err := checkClusterID(r.ClusterID); err != nil {
+		return store.NodePoolUpdate{}, err
+	}
 	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
 		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
 }
 
+// listNodePools answers the pools under Run:ai's key, nodepools, and under Arbiter's,
+// nodePools, for the scripts that read it (a handful of pools: the list is small).
 func (h *nodePools) listNodePools(c echo.Context) error {
-	return listAll(c, store.NodePoolSpec, "nodePools", h.org.store.NodePools, h.org.nodePoolView)
+	pools, _, err := queryList(c, store.NodePoolSpec, h.org.store.NodePools)
+	if err != nil {
+		return err
+	}
+	answers := mapSlice(pools, h.answer(nodesByPool(h.cycles)))
+	return c.JSON(http.StatusOK, map[string]any{"nodepools": answers, "nodePools": answers})
 }
 
 func (h *nodePools) getNodePool(c echo.Context) error {
-	return getByID(c, "id", h.org.store.NodePool, h.org.nodePoolView)
+	return getByID(c, "id", h.org.store.NodePool, h.answer(nodesByPool(h.cycles)))
 }
 
 func (h *nodePools) createNodePool(c echo.Context) error {
-	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.CreateNodePool, h.org.nodePoolView)
+	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.CreateNodePool, h.answer(nodesByPool(h.cycles)))
 }
 
 func (h *nodePools) putNodePool(c echo.Context) error {
-	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.UpdateNodePool, h.org.nodePoolView)
+	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.UpdateNodePool, h.answer(nodesByPool(h.cycles)))
+}
+
+// answer is the API's view of a pool, given its nodes by pool name.
+func (h *nodePools) answer(nodes map[string][]string) func(store.NodePool) views.NodePoolAnswer {
+	return func(p store.NodePool) views.NodePoolAnswer {
+		return nodePoolAnswer(h.org.nodePoolView(p), nodes[p.Name])
+	}
 }
 
 func (h *nodePools) deleteNodePool(c echo.Context) error {

@@ -231,7 +231,7 @@ func (w *orgWorld) checkReads(t *testing.T, rc roleCase, call func(method, path,
 	if got := keysOf(projectNames(paged)); got != rc.projects {
 		t.Errorf("project pages of one = %q, want %q", got, rc.projects)
 	}
-	if pools := decodeList[views.NodePool](t, get("/api/v1/node-pools").body, "nodePools").Items; len(pools) != 2 {
+	if pools := decodeList[views.NodePoolAnswer](t, get("/api/v1/node-pools").body, "nodePools").Items; len(pools) != 2 {
 		t.Errorf("node pools = %d, want both (a100 and default): every signed-in caller sees them", len(pools))
 	}
 	for k, id := range w.dept {

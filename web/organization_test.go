@@ -40,24 +40,27 @@ func TestOrganizationRoutes(t *testing.T) {
 	// Node pools: the seeded default and a100, with status present and zero.
 	a100 := views.NodePool{ID: pool, Name: "a100", LabelKey: "arbiter.dev/node-pool", LabelValue: "a100", Placement: "binpack"}
 	def := views.NodePool{ID: defRef.ID, Name: "default", Placement: "binpack", Default: true}
-	if diff := cmp.Diff([]views.NodePool{a100, def}, list[views.NodePool](t, srv, "/api/v1/node-pools", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{a100, def}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools", "nodePools")), stamps); diff != "" {
 		t.Fatalf("node pools (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(def, getAs[views.NodePool](t, srv, "/api/v1/node-pools/"+def.ID), stamps); diff != "" {
+	if diff := cmp.Diff(def, arbiterPool(getAs[views.NodePoolAnswer](t, srv, "/api/v1/node-pools/"+def.ID)), stamps); diff != "" {
 		t.Errorf("default pool (-want +got):\n%s", diff)
 	}
 	a100.Placement, a100.LabelValue = "spread", "gpu-a100"
-	if diff := cmp.Diff(a100, sendAs[views.NodePool](t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200), stamps); diff != "" {
+	if diff := cmp.Diff(a100, arbiterPool(sendAs[views.NodePoolAnswer](t, srv, "PUT", "/api/v1/node-pools/"+pool, `{"placement":"spread","labelValue":"gpu-a100"}`, 200)), stamps); diff != "" {
 		t.Errorf("PUT node pool (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]views.NodePool{a100}, list[views.NodePool](t, srv, "/api/v1/node-pools?filterBy=placement==spread", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{a100}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools?filterBy=placement==spread", "nodePools")), stamps); diff != "" {
 		t.Errorf("filterBy placement (-want +got):\n%s", diff)
 	}
 
 	// Departments: a quota's limit and weight default to -1 (none) and 2.
+	cluster := store.SeedID("cluster", "arbiter").String()
 	research := views.Department{ID: dept, Name: "research", ProjectCount: 1, PriorityPolicy: "fence",
 		Resources: []views.Quota{{NodePool: a100Ref, GPU: views.QuotaGPU{Deserved: 16, Limit: -1, OverQuotaWeight: 2}}},
-		Status:    views.OrgStatus{NodePools: []views.PoolUsage{{NodePool: a100Ref}}}}
+		Status:    views.OrgStatus{NodePools: []views.PoolUsage{{NodePool: a100Ref}}},
+		// Run:ai's fields: the one cluster, the deserved GPUs summed.
+		RunAIOrgUnit: views.RunAIOrgUnit{ClusterID: cluster, TotalResources: views.TotalResources{GPUQuota: 16}}}
 	if diff := cmp.Diff(research, getAs[views.Department](t, srv, "/api/v1/org-unit/departments/"+dept), stamps); diff != "" {
 		t.Fatalf("department (-want +got):\n%s", diff)
 	}
@@ -71,7 +74,10 @@ func TestOrganizationRoutes(t *testing.T) {
 	alpha := views.Project{ID: proj, Name: "alpha", DepartmentID: dept, DepartmentName: "science", Namespaces: []string{"team-alpha"},
 		EffectiveNodePools: []views.NodePoolRef{a100Ref, defRef}, Policy: defaultPolicy,
 		Resources: []views.Quota{{NodePool: a100Ref, GPU: views.QuotaGPU{Deserved: 10, Limit: 12, OverQuotaWeight: 3}}},
-		Status:    views.OrgStatus{NodePools: []views.PoolUsage{{NodePool: a100Ref}}}}
+		Status:    views.OrgStatus{NodePools: []views.PoolUsage{{NodePool: a100Ref}}},
+		// Run:ai's fields: the department as parent, the pools tried by name.
+		RunAIOrgUnit: views.RunAIOrgUnit{ClusterID: cluster, TotalResources: views.TotalResources{GPUQuota: 10}},
+		ParentID:     dept, EnforceRunaiScheduler: true, Effective: views.ProjectEffective{DefaultNodePools: []string{"a100", "default"}}}
 	if diff := cmp.Diff(alpha, getAs[views.Project](t, srv, "/api/v1/org-unit/projects/"+proj), stamps); diff != "" {
 		t.Errorf("project (-want +got):\n%s", diff)
 	}
@@ -82,6 +88,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	changed.Policy = views.Policy{DefaultPriorityID: &high, AllowPriorityChange: true, AllowPreemptibilityChange: true, MinPriority: ptr.To("low"), MaxPriority: ptr.To("very-high"),
 		PreemptionOrder: "oldest", PreemptionMode: "terminate", MinRuntimeSeconds: 300, Queueing: "strict", PriorityPolicy: "fence"}
 	changed.NodePools, changed.EffectiveNodePools = []string{defRef.ID, pool}, []views.NodePoolRef{defRef, a100Ref}
+	changed.Effective.DefaultNodePools = []string{"default", "a100"}
 	changed.Namespaces = []string{"alpha-batch", "team-alpha"}
 	if diff := cmp.Diff(changed, got, stamps); diff != "" {
 		t.Errorf("project after PUT (-want +got):\n%s", diff)
@@ -92,14 +99,19 @@ func TestOrganizationRoutes(t *testing.T) {
 	if diff := cmp.Diff(alpha, got, stamps); diff != "" {
 		t.Errorf("null policy and order (-want +got):\n%s", diff)
 	}
-	got = sendAs[views.Project](t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":16,"limit":-1}},{"nodePool":{"name":"default"}}]`, 200)
+	// PUT resources answers the quotas as they now are, as Run:ai does.
+	quotas := sendAs[[]views.Quota](t, srv, "PUT", "/api/v1/org-unit/projects/"+proj+"/resources", `[{"nodePool":{"name":"a100"},"gpu":{"deserved":16,"limit":-1}},{"nodePool":{"name":"default"}}]`, 200)
 	alpha.Resources = []views.Quota{
 		{NodePool: a100Ref, GPU: views.QuotaGPU{Deserved: 16, Limit: -1, OverQuotaWeight: 2}},
 		{NodePool: defRef, GPU: views.QuotaGPU{Deserved: 0, Limit: -1, OverQuotaWeight: 2}},
 	}
 	alpha.Status.NodePools = []views.PoolUsage{{NodePool: a100Ref}, {NodePool: defRef}}
-	if diff := cmp.Diff(alpha, got, stamps); diff != "" {
+	alpha.TotalResources.GPUQuota = 16
+	if diff := cmp.Diff(alpha.Resources, quotas); diff != "" {
 		t.Errorf("PUT resources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(alpha, getAs[views.Project](t, srv, "/api/v1/org-unit/projects/"+proj), stamps); diff != "" {
+		t.Errorf("the project after PUT resources (-want +got):\n%s", diff)
 	}
 	projects := getList[views.Project](t, srv, "/api/v1/org-unit/projects?filterBy=departmentName==science,namespaces=@batch", "projects")
 	if diff := cmp.Diff(listed[views.Project]{Items: []views.Project{alpha}}, projects, stamps); diff != "" {
@@ -112,7 +124,7 @@ func TestOrganizationRoutes(t *testing.T) {
 	send(t, srv, "PUT", "/api/v1/org-unit/departments/"+dept, `{"resources":[]}`, 200)
 	send(t, srv, "DELETE", "/api/v1/org-unit/departments/"+dept, "", 204)
 	send(t, srv, "DELETE", "/api/v1/node-pools/"+pool, "", 204)
-	if diff := cmp.Diff([]views.NodePool{def}, list[views.NodePool](t, srv, "/api/v1/node-pools", "nodePools"), stamps); diff != "" {
+	if diff := cmp.Diff([]views.NodePool{def}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools", "nodePools")), stamps); diff != "" {
 		t.Errorf("after deletes (-want +got):\n%s", diff)
 	}
 }

@@ -70,7 +70,7 @@ func apiFigures(t *testing.T, srv *httptest.Server, token string, preemptions, r
 		return r.body
 	}
 	f := overviewFigures{Tiles: map[string]int{"preemptions": preemptions, "reclaims": reclaims}, Reasons: map[string]int{}}
-	for _, p := range decodeList[views.NodePool](t, getAsKey("/api/v1/node-pools"), "nodePools").Items {
+	for _, p := range arbiterPools(decodeList[views.NodePoolAnswer](t, getAsKey("/api/v1/node-pools"), "nodePools").Items) {
 		f.Tiles["nodes-ready"] += p.Status.ReadyNodes
 		f.Tiles["gpus-total"] += p.Status.GPUs
 		f.Tiles["gpus-allocated"] += p.Status.AllocatedGPUs

@@ -56,19 +56,30 @@ type policyRequest struct {
 }
 
 type projectRequest struct {
-	Name         optional[string]         `json:"name"`
-	DepartmentID optional[string]         `json:"departmentId"`
-	Namespaces   optional[[]string]       `json:"namespaces"`
-	NodePools    optional[[]string]       `json:"nodePools"`
-	Resources    optional[[]quotaRequest] `json:"resources"`
-	Policy       optional[policyRequest]  `json:"policy"`
+	Name         optional[string]   `json:"name"`
+	DepartmentID optional[string]   `json:"departmentId"`
+	Namespaces   optional[[]string] `json:"namespaces"`
+	// Run:ai's names: parentId is departmentId, requestedNamespace a namespaces list of one;
+	// clusterId and enforceRunaiScheduler are accepted when they say what Arbiter is (its one
+	// cluster; its own scheduler runs every workload of the project).
+	ParentID              optional[string]         `json:"parentId"`
+	RequestedNamespace    optional[string]         `json:"requestedNamespace"`
+	ClusterID             optional[string]         `json:"clusterId"`
+	EnforceRunaiScheduler optional[bool]           `json:"enforceRunaiScheduler"`
+	NodePools             optional[[]string]       `json:"nodePools"`
+	Resources             optional[[]quotaRequest] `json:"resources"`
+	Policy                optional[policyRequest]  `json:"policy"`
 }
 
-var projectFields = []string{"name", "departmentId", "namespaces", "nodePools", "resources", "policy"}
+var projectFields = []string{"name", "departmentId", "namespaces", "nodePools", "resources", "policy",
+	"parentId", "requestedNamespace", "clusterId", "enforceRunaiScheduler"}
 
 func (r projectRequest) update() (store.ProjectUpdate, error) {
 	var u store.ProjectUpdate
 	var err error
+	if r, err = r.fromRunAI(); err != nil {
+		return u, err
+	}
 	u.Name = storeOptionalValue(r.Name)
 	if u.DepartmentID, err = storeOptionalID("departmentId", r.DepartmentID); err != nil {
 		return u, err
@@ -132,7 +143,11 @@ func (h *projects) listProjects(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"projects": mapSlice(ps, h.org.projectView), "next": next})
+	answer := map[string]any{"projects": mapSlice(ps, h.org.projectView)}
+	if next != nil { // absent on the last page: Run:ai's next is an integer or nothing
+		answer["next"] = *next
+	}
+	return c.JSON(http.StatusOK, answer)
 }
 
 func (h *projects) getProject(c echo.Context) error {
@@ -207,7 +222,8 @@ func (h *projects) putProjectResources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.org.projectView(p))
+	// Run:ai answers the quotas as they now are, as the request sent them: an array.
+	return c.JSON(http.StatusOK, h.org.projectView(p).Resources)
 }
 
 // decodeJSONArray reads a body that is a JSON array into dst's field named field, by wrapping

@@ -54,7 +54,7 @@ const tfjobTypes = "/api/v1/workload-types?filterBy=name==TFJob"
 
 func tfjobPriority(t *testing.T, srv *httptest.Server) string {
 	t.Helper()
-	return list[views.WorkloadType](t, srv, tfjobTypes, "types")[0].EffectivePriorityName
+	return list[views.WorkloadTypeAnswer](t, srv, tfjobTypes, "types")[0].EffectivePriorityName
 }
 
 func setTFJobPriority(t *testing.T, srv *httptest.Server, priority string) {

@@ -73,21 +73,32 @@ func tokenRefusal(status int, code, format string, args ...any) *tokenError {
 }
 
 type tokenRequestV1 struct {
-	GrantType    string `json:"grantType"`
-	ClientID     string `json:"clientId"`
-	ClientSecret string `json:"clientSecret"`
-	Username     string `json:"username"`
-	Password     string `json:"password"`
+	GrantType string `json:"grantType"`
+	ClientID  string `json:"clientId"`
+	// ClientIDAsRunAI is the client id as Run:ai's document spells it (its own example sends
+	// clientID); either spelling is accepted, both only when they agree.
+	ClientIDAsRunAI string `json:"clientID"`
+	ClientSecret    string `json:"clientSecret"`
+	Username        string `json:"username"`
+	Password        string `json:"password"`
 }
 
 // decodeTokenV1 reads the JSON body of /api/v1/token and checks it.
 func decodeTokenV1(c echo.Context) (tokenRequest, error) {
 	var b tokenRequestV1
-	if err := decodeJSON(c, &b, "grantType", "clientId", "clientSecret", "username", "password"); err != nil {
+	if err := decodeJSON(c, &b, "grantType", "clientId", "clientID", "clientSecret", "username", "password"); err != nil {
 		return tokenRequest{}, err
 	}
+	names := fieldsV1
+	if b.ClientIDAsRunAI != "" {
+		if b.ClientID != "" && b.ClientID != b.ClientIDAsRunAI {
+			return tokenRequest{}, &httpError{status: http.StatusBadRequest, field: "clientID",
+				message: "clientId and clientID are two spellings of the client id and name different clients; send one of them"}
+		}
+		b.ClientID, names.clientID = b.ClientIDAsRunAI, "clientID"
+	}
 	r := tokenRequest{grantType: b.GrantType, clientID: b.ClientID, clientSecret: b.ClientSecret,
-		username: b.Username, password: b.Password, names: fieldsV1}
+		username: b.Username, password: b.Password, names: names}
 	return r, r.check()
 }
 

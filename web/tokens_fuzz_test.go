@@ -53,7 +53,9 @@ func FuzzDecodeTokenV1(f *testing.F) {
 	for _, s := range []string{`{}`, `{"grantType":"client_credentials","clientId":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientSecret":"s"}`,
 		`{"grantType":"password","username":"admin","password":"p"}`, `{"grantType":"password","username":" ","password":"p"}`,
 		`{"grantType":"implicit"}`, `[]`, `null`, `{`, `{"grantType":1}`, `{"GrantType":"password"}`, "{\"grantType\":\"\xff\"}",
-		`{"grantType":"password","username":"a\u0000","password":"p"}`} {
+		`{"grantType":"password","username":"a\u0000","password":"p"}`,
+		`{"grantType":"client_credentials","clientID":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientSecret":"s"}`,
+		`{"grantType":"client_credentials","clientId":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientID":"6723b9d7-73d1-5e4c-a494-d8fdeddc541d","clientSecret":"s"}`} {
 		f.Add(s)
 	}
 	e := echo.New()

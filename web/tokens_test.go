@@ -260,6 +260,8 @@ func TestTokenRequestRefusals(t *testing.T) {
 		{"/api/v1/token", "application/json", `{"grantType":"implicit"}`, 400, "grantType \"implicit\"", ""},
 		{"/api/v1/token", "application/json", `{"grantType":"client_credentials","clientId":"` + id + `"}`, 400, "clientSecret", ""},
 		{"/api/v1/token", "application/json", `{"grantType":"client_credentials","clientId":"nope","clientSecret":"x"}`, 400, "clientId must be", ""},
+		{"/api/v1/token", "application/json", `{"grantType":"client_credentials","clientID":"nope","clientSecret":"x"}`, 400, "clientID must be", ""},
+		{"/api/v1/token", "application/json", `{"grantType":"client_credentials","clientId":"` + id + `","clientID":"` + uuid.NewString() + `","clientSecret":"x"}`, 400, "name different clients", ""},
 		{"/api/v1/token", "application/json", `{"grantType":"password","username":"admin"}`, 400, "password", ""},
 		{"/api/v1/token", "application/json", `{"grantType":"password","user":"admin"}`, 400, "unknown field", ""},
 		{"/api/v1/token", "application/json", `{"grantType":1}`, 400, "grantType must be a string", ""},

@@ -88,12 +88,12 @@ func (h *workloadProperties) listWorkloadTypes(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"types": mapSlice(ts, workloadTypeView)}, nil
+		return map[string]any{"types": mapSlice(ts, workloadTypeAnswer)}, nil
 	})
 }
 
 func (h *workloadProperties) getWorkloadType(c echo.Context) error {
-	return getByID(c, "workloadTypeId", h.props.WorkloadType, workloadTypeView)
+	return getByID(c, "workloadTypeId", h.props.WorkloadType, workloadTypeAnswer)
 }
 
 type workloadTypeRequest struct {
@@ -123,7 +123,7 @@ func (h *workloadProperties) putWorkloadType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, workloadTypeView(t))
+	return c.JSON(http.StatusOK, workloadTypeAnswer(t))
 }
 
 func workloadTypeUpdate(req workloadTypeRequest) (store.WorkloadTypeUpdate, error) {
@@ -212,6 +212,18 @@ func workloadTypeView(t store.WorkloadType) views.WorkloadType {
 		ID: t.ID.String(), Name: t.Name, Group: t.Group, External: t.External,
 		CategoryID: idString(t.CategoryID), CategoryName: t.CategoryName,
 		PriorityID: idString(t.PriorityID), PriorityName: t.PriorityName, Preemptibility: t.Preemptibility,
+		EffectivePriorityName: t.EffectivePriorityName, EffectivePreemptibility: t.EffectivePreemptibility,
+		GangPolicy: t.GangPolicy, CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy,
+		UpdatedAt: t.UpdatedAt.UTC(), UpdatedBy: t.UpdatedBy,
+	}
+}
+
+func workloadTypeAnswer(t store.WorkloadType) views.WorkloadTypeAnswer {
+	return views.WorkloadTypeAnswer{
+		ID: t.ID.String(), Name: t.Name, Group: t.Group, External: t.External,
+		CategoryID: idString(t.CategoryID), CategoryName: t.CategoryName,
+		PriorityID: t.EffectivePriorityID.String(), PriorityName: t.EffectivePriorityName,
+		OwnPriorityID: idString(t.PriorityID), OwnPriorityName: t.PriorityName, Preemptibility: t.Preemptibility,
 		EffectivePriorityName: t.EffectivePriorityName, EffectivePreemptibility: t.EffectivePreemptibility,
 		GangPolicy: t.GangPolicy, CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy,
 		UpdatedAt: t.UpdatedAt.UTC(), UpdatedBy: t.UpdatedBy,

@@ -90,11 +90,12 @@ func TestREADMEProcedure(t *testing.T) {
 		call(t, req, out)
 	}
 	var pytorch struct {
-		PriorityID *string `json:"priorityId"`
+		PriorityName  string  `json:"priorityName"`
+		OwnPriorityID *string `json:"ownPriorityId"`
 	}
 	get("/api/v1/workload-types/"+store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), &pytorch)
-	if pytorch.PriorityID != nil {
-		t.Errorf("after the procedure PyTorchJob's priorityId is %s, want null (the category's default)", *pytorch.PriorityID)
+	if pytorch.OwnPriorityID != nil || pytorch.PriorityName != "low" {
+		t.Errorf("after the procedure PyTorchJob's own priority is %v and its priority %q, want none and Train's default, low", pytorch.OwnPriorityID, pytorch.PriorityName)
 	}
 	var log struct {
 		Entries []struct {
