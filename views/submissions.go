@@ -9,5 +9,14 @@ type SubmittedWorkload struct {
 	RequestedName string `json:"requestedName"` // the name asked for (without a generated suffix)
 	CreatedBy     string `json:"createdBy"`     // the submitter
 	DesiredPhase  string `json:"desiredPhase"`  // Running, Stopped or Deleted
-	ActualPhase   string `json:"actualPhase"`   // the record's phase
+	ActualPhase   string `json:"actualPhase"`   // the record's phase in Run:ai's words (Suspended is Stopped)
+	ClusterID     string `json:"clusterId"`     // the installation's one cluster
+}
+
+// SubmissionAction is the answer to a DELETE, suspend or resume of a submitted workload: Run:ai's
+// HttpResponse (the status and a sentence) with the workload as it becomes beside it.
+type SubmissionAction struct {
+	SubmittedWorkload
+	Code    int    `json:"code"`
+	Message string `json:"message"`
 }

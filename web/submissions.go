@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -106,7 +107,8 @@ func (h *submissions) act(k native.Kind, a workloads.Action) echo.HandlerFunc {
 		}
 		v := submittedView(r, r.Name)
 		v.DesiredPhase = a.DesiredPhase()
-		return c.JSON(http.StatusAccepted, v)
+		return c.JSON(http.StatusAccepted, views.SubmissionAction{SubmittedWorkload: v, Code: http.StatusAccepted,
+			Message: fmt.Sprintf("%s of %s accepted; its desired phase is %s", a.AuditAction(), r.Name, v.DesiredPhase)})
 	}
 }
 
@@ -119,5 +121,17 @@ func submittedView(r store.WorkloadRecord, requestedName string) views.Submitted
 		desired = "Stopped"
 	}
 	return views.SubmittedWorkload{Workload: w, WorkloadID: r.UID, RequestedName: requestedName, CreatedBy: r.Submitter,
-		DesiredPhase: desired, ActualPhase: r.Phase}
+		DesiredPhase: desired, ActualPhase: runAIPhase(r.Phase), ClusterID: runAIClusterID}
+}
+
+// runAIPhase is a workload phase in Run:ai's words: a Job a person or the scheduler suspended
+// is Stopped, and one that ended preempted Failed (Arbiter's own phase field keeps the cause).
+func runAIPhase(phase string) string {
+	switch phase {
+	case "Suspended":
+		return "Stopped"
+	case "Preempted":
+		return "Failed"
+	}
+	return phase
 }

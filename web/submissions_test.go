@@ -204,7 +204,7 @@ func TestSubmit(t *testing.T) {
 
 	// Stop and run again (a Job), refused for an inference; delete.
 	if s := doAs(t, f.srv, researcher, "POST", "/api/v1/workloads/trainings/"+got.ID+"/suspend", "", ""); s.status != 202 ||
-		decode[views.SubmittedWorkload](t, s.body).ActualPhase != "Suspended" {
+		decode[views.SubmissionAction](t, s.body).ActualPhase != "Stopped" || decode[views.SubmissionAction](t, s.body).Code != 202 {
 		t.Errorf("suspend = %d %s", s.status, s.body)
 	}
 	evs := list[views.WorkloadEvent](t, f.srv, "/api/v1/workloads/"+got.ID+"/events", "events")
@@ -212,7 +212,7 @@ func TestSubmit(t *testing.T) {
 		t.Errorf("events = %+v", evs)
 	}
 	if s := doAs(t, f.srv, researcher, "POST", "/api/v1/workloads/trainings/"+got.ID+"/resume", "", ""); s.status != 202 ||
-		decode[views.SubmittedWorkload](t, s.body).ActualPhase != "Pending" {
+		decode[views.SubmissionAction](t, s.body).ActualPhase != "Pending" {
 		t.Errorf("resume = %d %s", s.status, s.body)
 	}
 	if s := doAs(t, f.srv, admin, "POST", "/api/v1/workloads/inferences/"+inf.ID+"/suspend", "", ""); s.status != 409 ||

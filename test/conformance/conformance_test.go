@@ -311,17 +311,7 @@ func init() {
 	for _, r := range []string{
 		"GET /api/v1/workloads", "GET /api/v1/workloads/{workloadId}", "GET /api/v1/workloads/{workloadId}/events",
 	} {
-		notYetChecked[r] = "the workload routes' handlers are being reshaped; they are checked next"
-	}
-	for _, kind := range []string{"distributed", "inferences", "trainings", "workspaces"} {
-		base := "/api/v1/workloads/" + kind
-		notYetChecked["POST "+base] = "a submission route: checked with the workload routes"
-		notYetChecked["GET "+base+"/{workloadId}"] = "a submission route: checked with the workload routes"
-		notYetChecked["DELETE "+base+"/{workloadId}"] = "a submission route: checked with the workload routes"
-		if kind != "inferences" {
-			notYetChecked["POST "+base+"/{workloadId}/suspend"] = "a submission route: checked with the workload routes"
-			notYetChecked["POST "+base+"/{workloadId}/resume"] = "a submission route: checked with the workload routes"
-		}
+		notYetChecked[r] = "Run:ai's Workload requires fields Arbiter's workload view lacks (source, priorityClassName, k8sPhase, …) and an integer priority; checked next"
 	}
 }
 
@@ -361,6 +351,12 @@ func TestEverySharedRouteIsListed(t *testing.T) {
 	slices.Sort(shared)
 	var listed []string
 	for _, ch := range checked {
+		if _, ok := notYetChecked[ch.route]; ok {
+			t.Errorf("%s is both checked and listed as not yet checked", ch.route)
+		}
+		listed = append(listed, ch.route)
+	}
+	for _, ch := range checkedOnCluster {
 		if _, ok := notYetChecked[ch.route]; ok {
 			t.Errorf("%s is both checked and listed as not yet checked", ch.route)
 		}

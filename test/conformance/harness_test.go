@@ -26,7 +26,7 @@ import (
 	"github.com/arbiterhq/arbiter/server"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) { testdb.Main(m, stopSharedCluster) }
 
 const (
 	adminPassword = "conformance-admin-password"
