@@ -61,6 +61,26 @@ type WorkloadEvent struct {
 	// the GPUs the victim's project used beyond its deserved quota just before a reclaim.
 	PreemptorID  string `json:"preemptorId,omitempty"`
 	BorrowedGPUs *int   `json:"borrowedGpus,omitempty"`
+	RunAIEvent
+}
+
+// RunAIEvent are Run:ai's names for a workload event's fields (its Event schema): when, a
+// Kubernetes event type (Normal, or Warning for a preemption, a reclaim or a failure), the one
+// cluster, who recorded it and the workload's top owner it is about.
+type RunAIEvent struct {
+	CreatedAt      time.Time      `json:"createdAt"`
+	Type           string         `json:"type"`
+	ClusterID      string         `json:"clusterId"`
+	Source         string         `json:"source"`
+	InvolvedObject InvolvedObject `json:"involvedObject"`
+}
+
+// InvolvedObject is the Kubernetes object an event is about.
+type InvolvedObject struct {
+	UID       string `json:"uid"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
 }
 
 // WorkloadFilter is the Workloads page's filters, as they stand in its URL.

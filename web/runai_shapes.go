@@ -185,3 +185,15 @@ func (r projectRequest) fromRunAI() (projectRequest, error) {
 	}
 	return r, nil
 }
+
+// runAIWorkloadEvent is v, an event of the workload r, with Run:ai's Event fields beside
+// Arbiter's: a preemption, a reclaim or a failure is a Warning, anything else Normal.
+func runAIWorkloadEvent(v views.WorkloadEvent, r store.WorkloadRecord) views.WorkloadEvent {
+	kind := "Normal"
+	if v.Kind == "Preempted" || v.Kind == "Reclaimed" || v.Kind == "Failed" {
+		kind = "Warning"
+	}
+	v.RunAIEvent = views.RunAIEvent{CreatedAt: v.At, Type: kind, ClusterID: runAIClusterID, Source: "arbiter",
+		InvolvedObject: views.InvolvedObject{UID: r.UID, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}}
+	return v
+}

@@ -98,7 +98,9 @@ func (h *workloadRecords) listWorkloadEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"events": mapSlice(evs, workloadEventView)})
+	return c.JSON(http.StatusOK, map[string]any{"events": mapSlice(evs, func(e store.WorkloadEvent) views.WorkloadEvent {
+		return runAIWorkloadEvent(workloadEventView(e), w.Record)
+	})})
 }
 
 type workloadPatchRequest struct {

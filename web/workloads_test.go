@@ -146,7 +146,7 @@ func TestWorkloadGetAndEvents(t *testing.T) {
 		{At: f.at(1), Kind: "Queued", Message: "Queued in project alpha.", Actor: "scheduler"},
 		{At: f.at(2), Kind: "Admitted", Message: "Admitted on n1, n2.", Actor: "scheduler"},
 	}
-	if diff := cmp.Diff(want, evs, asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID")); diff != "" {
+	if diff := cmp.Diff(want, evs, asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID", "RunAIEvent")); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	// An eviction names its preemptor and, for a reclaim, what the project borrowed.
@@ -157,8 +157,16 @@ func TestWorkloadGetAndEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []views.WorkloadEvent{{At: f.at(3), Kind: "Reclaimed", Reason: "S17", Message: "Reclaimed.", Actor: "scheduler", PreemptorID: f.trainB, BorrowedGPUs: &borrowed}}
-	if diff := cmp.Diff(want, list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.serveC+"/events", "events"), asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID")); diff != "" {
+	reclaimed := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.serveC+"/events", "events")
+	if diff := cmp.Diff(want, reclaimed, asWritten, cmpopts.IgnoreFields(views.WorkloadEvent{}, "ID", "RunAIEvent")); diff != "" {
 		t.Errorf("a reclaim's event (-want +got):\n%s", diff)
+	}
+	// Beside Arbiter's fields, Run:ai's: a reclaim is a Warning about the workload's top owner.
+	if len(reclaimed) == 1 {
+		got := reclaimed[0].RunAIEvent
+		if !got.CreatedAt.Equal(f.at(3)) || got.Type != "Warning" || got.ClusterID != store.SeedID("cluster", "arbiter").String() || got.InvolvedObject.UID != f.serveC {
+			t.Errorf("a reclaim's Run:ai fields are %+v: want createdAt %v, a Warning, the one cluster, about %s", got, f.at(3), f.serveC)
+		}
 	}
 	if diff := cmp.Diff([]views.WorkloadEvent{}, list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainA+"/events", "events")); diff != "" {
 		t.Errorf("no events, want [] (-want +got):\n%s", diff)

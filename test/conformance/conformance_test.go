@@ -309,7 +309,7 @@ var notYetChecked = map[string]string{}
 
 func init() {
 	for _, r := range []string{
-		"GET /api/v1/workloads", "GET /api/v1/workloads/{workloadId}", "GET /api/v1/workloads/{workloadId}/events",
+		"GET /api/v1/workloads", "GET /api/v1/workloads/{workloadId}",
 	} {
 		notYetChecked[r] = "Run:ai's Workload requires fields Arbiter's workload view lacks (source, priorityClassName, k8sPhase, …) and an integer priority; checked next"
 	}

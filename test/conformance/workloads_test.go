@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -73,6 +74,25 @@ var checkedOnCluster = []struct {
 	{"POST /api/v1/workloads/workspaces/{workloadId}/resume", byKind("POST", "workspaces", "/resume", 202)},
 	{"POST /api/v1/workloads/distributed/{workloadId}/suspend", byKind("POST", "distributed", "/suspend", 202)},
 	{"POST /api/v1/workloads/distributed/{workloadId}/resume", byKind("POST", "distributed", "/resume", 202)},
+	{"GET /api/v1/workloads/{workloadId}/events", func(t *testing.T, c *client, o *workloadOrg) {
+		for kind, id := range o.submitted {
+			var got struct {
+				Events []struct {
+					Type, ClusterID string
+					InvolvedObject  struct{ UID string }
+				}
+			}
+			c.do(t, exchange{method: "GET", route: "/api/v1/workloads/{workloadId}/events", params: map[string]string{"workloadId": id}, want: 200, out: &got})
+			if kind == "trainings" && len(got.Events) == 0 {
+				t.Errorf("the training, stopped and run again above, has no events")
+			}
+			for _, e := range got.Events {
+				if e.InvolvedObject.UID != id || e.ClusterID != c.clusterID(t, &o.org) || (e.Type != "Normal" && e.Type != "Warning") {
+					t.Errorf("an event of the %s (%s) is %+v: want it about the workload, in the one cluster, Normal or Warning", kind, id, e)
+				}
+			}
+		}
+	}},
 	{"DELETE /api/v1/workloads/trainings/{workloadId}", byKind("DELETE", "trainings", "", 202)},
 	{"DELETE /api/v1/workloads/workspaces/{workloadId}", byKind("DELETE", "workspaces", "", 202)},
 	{"DELETE /api/v1/workloads/distributed/{workloadId}", byKind("DELETE", "distributed", "", 202)},
@@ -103,4 +123,14 @@ func TestWorkloadRoutesConform(t *testing.T) {
 	for _, ch := range checkedOnCluster {
 		t.Run(ch.route, func(t *testing.T) { ch.check(t, c, o) })
 	}
+}
+
+func init() {
+	// Arbiter's workload events are rows numbered in order, and their ids are those integers
+	// (clients page and link by them); Run:ai's are strings (UUIDs).
+	deliberatelyDifferent["GET /api/v1/workloads/{workloadId}/events"] = []difference{{
+		finding: regexp.MustCompile(`^  /events/\d+/id: value must be a string$`),
+		of:      func(e map[string]any) bool { _, isNumber := e["id"].(float64); return isNumber },
+		why:     "an event's id is Arbiter's integer",
+	}}
 }
