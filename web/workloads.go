@@ -57,10 +57,13 @@ func (h *workloadRecords) listWorkloads(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	return c.JSON(http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now), r) }),
-		"next":      next,
-	})
+	}
+	if next != nil { // absent on the last page: Run:ai's next is an integer or nothing
+		answer["next"] = *next
+	}
+	return c.JSON(http.StatusOK, answer)
 }
 
 func cloneValues(v url.Values) url.Values {
