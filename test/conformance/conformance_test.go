@@ -1,6 +1,8 @@
 // Package conformance checks that the routes Arbiter shares with NVIDIA Run:ai's published
 // control-plane API answer as Run:ai's own OpenAPI document says: a real Arbiter (server.Serve
-// over PostgreSQL, no cluster) is given an organization, every shared route in checked is
+// over PostgreSQL; without a cluster for the routes in checked, on a local control plane, one
+// for the package, for the workload routes in checkedOnCluster) is given an organization,
+// every shared route in checked and checkedOnCluster is
 // called (reads and writes, by id and lists with filterBy, sortBy, offset and limit where the
 // route has them), the test's requests are checked to be ones the document describes (the
 // document's own example bodies where it has them), and each answer's status and body are
@@ -12,8 +14,8 @@
 // beside the repository, and TestExtractIsCurrent checks it against the document when the
 // document is there.
 //
-// Not yet checked (listed in notYetChecked with why): the workload routes (/api/v1/workloads
-// and the submission routes under it), whose handlers are being reshaped.
+// Not yet checked (listed in notYetChecked with why): the Workload API's list and get
+// (/api/v1/workloads and /api/v1/workloads/{workloadId}).
 package conformance
 
 import (
