@@ -111,9 +111,14 @@ func (b ProjectBar) Label() string {
 }
 
 // QuotaWords says where the project stands against its deserved quota: what it borrows beyond
-// it (summed over its pools, as the scheduler counts it) is how far it is over quota.
+// it (summed over its pools, as the scheduler counts it) is how far it is over quota. Quotas
+// are per node pool, so a project within its deserved GPUs in all can still borrow in one
+// pool: then it says so, rather than "over quota" beside "9 of 10 deserved".
 func (b ProjectBar) QuotaWords() string {
-	if b.Borrowed > 0 {
+	switch {
+	case b.Borrowed > 0 && b.Allocated <= b.Deserved:
+		return "within quota in all, but borrows " + english.Plural(b.Borrowed, "GPU") + " in a node pool beyond its share there"
+	case b.Borrowed > 0:
 		return "over quota by " + english.Plural(b.Borrowed, "GPU")
 	}
 	return "within quota"

@@ -99,9 +99,13 @@ func TestProjectBarSumsDeservedOverPoolsAndSaysHowFarOverQuota(t *testing.T) {
 			Status: views.OrgStatus{Usage: views.Usage{Allocated: 9, Borrowed: 3, AllocatedNonPreemptible: 2}}},
 		{Name: "beta", Status: views.OrgStatus{Usage: views.Usage{Allocated: 1, Borrowed: 1}}},
 		{Name: "gamma", Resources: []views.Quota{{GPU: views.QuotaGPU{Deserved: 4}}}, Status: views.OrgStatus{Usage: views.Usage{Allocated: 2}}},
+		// 9 of 10 deserved in all, but one GPU beyond its share in one of its pools
+		{Name: "delta", Resources: []views.Quota{{GPU: views.QuotaGPU{Deserved: 6}}, {GPU: views.QuotaGPU{Deserved: 4}}},
+			Status: views.OrgStatus{Usage: views.Usage{Allocated: 9, Borrowed: 1}}},
 	}}).Projects
 	want := []views.ProjectBar{{Name: "alpha", Deserved: 6, Allocated: 9, Borrowed: 3, NonPreemptible: 2},
-		{Name: "beta", Allocated: 1, Borrowed: 1}, {Name: "gamma", Deserved: 4, Allocated: 2}}
+		{Name: "beta", Allocated: 1, Borrowed: 1}, {Name: "gamma", Deserved: 4, Allocated: 2},
+		{Name: "delta", Deserved: 10, Allocated: 9, Borrowed: 1}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -109,7 +113,8 @@ func TestProjectBarSumsDeservedOverPoolsAndSaysHowFarOverQuota(t *testing.T) {
 	for _, b := range got {
 		words = append(words, b.QuotaWords())
 	}
-	if diff := cmp.Diff([]string{"over quota by 3 GPUs", "over quota by 1 GPU", "within quota"}, words); diff != "" {
+	if diff := cmp.Diff([]string{"over quota by 3 GPUs", "over quota by 1 GPU", "within quota",
+		"within quota in all, but borrows 1 GPU in a node pool beyond its share there"}, words); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
