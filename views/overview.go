@@ -112,16 +112,17 @@ func (b ProjectBar) Label() string {
 
 // QuotaWords says where the project stands against its deserved quota: what it borrows beyond
 // it (summed over its pools, as the scheduler counts it) is how far it is over quota. Quotas
-// are per node pool, so a project within its deserved GPUs in all can still borrow in one
-// pool: then it says so, rather than "over quota" beside "9 of 10 deserved".
+// are per node pool, so what it borrows in one pool can differ from how far its total is over
+// its total ("9 of 10 deserved" and yet borrowing in one pool): then it says where it borrows
+// rather than "over quota by" a number its total does not show.
 func (b ProjectBar) QuotaWords() string {
 	switch {
-	case b.Borrowed > 0 && b.Allocated <= b.Deserved:
-		return "within quota in all, but borrows " + english.Plural(b.Borrowed, "GPU") + " in a node pool beyond its share there"
-	case b.Borrowed > 0:
+	case b.Borrowed == 0:
+		return "within quota"
+	case b.Allocated-b.Deserved == b.Borrowed:
 		return "over quota by " + english.Plural(b.Borrowed, "GPU")
 	}
-	return "within quota"
+	return "borrows " + english.Plural(b.Borrowed, "GPU") + " beyond its deserved quota in some node pools"
 }
 
 // PoolUsedWidth is the allocated part of a pool's bar.

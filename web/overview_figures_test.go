@@ -114,7 +114,7 @@ func TestProjectBarSumsDeservedOverPoolsAndSaysHowFarOverQuota(t *testing.T) {
 		words = append(words, b.QuotaWords())
 	}
 	if diff := cmp.Diff([]string{"over quota by 3 GPUs", "over quota by 1 GPU", "within quota",
-		"within quota in all, but borrows 1 GPU in a node pool beyond its share there"}, words); diff != "" {
+		"borrows 1 GPU beyond its deserved quota in some node pools"}, words); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
