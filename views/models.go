@@ -62,24 +62,11 @@ type WorkloadType struct {
 // ownPriorityName, null while the type follows its category (or, without a category, the
 // cluster default); a PUT of priorityId null returns to that.
 type WorkloadTypeAnswer struct {
-	ID                      string    `json:"id"`
-	Name                    string    `json:"name"`
-	Group                   string    `json:"group"`
-	External                bool      `json:"external"`
-	CategoryID              *string   `json:"categoryId"`
-	CategoryName            *string   `json:"categoryName"`
-	PriorityID              string    `json:"priorityId"`
-	PriorityName            string    `json:"priorityName"`
-	OwnPriorityID           *string   `json:"ownPriorityId"`
-	OwnPriorityName         *string   `json:"ownPriorityName"`
-	Preemptibility          *string   `json:"preemptibility"`
-	EffectivePriorityName   string    `json:"effectivePriorityName"`
-	EffectivePreemptibility string    `json:"effectivePreemptibility"`
-	GangPolicy              string    `json:"gangPolicy"`
-	CreatedAt               time.Time `json:"createdAt"`
-	CreatedBy               string    `json:"createdBy"`
-	UpdatedAt               time.Time `json:"updatedAt"`
-	UpdatedBy               string    `json:"updatedBy"`
+	WorkloadType            // its priorityId and priorityName are masked by the resolved ones below
+	PriorityID      string  `json:"priorityId"`
+	PriorityName    string  `json:"priorityName"`
+	OwnPriorityID   *string `json:"ownPriorityId"`
+	OwnPriorityName *string `json:"ownPriorityName"`
 }
 
 // Page is what every page's layout needs.

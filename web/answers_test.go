@@ -143,7 +143,6 @@ var stamps = cmp.Options{
 	cmpopts.IgnoreFields(views.Department{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Project{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.WorkloadType{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
-	cmpopts.IgnoreFields(views.WorkloadTypeAnswer{}, "CreatedAt", "CreatedBy", "UpdatedAt", "UpdatedBy"),
 	cmpopts.IgnoreFields(views.Priority{}, "CreatedAt", "UpdatedAt"),
 }
 

@@ -77,8 +77,8 @@ func TestRunAIProcedure(t *testing.T) {
 	}
 	pytorch := named(t, types, "PyTorchJob", func(w views.WorkloadTypeAnswer) string { return w.Name })
 	train := store.SeedID("category", "Train").String()
-	want := views.WorkloadTypeAnswer{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
-		External: true, CategoryID: &train, CategoryName: ptr.To("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs",
+	want := views.WorkloadTypeAnswer{WorkloadType: views.WorkloadType{ID: store.SeedID("workload-type", "kubeflow.org/PyTorchJob").String(), Name: "PyTorchJob", Group: "kubeflow.org",
+		External: true, CategoryID: &train, CategoryName: ptr.To("Train"), EffectivePriorityName: "low", EffectivePreemptibility: "preemptible", GangPolicy: "replica-specs"},
 		// Run:ai answers the priority that applies (Train's default) with no own priority set.
 		PriorityID: store.SeedID("priority", "low").String(), PriorityName: "low"}
 	if diff := cmp.Diff(want, pytorch, stamps); diff != "" {

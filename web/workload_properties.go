@@ -219,15 +219,9 @@ func workloadTypeView(t store.WorkloadType) views.WorkloadType {
 }
 
 func workloadTypeAnswer(t store.WorkloadType) views.WorkloadTypeAnswer {
-	return views.WorkloadTypeAnswer{
-		ID: t.ID.String(), Name: t.Name, Group: t.Group, External: t.External,
-		CategoryID: idString(t.CategoryID), CategoryName: t.CategoryName,
+	return views.WorkloadTypeAnswer{WorkloadType: workloadTypeView(t),
 		PriorityID: t.EffectivePriorityID.String(), PriorityName: t.EffectivePriorityName,
-		OwnPriorityID: idString(t.PriorityID), OwnPriorityName: t.PriorityName, Preemptibility: t.Preemptibility,
-		EffectivePriorityName: t.EffectivePriorityName, EffectivePreemptibility: t.EffectivePreemptibility,
-		GangPolicy: t.GangPolicy, CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy,
-		UpdatedAt: t.UpdatedAt.UTC(), UpdatedBy: t.UpdatedBy,
-	}
+		OwnPriorityID: idString(t.PriorityID), OwnPriorityName: t.PriorityName}
 }
 
 func idString(id *uuid.UUID) *string {
