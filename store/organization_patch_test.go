@@ -82,4 +82,13 @@ func TestPatchesSeeTheLockedRow(t *testing.T) {
 	if ps, _, _ := st.VisibleProjects(ctx, listquery.Query{SortBy: "name", Limit: 10}, store.ProjectScope{}); len(ps) != 0 {
 		t.Errorf("an empty scope lists %d projects", len(ps))
 	}
+	// The count of a scoped list counts what the list holds over all its pages.
+	for _, c := range []struct {
+		scope store.ProjectScope
+		want  int
+	}{{store.ProjectScope{IDs: []uuid.UUID{other.ID}}, 1}, {store.ProjectScope{}, 0}, {store.ProjectScope{All: true}, 2}} {
+		if n, err := st.CountVisibleProjects(ctx, listquery.Query{SortBy: "name", Limit: 1}, c.scope); err != nil || n != c.want {
+			t.Errorf("count in scope %+v = %d (%v), want %d", c.scope, n, err, c.want)
+		}
+	}
 }

@@ -124,9 +124,18 @@ func (s *Store) VisibleProjects(ctx context.Context, q listquery.Query, scope Pr
 	return projectList(ctx, s.pool, q, true, scope)
 }
 
-func projectList(ctx context.Context, db querier, q listquery.Query, paged bool, scope ProjectScope) ([]Project, *int, error) {
+// CountVisibleProjects counts the projects in scope that q's filters and search match, all
+// pages of VisibleProjects: the same rows, counted.
+func (s *Store) CountVisibleProjects(ctx context.Context, q listquery.Query, scope ProjectScope) (int, error) {
 	var args listquery.Args
-	where := q.Where(ProjectSpec, &args)
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (`+projectSelect+` WHERE `+visibleProjectsWhere(q, scope, &args)+`) visible`, args...).Scan(&n)
+	return n, err
+}
+
+// visibleProjectsWhere is the WHERE clause of the projects a query and a scope show.
+func visibleProjectsWhere(q listquery.Query, scope ProjectScope, args *listquery.Args) string {
+	where := q.Where(ProjectSpec, args)
 	if !scope.All {
 		ids := scope.IDs
 		if ids == nil {
@@ -134,7 +143,12 @@ func projectList(ctx context.Context, db querier, q listquery.Query, paged bool,
 		}
 		where += ` AND p.id = ANY(` + args.Add(ids) + `)`
 	}
-	sql := projectSelect + ` WHERE ` + where + ` ORDER BY ` + q.OrderBy(ProjectSpec)
+	return where
+}
+
+func projectList(ctx context.Context, db querier, q listquery.Query, paged bool, scope ProjectScope) ([]Project, *int, error) {
+	var args listquery.Args
+	sql := projectSelect + ` WHERE ` + visibleProjectsWhere(q, scope, &args) + ` ORDER BY ` + q.OrderBy(ProjectSpec)
 	if paged {
 		sql += ` ` + q.Page(&args)
 	}

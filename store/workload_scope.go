@@ -80,6 +80,15 @@ func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, include
 	return list, next, nil
 }
 
+// CountVisibleWorkloads counts the workload records VisibleWorkloads lists, every page of
+// them: the same WHERE clause (visibleWhere), counted.
+func (s *Store) CountVisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) (int, error) {
+	var args listquery.Args
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM workloads w WHERE `+visibleWhere(q, includeFinished, scope, &args), args...).Scan(&n)
+	return n, err
+}
+
 // WorkloadCursor is where a keyset walk of the workloads stopped: the sort key and the uid of
 // the last row read.
 type WorkloadCursor struct {

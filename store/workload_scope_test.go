@@ -16,7 +16,7 @@ import (
 )
 
 // TestWorkloadScopeIsByProjectID: every reading of workloads narrowed to a caller's projects —
-// the list, the keyset walk of the export, the Overview's counts, the scheduling events —
+// the list, the keyset walk of the export, the list's count, the Overview's counts, the scheduling events —
 // selects by project id. A workload recorded under the same name by an older project with
 // another id, and one of no project, are outside a scope that holds the project that has the
 // name now.
@@ -63,6 +63,10 @@ func TestWorkloadScopeIsByProjectID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	counted, err := st.CountVisibleWorkloads(ctx, listquery.Query{}, true, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
 	counts, err := st.CountWorkloads(ctx, scope, now.Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -89,9 +93,9 @@ func TestWorkloadScopeIsByProjectID(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	got := map[string]any{"list": uids(list), "walk": uids(walked), "pending": counts.Phases["Pending"],
+	got := map[string]any{"list": uids(list), "walk": uids(walked), "counted": counted, "pending": counts.Phases["Pending"],
 		"preempted since": counts.Events["Preempted"], "events": eventUIDs(evs), "events of project alpha": eventUIDs(byName)}
-	want := map[string]any{"list": "current", "walk": "current", "pending": 1,
+	want := map[string]any{"list": "current", "walk": "current", "counted": 1, "pending": 1,
 		"preempted since": 1, "events": "current", "events of project alpha": "current"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("what a scope of alpha reads (-want +got):\n%s", d)

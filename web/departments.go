@@ -23,6 +23,7 @@ type departments struct {
 
 func (h *departments) routes(r router) {
 	r.api.GET("/org-unit/departments", h.listDepartments)
+	r.api.GET("/org-unit/departments/count", h.countDepartments)
 	r.api.POST("/org-unit/departments", h.createDepartment)
 	r.api.GET("/org-unit/departments/:id", h.getDepartment)
 	r.api.PUT("/org-unit/departments/:id", h.putDepartment)
@@ -56,6 +57,11 @@ func (r departmentRequest) update() (store.DepartmentUpdate, error) {
 
 func (h *departments) listDepartments(c echo.Context) error {
 	return listAll(c, store.DepartmentSpec, "departments", h.org.visibleDepartments(c), h.org.departmentView)
+}
+
+// countDepartments is Run:ai's count of the departments the list shows the caller.
+func (h *departments) countDepartments(c echo.Context) error {
+	return countAll(c, store.DepartmentSpec, h.org.visibleDepartments(c))
 }
 
 func (h *departments) getDepartment(c echo.Context) error {

@@ -33,6 +33,22 @@ func listAll[T, V any](c echo.Context, spec listquery.Spec, key string, list fun
 	return c.JSON(http.StatusOK, map[string]any{key: mapSlice(items, view)})
 }
 
+// countAnswer is Run:ai's CountResponse.
+type countAnswer struct {
+	Count int `json:"count"`
+}
+
+// countAll answers Run:ai's count of an unpaged list: the items list shows for the request's
+// filterBy and search. These lists are small (the organization's units), so they are counted
+// as listed, through the very function the list answers with.
+func countAll[T any](c echo.Context, spec listquery.Spec, list func(context.Context, listquery.Query) ([]T, error)) error {
+	items, _, err := queryList(c, spec, list)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, countAnswer{Count: len(items)})
+}
+
 // queryList parses the request's list parameters against spec and runs list with them; it
 // returns the query too, for pages that show its sorting.
 func queryList[T any](c echo.Context, spec listquery.Spec, list func(context.Context, listquery.Query) ([]T, error)) ([]T, listquery.Query, error) {

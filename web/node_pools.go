@@ -21,6 +21,7 @@ type nodePools struct {
 
 func (h *nodePools) routes(r router) {
 	r.api.GET("/node-pools", h.listNodePools)
+	r.api.GET("/node-pools/count", h.countNodePools)
 	r.api.POST("/node-pools", h.createNodePool)
 	r.api.GET("/node-pools/:id", h.getNodePool)
 	r.api.PUT("/node-pools/:id", h.putNodePool)
@@ -60,6 +61,11 @@ func (h *nodePools) listNodePools(c echo.Context) error {
 	}
 	answers := mapSlice(pools, h.answer(nodesByPool(h.cycles)))
 	return c.JSON(http.StatusOK, map[string]any{"nodepools": answers, "nodePools": answers})
+}
+
+// countNodePools is Run:ai's count of the node pools the list shows (every caller sees all).
+func (h *nodePools) countNodePools(c echo.Context) error {
+	return countAll(c, store.NodePoolSpec, h.org.store.NodePools)
 }
 
 func (h *nodePools) getNodePool(c echo.Context) error {

@@ -23,6 +23,7 @@ type OrganizationStore interface {
 	DeleteDepartment(ctx context.Context, id uuid.UUID, by store.Actor) error
 	PatchDepartment(ctx context.Context, id uuid.UUID, patch store.DepartmentPatch, by store.Actor) (store.Department, error)
 	VisibleProjects(ctx context.Context, q listquery.Query, scope store.ProjectScope) ([]store.Project, *int, error)
+	CountVisibleProjects(ctx context.Context, q listquery.Query, scope store.ProjectScope) (int, error)
 	ProjectRefs(ctx context.Context) ([]store.ProjectRef, error)
 	Project(ctx context.Context, id uuid.UUID) (store.Project, error)
 	CreateProject(ctx context.Context, u store.ProjectUpdate, by store.Actor) (store.Project, error)

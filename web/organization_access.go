@@ -122,6 +122,15 @@ func (o organization) visibleProjects(c echo.Context, q listquery.Query) ([]stor
 	return o.store.VisibleProjects(c.Request().Context(), q, scope)
 }
 
+// countVisibleProjects counts every page of visibleProjects.
+func (o organization) countVisibleProjects(c echo.Context, q listquery.Query) (int, error) {
+	scope, err := o.projectListScope(c)
+	if err != nil {
+		return 0, err
+	}
+	return o.store.CountVisibleProjects(c.Request().Context(), q, scope)
+}
+
 // readableProject returns one project, or 404 when the caller may not read it.
 func (o organization) readableProject(c echo.Context) func(context.Context, uuid.UUID) (store.Project, error) {
 	return func(ctx context.Context, id uuid.UUID) (store.Project, error) {

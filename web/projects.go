@@ -24,6 +24,7 @@ type projects struct {
 
 func (h *projects) routes(r router) {
 	r.api.GET("/org-unit/projects", h.listProjects)
+	r.api.GET("/org-unit/projects/count", h.countProjects)
 	r.api.POST("/org-unit/projects", h.createProject)
 	r.api.GET("/org-unit/projects/:id", h.getProject)
 	r.api.PUT("/org-unit/projects/:id", h.putProject)
@@ -148,6 +149,19 @@ func (h *projects) listProjects(c echo.Context) error {
 		answer["next"] = *next
 	}
 	return c.JSON(http.StatusOK, answer)
+}
+
+// countProjects is Run:ai's count of the projects the list would show the caller, all pages.
+func (h *projects) countProjects(c echo.Context) error {
+	q, err := listquery.Parse(c.QueryParams(), store.ProjectSpec)
+	if err != nil {
+		return err
+	}
+	n, err := h.org.countVisibleProjects(c, q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, countAnswer{Count: n})
 }
 
 func (h *projects) getProject(c echo.Context) error {

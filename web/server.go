@@ -157,6 +157,7 @@ func New(d Deps) *Server {
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
 		&nodePools{org: org, cycles: d.Cycles, layout: s.layout},
+		&clusters{org: d.Organization},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
 		&workloadRecords{service: service, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},

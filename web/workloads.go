@@ -28,6 +28,7 @@ type workloadRecords struct {
 
 func (h *workloadRecords) routes(r router) {
 	r.api.GET("/workloads", h.listWorkloads)
+	r.api.GET("/workloads/count", h.countWorkloads) // Echo matches this static path before /workloads/:id
 	r.api.GET("/workloads/:id", h.getWorkload)
 	r.api.PATCH("/workloads/:id", h.patchWorkload)
 	r.api.GET("/workloads/:id/events", h.listWorkloadEvents)
@@ -38,7 +39,9 @@ func (h *workloadRecords) routes(r router) {
 	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 
-func (h *workloadRecords) listWorkloads(c echo.Context) error {
+// workloadListQuery is the workload list's query and its deleted parameter (finished ones
+// too), as the list and its count read them.
+func workloadListQuery(c echo.Context) (listquery.Query, bool, error) {
 	params := c.QueryParams()
 	if params.Get("sortBy") == "priority" { // priorities sort by value, not by name
 		params = cloneValues(params)
@@ -46,9 +49,14 @@ func (h *workloadRecords) listWorkloads(c echo.Context) error {
 	}
 	q, err := listquery.Parse(params, store.WorkloadSpec)
 	if err != nil {
-		return err
+		return q, false, err
 	}
 	deleted, err := boolParam(c, "deleted")
+	return q, deleted, err
+}
+
+func (h *workloadRecords) listWorkloads(c echo.Context) error {
+	q, deleted, err := workloadListQuery(c)
 	if err != nil {
 		return err
 	}
@@ -64,6 +72,19 @@ func (h *workloadRecords) listWorkloads(c echo.Context) error {
 		answer["next"] = *next
 	}
 	return c.JSON(http.StatusOK, answer)
+}
+
+// countWorkloads is Run:ai's count of the workloads the list would show the caller, all pages.
+func (h *workloadRecords) countWorkloads(c echo.Context) error {
+	q, deleted, err := workloadListQuery(c)
+	if err != nil {
+		return err
+	}
+	n, err := h.service.Count(c.Request().Context(), identity(c), q, deleted)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, countAnswer{Count: n})
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -24,6 +24,19 @@ func (s *Service) List(ctx context.Context, who auth.Identity, q listquery.Query
 	return s.ListIn(ctx, scope, q, includeFinished)
 }
 
+// Count counts the workload records the caller may see that q's filters and search match,
+// all pages of List: the same scope, the same query.
+func (s *Service) Count(ctx context.Context, who auth.Identity, q listquery.Query, includeFinished bool) (int, error) {
+	if s.records == nil {
+		return 0, ErrNoRecords
+	}
+	scope, err := s.Scope(ctx, who)
+	if err != nil {
+		return 0, err
+	}
+	return s.records.CountVisibleWorkloads(ctx, q, includeFinished, scope)
+}
+
 // Walk reads the records scope may see by key, limit at a time from after (nil: the first),
 // for an export that reads them all; scope is the caller's (Scope), read once for the walk.
 func (s *Service) Walk(ctx context.Context, scope store.WorkloadScope, q listquery.Query, includeFinished bool, after *store.WorkloadCursor, limit int) ([]store.WorkloadRecord, *store.WorkloadCursor, error) {

@@ -29,6 +29,8 @@ type Records interface {
 	VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) ([]store.WorkloadRecord, *int, error)
 	// VisibleWorkloadsAfter is a page of the same rows read by key (the CSV export's walk).
 	VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope, after *store.WorkloadCursor, limit int) ([]store.WorkloadRecord, *store.WorkloadCursor, error)
+	// CountVisibleWorkloads counts every page of VisibleWorkloads.
+	CountVisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) (int, error)
 	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
 	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
 	// CountWorkloads counts the records scope may see: by phase, pending ones by reason, and

@@ -80,6 +80,16 @@ func (c *client) refusedNaming(t *testing.T, x exchange, valid string) {
 	}
 }
 
+// counted GETs a /count route with query and checks its count.
+func counted(t *testing.T, c *client, route string, query url.Values, want int) {
+	t.Helper()
+	var got struct{ Count *int }
+	c.do(t, exchange{method: "GET", route: route, query: query, want: 200, out: &got})
+	if got.Count == nil || *got.Count != want {
+		t.Errorf("%s?%s counts %v, want %d", route, query.Encode(), got.Count, want)
+	}
+}
+
 // checked are the shared method+path pairs this test calls, each with its check, in the order
 // they run (later checks read what earlier ones wrote).
 var checked = []struct {
@@ -245,6 +255,34 @@ var checked = []struct {
 		if diff := cmp.Diff(want, proj); diff != "" {
 			t.Errorf("vision's Run:ai fields (-want +got):\n%s", diff)
 		}
+	}},
+	{"GET /api/v1/node-pools/count", func(t *testing.T, c *client, o *org) {
+		counted(t, c, "/api/v1/node-pools/count", nil, 2)
+		counted(t, c, "/api/v1/node-pools/count", url.Values{"filterBy": {"name==gpu-a100"}}, 1)
+	}},
+	{"GET /api/v1/org-unit/departments/count", func(t *testing.T, c *client, o *org) {
+		counted(t, c, "/api/v1/org-unit/departments/count", url.Values{"filterBy": {"name==research"}}, 1)
+		counted(t, c, "/api/v1/org-unit/departments/count", url.Values{"filterBy": {"name==nothing-is-called-this"}}, 0)
+	}},
+	{"GET /api/v1/org-unit/projects/count", func(t *testing.T, c *client, o *org) {
+		counted(t, c, "/api/v1/org-unit/projects/count", nil, 1)
+		counted(t, c, "/api/v1/org-unit/projects/count", url.Values{"filterBy": {"name==vision"}, "search": {"vis"}}, 1)
+		counted(t, c, "/api/v1/org-unit/projects/count", url.Values{"filterBy": {"name==nothing-is-called-this"}}, 0)
+	}},
+	{"GET /api/v1/clusters", func(t *testing.T, c *client, o *org) {
+		var clusters []struct{ UUID string }
+		c.do(t, exchange{method: "GET", route: "/api/v1/clusters", want: 200, out: &clusters})
+		if len(clusters) != 1 || clusters[0].UUID != c.clusterID(t, o) {
+			t.Errorf("clusters are %v, want the one the node pools name, %s", clusters, c.clusterID(t, o))
+		}
+	}},
+	{"GET /api/v1/clusters/{clusterUuid}", func(t *testing.T, c *client, o *org) {
+		var cl struct{ UUID string }
+		c.do(t, exchange{method: "GET", route: "/api/v1/clusters/{clusterUuid}", params: map[string]string{"clusterUuid": c.clusterID(t, o)}, want: 200, out: &cl})
+		if cl.UUID != c.clusterID(t, o) {
+			t.Errorf("the cluster by its id is %v", cl)
+		}
+		c.refusedNaming(t, exchange{method: "GET", route: "/api/v1/clusters/{clusterUuid}", params: map[string]string{"clusterUuid": foreignClusterID}, want: 404}, c.clusterID(t, o))
 	}},
 	{"POST /api/v1/node-pools", func(t *testing.T, c *client, o *org) {
 		var pool struct{ ID, ClusterID string }

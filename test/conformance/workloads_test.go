@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"net/url"
 	"regexp"
 	"testing"
 	"time"
@@ -68,6 +69,11 @@ var checkedOnCluster = []struct {
 	{"GET /api/v1/workloads/workspaces/{workloadId}", byKind("GET", "workspaces", "", 200)},
 	{"GET /api/v1/workloads/distributed/{workloadId}", byKind("GET", "distributed", "", 200)},
 	{"GET /api/v1/workloads/inferences/{workloadId}", byKind("GET", "inferences", "", 200)},
+	{"GET /api/v1/workloads/count", func(t *testing.T, c *client, o *workloadOrg) {
+		counted(t, c, "/api/v1/workloads/count", url.Values{"filterBy": {"projectId==" + o.projectID}}, len(o.submitted))
+		counted(t, c, "/api/v1/workloads/count", url.Values{"filterBy": {"projectName==nothing-is-called-this"}}, 0)
+		counted(t, c, "/api/v1/workloads/count", url.Values{"search": {"conformance"}, "deleted": {"true"}}, len(o.submitted))
+	}},
 	{"POST /api/v1/workloads/trainings/{workloadId}/suspend", byKind("POST", "trainings", "/suspend", 202)},
 	{"POST /api/v1/workloads/trainings/{workloadId}/resume", byKind("POST", "trainings", "/resume", 202)},
 	{"POST /api/v1/workloads/workspaces/{workloadId}/suspend", byKind("POST", "workspaces", "/suspend", 202)},
