@@ -246,8 +246,14 @@ func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
 				ON CONFLICT (uid) DO UPDATE SET
 				    namespace = excluded.namespace, name = excluded.name, kind = excluded.kind,
 				    api_group = excluded.api_group, type_name = excluded.type_name, category_name = excluded.category_name,
-				    project_id = excluded.project_id, project_name = excluded.project_name,
-				    department_name = excluded.department_name, priority_name = excluded.priority_name,
+				    -- a record of no project keeps the one a submission gave: the scheduler's
+				    -- settings can lag a project made a moment before
+				    project_id = coalesce(excluded.project_id, workloads.project_id),
+				    project_name = CASE WHEN excluded.project_id IS NULL AND workloads.project_id IS NOT NULL
+				                        THEN workloads.project_name ELSE excluded.project_name END,
+				    department_name = CASE WHEN excluded.project_id IS NULL AND workloads.project_id IS NOT NULL
+				                           THEN workloads.department_name ELSE excluded.department_name END,
+				    priority_name = excluded.priority_name,
 				    priority_value = excluded.priority_value, preemptibility = excluded.preemptibility,
 				    phase = excluded.phase, reason = excluded.reason, message = excluded.message,
 				    queue_position = excluded.queue_position, gang = excluded.gang,

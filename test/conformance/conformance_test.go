@@ -85,8 +85,10 @@ func counted(t *testing.T, c *client, route string, query url.Values, want int) 
 	t.Helper()
 	var got struct{ Count *int }
 	c.do(t, exchange{method: "GET", route: route, query: query, want: 200, out: &got})
-	if got.Count == nil || *got.Count != want {
-		t.Errorf("%s?%s counts %v, want %d", route, query.Encode(), got.Count, want)
+	if got.Count == nil {
+		t.Errorf("%s?%s answers no count, want %d", route, query.Encode(), want)
+	} else if *got.Count != want {
+		t.Errorf("%s?%s counts %d, want %d", route, query.Encode(), *got.Count, want)
 	}
 }
 
