@@ -31,6 +31,8 @@ type nodes struct {
 
 func (h *nodes) routes(r router) {
 	r.page(http.MethodGet, "/nodes", routenames.Nodes, h.nodesPage)
+	r.api.GET("/nodes", h.listRunAINodes)
+	r.api.GET("/nodes/count", h.countRunAINodes)
 }
 
 func (h *nodes) nodesPage(c echo.Context) error {
