@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 // workloadOrg is what the workload checks submit to and what they submitted.
@@ -53,12 +54,37 @@ func byKind(method, kind, suffix string, want int) func(t *testing.T, c *client,
 
 var gpuSpec = map[string]any{"image": "busybox", "compute": map[string]any{"gpuDevicesRequest": 1}}
 
-// checkedOnCluster are the shared workload pairs, called in order against one Arbiter on the
+// checkedOnCluster are the shared pairs that need a cluster (the workloads and the nodes), called in order against one Arbiter on the
 // local control plane.
 var checkedOnCluster = []struct {
 	route string
 	check func(t *testing.T, c *client, o *workloadOrg)
 }{
+	{"GET /api/v1/nodes", func(t *testing.T, c *client, o *workloadOrg) {
+		// the nodes are the scheduler's last cycle's: the pool made above places its node from
+		// the next cycle on
+		var got struct {
+			Nodes []struct {
+				Name, NodePool, Status string
+				GPUs                   struct{ Allocatable, Allocated, Free int }
+			}
+		}
+		poll.Until(t, "the nodes list shows the pool's node", time.Minute, func() bool {
+			got.Nodes = nil
+			c.do(t, exchange{method: "GET", route: "/api/v1/nodes", query: url.Values{"filterBy": {"nodePool==" + clusterPool.Name},
+				"sortBy": {"name"}, "sortOrder": {"asc"}, "offset": {"0"}, "limit": {"10"}, "search": {""}}, want: 200, out: &got})
+			return len(got.Nodes) > 0
+		})
+		if n := got.Nodes[0]; len(got.Nodes) != clusterPool.Nodes || n.Status != "Ready" || n.GPUs.Allocatable != clusterPool.GPUs ||
+			n.GPUs.Allocated+n.GPUs.Free != clusterPool.GPUs {
+			t.Errorf("the pool's nodes are %+v: want %d, Ready, with %d GPUs allocated or free", got.Nodes, clusterPool.Nodes, clusterPool.GPUs)
+		}
+		c.do(t, exchange{method: "GET", route: "/api/v1/nodes", query: url.Values{"filterBy": {"name==" + got.Nodes[0].Name}}, want: 200})
+	}},
+	{"GET /api/v1/nodes/count", func(t *testing.T, c *client, o *workloadOrg) {
+		counted(t, c, "/api/v1/nodes/count", url.Values{"filterBy": {"nodePool==" + clusterPool.Name}}, clusterPool.Nodes)
+		counted(t, c, "/api/v1/nodes/count", url.Values{"filterBy": {"status==NotReady"}}, 0)
+	}},
 	{"POST /api/v1/workloads/trainings", submitKind("trainings", gpuSpec)},
 	{"POST /api/v1/workloads/workspaces", submitKind("workspaces", gpuSpec)},
 	{"POST /api/v1/workloads/distributed", submitKind("distributed", map[string]any{"image": "busybox", "numWorkers": 2,
