@@ -122,32 +122,10 @@ func queryRunAINodes(c echo.Context, cycles LastCycle) ([]runAINode, listquery.Q
 	return nodes, q, nil
 }
 
-// runAINodeMatches is listquery's filter and search semantics (docs/api.md "Lists") over n:
-// contains, starts-with, ends-with and search ignore case; the others compare exactly.
+// runAINodeMatches is listquery's filter and search semantics (docs/api.md "Lists") over n.
 func runAINodeMatches(n runAINode, q listquery.Query) bool {
 	for _, f := range q.Filters {
-		v, want := n.field(f.Field), f.Value
-		lv, lw := strings.ToLower(v), strings.ToLower(want)
-		var ok bool
-		switch f.Op {
-		case listquery.Eq:
-			ok = v == want
-		case listquery.NotEq:
-			ok = v != want
-		case listquery.LessEq:
-			ok = v <= want
-		case listquery.GreaterEq:
-			ok = v >= want
-		case listquery.Contains:
-			ok = strings.Contains(lv, lw)
-		case listquery.NotContains:
-			ok = !strings.Contains(lv, lw)
-		case listquery.StartsWith:
-			ok = strings.HasPrefix(lv, lw)
-		case listquery.EndsWith:
-			ok = strings.HasSuffix(lv, lw)
-		}
-		if !ok {
+		if !f.Holds(n.field(f.Field)) {
 			return false
 		}
 	}

@@ -324,6 +324,32 @@ func condition(f Field, op Op, value string, args *Args) string {
 	panic("listquery: unknown operator " + string(op))
 }
 
+// Holds is condition's meaning over text held in memory (a list that is not in the database,
+// such as the last cycle's nodes): contains, not-contains, starts-with and ends-with ignore
+// case; the others compare exactly.
+func (f Filter) Holds(v string) bool {
+	lv, lw := strings.ToLower(v), strings.ToLower(f.Value)
+	switch f.Op {
+	case Eq:
+		return v == f.Value
+	case NotEq:
+		return v != f.Value
+	case LessEq:
+		return v <= f.Value
+	case GreaterEq:
+		return v >= f.Value
+	case Contains:
+		return strings.Contains(lv, lw)
+	case NotContains:
+		return !strings.Contains(lv, lw)
+	case StartsWith:
+		return strings.HasPrefix(lv, lw)
+	case EndsWith:
+		return strings.HasSuffix(lv, lw)
+	}
+	panic("listquery: unknown operator " + string(f.Op))
+}
+
 // OrderBy returns the ORDER BY expression (without the keywords), always ending in the
 // spec's tie-break so the order is total.
 func (q Query) OrderBy(spec Spec) string {
