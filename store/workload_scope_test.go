@@ -26,15 +26,7 @@ func TestWorkloadScopeIsByProjectID(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	system := store.Actor{Subject: "test", SubjectType: "system"}
-	dept, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("ops")}}, system)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alpha, err := st.CreateProject(ctx, store.ProjectUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("alpha")},
-		DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID}}, system)
-	if err != nil {
-		t.Fatal(err)
-	}
+	alpha := projectInDepartment(ctx, t, st, system, "ops", "alpha")
 	gone := uuid.New() // a deleted project that was named alpha too
 	now := time.Now()
 	rec := func(uid string, project *uuid.UUID) store.WorkloadRecord {
@@ -100,4 +92,19 @@ func TestWorkloadScopeIsByProjectID(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("what a scope of alpha reads (-want +got):\n%s", d)
 	}
+}
+
+// projectInDepartment makes a department and a project in it.
+func projectInDepartment(ctx context.Context, t *testing.T, st *store.Store, by store.Actor, department, project string) store.Project {
+	t.Helper()
+	dept, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To(department)}}, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProject(ctx, store.ProjectUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To(project)},
+		DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID}}, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

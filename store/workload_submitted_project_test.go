@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
@@ -23,15 +22,7 @@ func TestASchedulerRecordWithoutAProjectKeepsTheSubmittedOne(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	system := store.Actor{Subject: "test", SubjectType: "system"}
-	dept, err := st.CreateDepartment(ctx, store.DepartmentUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("ops")}}, system)
-	if err != nil {
-		t.Fatal(err)
-	}
-	project, err := st.CreateProject(ctx, store.ProjectUpdate{Name: store.Optional[string]{Set: true, Value: ptr.To("fresh")},
-		DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID}}, system)
-	if err != nil {
-		t.Fatal(err)
-	}
+	project := projectInDepartment(ctx, t, st, system, "ops", "fresh")
 	now := time.Now()
 	submitted := store.WorkloadRecord{UID: "w", Namespace: "fresh", Name: "train", Kind: "Job", ProjectID: &project.ID,
 		ProjectName: "fresh", DepartmentName: "ops", Phase: "Pending", Gang: 1, QueuedAt: now, Submitter: "alice"}
