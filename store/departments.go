@@ -59,12 +59,15 @@ type Department struct {
 // DepartmentSpec is the list spec of departments.
 var DepartmentSpec = listquery.Spec{
 	Fields: map[string]listquery.Field{
-		"name":      {Kind: listquery.String, Column: "d.name", Sortable: true},
-		"createdAt": {Kind: listquery.Time, Column: "d.created_at", Sortable: true},
+		"name":          {Kind: listquery.String, Column: "d.name", Sortable: true},
+		"createdAt":     {Kind: listquery.Time, Column: "d.created_at", Sortable: true},
+		"clusterId":     {Kind: listquery.String, Column: clusterIDColumn, Sortable: true},
+		"totalGpuQuota": {Kind: listquery.Int, Column: "(SELECT coalesce(sum(q.deserved_gpus), 0) FROM department_quotas q WHERE q.department_id = d.id)::int", Sortable: true},
 	},
 	DefaultSort:  "name",
 	TieBreak:     "d.id",
 	SearchColumn: "d.name",
+	Unserved:     notMeasured(map[string]string{"gpuAllocated": liveAllocation}),
 }
 
 const departmentSelect = `

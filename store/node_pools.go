@@ -53,10 +53,21 @@ var NodePoolSpec = listquery.Spec{
 		"labelValue": {Kind: listquery.String, Column: "np.label_value", Sortable: true},
 		"placement":  {Kind: listquery.String, Column: "np.placement", Sortable: true},
 		"createdAt":  {Kind: listquery.Time, Column: "np.created_at", Sortable: true},
+		"updatedAt":  {Kind: listquery.Time, Column: "np.updated_at", Sortable: true},
+		"clusterId":  {Kind: listquery.String, Column: clusterIDColumn, Sortable: true},
 	},
 	DefaultSort:  "name",
 	TieBreak:     "np.id",
 	SearchColumn: "np.name",
+	Unserved: map[string]string{
+		"phase":                           "a pool's phase comes from its nodes' live readiness, not stored",
+		"networkTopologyName":             "Arbiter has no network topologies yet",
+		"gpuNetworkAccelerationDetection": "Arbiter does not detect GPU network acceleration",
+		"gpuNetworkAccelerationDetected":  "Arbiter does not detect GPU network acceleration",
+		"gpuNetworkAccelerationLabelKey":  "Arbiter does not detect GPU network acceleration",
+		"swapEnabled":                     "Arbiter has no GPU memory swap",
+		"nodeLevelSchedulerEnabled":       "Arbiter has no node-level scheduler",
+	},
 }
 
 // NodePools lists the node pools.

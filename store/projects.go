@@ -87,11 +87,20 @@ var ProjectSpec = listquery.Spec{
 		"departmentId":   {Kind: listquery.String, Column: "p.department_id::text"},
 		"namespaces":     {Kind: listquery.String, Column: "array_to_string(" + namespacesSQL + ", ',')"},
 		"createdAt":      {Kind: listquery.Time, Column: "p.created_at", Sortable: true},
+		// Run:ai's names: the department is the project's parent.
+		"parentId":      {Kind: listquery.String, Column: "p.department_id::text"},
+		"parentName":    {Kind: listquery.String, Column: "d.name", Sortable: true},
+		"clusterId":     {Kind: listquery.String, Column: clusterIDColumn, Sortable: true},
+		"totalGpuQuota": {Kind: listquery.Int, Column: "(SELECT coalesce(sum(q.deserved_gpus), 0) FROM project_quotas q WHERE q.project_id = p.id)::int", Sortable: true},
 	},
 	DefaultSort:  "name",
 	TieBreak:     "p.id",
 	SearchColumn: "p.name",
 	Paged:        true,
+	Unserved: notMeasured(map[string]string{
+		"phase":        "an Arbiter project has no phase: it is ready once created",
+		"gpuAllocated": liveAllocation,
+	}),
 }
 
 const projectSelect = `

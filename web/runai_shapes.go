@@ -20,11 +20,11 @@ const (
 	// runAITenantID is the installation's one tenant (Run:ai's tenantId, an integer).
 	runAITenantID = 1
 	// runAIClusterName is the name of the installation's one cluster.
-	runAIClusterName = "arbiter"
+	runAIClusterName = store.ClusterName
 )
 
 // runAIClusterID is the installation's one cluster's id.
-var runAIClusterID = store.SeedID("cluster", runAIClusterName).String()
+var runAIClusterID = store.ClusterID.String()
 
 // runAIAuditEntry is an audit entry in Run:ai's AuditLog shape (snake_case names, its result
 // and subject type spellings). Arbiter's actions beyond Run:ai's enum (issue, revoke, …) are

@@ -75,6 +75,10 @@ type Spec struct {
 	// SearchColumn is the SQL expression "search" matches against (the name), case-insensitively.
 	SearchColumn string
 	Paged        bool
+	// Unserved are fields a peer API (Run:ai's) lets clients filter or sort this list by that
+	// Arbiter cannot yet, each with why: a client naming one is told that, not that the name
+	// is unknown.
+	Unserved map[string]string
 }
 
 // Filter is one parsed "field<op>value" term.
@@ -117,11 +121,16 @@ func IsError(err error) bool {
 func Parse(v url.Values, spec Spec) (Query, error) {
 	q := Query{SortBy: spec.DefaultSort, Limit: DefaultLimit}
 	var err error
-	if q.Filters, err = ParseFilterBy(v.Get("filterBy"), spec); err != nil {
+	// Run:ai documents filterBy as one parameter of comma-joined terms; a client that repeats
+	// the parameter means every term too.
+	if q.Filters, err = ParseFilterBy(strings.Join(v["filterBy"], ","), spec); err != nil {
 		return q, err
 	}
 	if s := v.Get("sortBy"); s != "" {
 		f, ok := spec.Fields[s]
+		if why, unserved := spec.Unserved[s]; unserved && !ok {
+			return q, errorf("sortBy %q is not available here yet: %s; use one of: %s", s, why, strings.Join(spec.sortable(), ", "))
+		}
 		if !ok || !f.Sortable {
 			return q, errorf("sortBy %q is not a field this list sorts by; use one of: %s", s, strings.Join(spec.sortable(), ", "))
 		}
@@ -211,6 +220,9 @@ func ParseFilterBy(s string, spec Spec) ([]Filter, error) {
 			return nil, errorf("filterBy term %q has no valid operator after %q; use one of == != <= >= =@ !@ =^ =$", term, field)
 		}
 		f, ok := spec.Fields[field]
+		if why, unserved := spec.Unserved[field]; unserved && !ok {
+			return nil, errorf("filterBy field %q is not available here yet: %s; use one of: %s", field, why, strings.Join(spec.fieldNames(), ", "))
+		}
 		if !ok {
 			return nil, errorf("filterBy field %q is not known here; use one of: %s", field, strings.Join(spec.fieldNames(), ", "))
 		}

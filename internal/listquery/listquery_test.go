@@ -168,3 +168,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Run:ai's clients may send filterBy once with terms joined by commas (its documented form)
+// or once per term; both mean every term holds.
+func TestParseFilterByRepeatedParameterKeepsEveryTerm(t *testing.T) {
+	v, _ := url.ParseQuery("filterBy=name==a&filterBy=gpus>=2")
+	q, err := Parse(v, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Filter{{"name", Eq, "a"}, {"gpus", GreaterEq, "2"}}, q.Filters); d != "" {
+		t.Errorf("filters (-want +got):\n%s", d)
+	}
+}
+
+// A field the list's peer API knows but this list cannot filter or sort by yet is refused
+// with its own reason, not as an unknown name.
+func TestParseRefusesAKnownButUnservedFieldWithItsReason(t *testing.T) {
+	withUnserved := spec
+	withUnserved.Unserved = map[string]string{"avgGpuUtilization24h": "GPU utilization is not measured"}
+	for _, raw := range []string{"filterBy=avgGpuUtilization24h>=1", "sortBy=avgGpuUtilization24h"} {
+		v, _ := url.ParseQuery(raw)
+		_, err := Parse(v, withUnserved)
+		if err == nil || !IsError(err) || !strings.Contains(err.Error(), "GPU utilization is not measured") || !strings.Contains(err.Error(), "avgGpuUtilization24h") {
+			t.Errorf("%s: got %v, want a list parameter error naming the field and its reason", raw, err)
+		}
+	}
+}

@@ -230,6 +230,11 @@ var checked = []struct {
 		if len(filtered.Departments) != 1 || filtered.Departments[0].ID != o.departmentID {
 			t.Errorf("departments filtered by name are %v, want research (%s)", filtered.Departments, o.departmentID)
 		}
+		var byQuota struct{ Departments []struct{ ID string } }
+		c.do(t, exchange{method: "GET", route: "/api/v1/org-unit/departments", query: url.Values{"filterBy": {"totalGpuQuota>=8,clusterId==" + c.clusterID(t, o)}, "sortBy": {"totalGpuQuota"}}, want: 200, out: &byQuota})
+		if len(byQuota.Departments) != 1 || byQuota.Departments[0].ID != o.departmentID {
+			t.Errorf("departments with 8 deserved GPUs or more are %v, want research (%s)", byQuota.Departments, o.departmentID)
+		}
 	}},
 	{"GET /api/v1/org-unit/departments/{departmentId}", func(t *testing.T, c *client, o *org) {
 		var dept runAIUnit
@@ -246,6 +251,13 @@ var checked = []struct {
 		c.do(t, exchange{method: "GET", route: "/api/v1/org-unit/projects", query: url.Values{"filterBy": {"name==vision"}, "sortBy": {"name"}, "sortOrder": {"asc"}, "offset": {"0"}, "limit": {"10"}}, want: 200, out: &filtered})
 		if len(filtered.Projects) != 1 || filtered.Projects[0].ID != o.projectID {
 			t.Errorf("projects filtered by name are %v, want vision (%s)", filtered.Projects, o.projectID)
+		}
+		// Run:ai's own filter and sort names for a project's parent, cluster and quota.
+		var byParent struct{ Projects []struct{ ID string } }
+		c.do(t, exchange{method: "GET", route: "/api/v1/org-unit/projects", query: url.Values{
+			"filterBy": {"parentName==research,clusterId==" + c.clusterID(t, o) + ",totalGpuQuota>=4"}, "sortBy": {"totalGpuQuota"}}, want: 200, out: &byParent})
+		if len(byParent.Projects) != 1 || byParent.Projects[0].ID != o.projectID {
+			t.Errorf("projects of parent research in the cluster with 4 GPUs or more are %v, want vision (%s)", byParent.Projects, o.projectID)
 		}
 	}},
 	{"GET /api/v1/org-unit/projects/{projectId}", func(t *testing.T, c *client, o *org) {
