@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 )
@@ -65,6 +67,9 @@ type Config struct {
 	// AuditRetentionDays is how many days the audit log keeps a row at least; months past it
 	// are dropped whole (docs/operations.md "Audit log retention").
 	AuditRetentionDays int
+	// ClusterID, if set, becomes the installation's cluster id (store.Store.SetClusterID): a
+	// team coming from Run:ai keeps its cluster's id, and the scripts that send it.
+	ClusterID string
 }
 
 // ParseConfig reads the flags in args, falling back to the environment for each flag the
@@ -109,6 +114,7 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.IntVar(&c.DryRunsPerReplica, "dry-runs-per-replica", web.DefaultDryRunsPerReplica, "how many dry runs this replica runs at once; past it a dry run is refused with 429")
 	fs.IntVar(&c.DryRunsPerCaller, "dry-runs-per-caller", web.DefaultDryRunsPerCaller, "how many dry runs one caller (person or API key) runs at once in a replica; past it 429")
 	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", int(store.DefaultAuditRetention/(24*time.Hour)), "days the audit log keeps a row at least; the leader drops each month's rows whole once the month is older")
+	fs.StringVar(&c.ClusterID, "cluster-id", "", "the id Run:ai-shaped answers give this installation's one cluster, and requests must name (a UUID; keep a Run:ai cluster's id to keep its scripts); empty keeps the id it has")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -147,6 +153,11 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	}
 	if c.AuditRetentionDays < 1 {
 		return c, fmt.Errorf("--audit-retention-days %d: use a whole number of days, at least 1", c.AuditRetentionDays)
+	}
+	if c.ClusterID != "" {
+		if _, err := uuid.Parse(c.ClusterID); err != nil {
+			return c, fmt.Errorf("--cluster-id %q: use a UUID, such as a Run:ai cluster's id", c.ClusterID)
+		}
 	}
 	for _, ns := range splitList(c.ReservedNamespaces) {
 		if err := store.ValidNamespace(ns); err != nil {

@@ -109,3 +109,14 @@ func TestAuditRetentionConfig(t *testing.T) {
 		t.Errorf("--audit-retention-days=0: %v, want a refusal naming the flag", err)
 	}
 }
+
+// TestClusterIDConfig: --cluster-id is optional and must be a UUID, as Run:ai's cluster ids are.
+func TestClusterIDConfig(t *testing.T) {
+	c, err := ParseConfig("serve", []string{"--cluster-id", "d73a738f-fab3-430a-8fa3-5241493d7128"}, io.Discard)
+	if err != nil || c.ClusterID != "d73a738f-fab3-430a-8fa3-5241493d7128" {
+		t.Errorf("--cluster-id of a UUID: %q, %v", c.ClusterID, err)
+	}
+	if _, err := ParseConfig("serve", []string{"--cluster-id", "prod-east"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--cluster-id") {
+		t.Errorf("--cluster-id prod-east: %v, want a refusal naming the flag", err)
+	}
+}

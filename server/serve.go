@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/metrics"
 	"github.com/arbiterhq/arbiter/migrations"
@@ -48,6 +50,10 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	defer pool.Close()
 	st := store.NewWithTimeout(pool, c.DatabaseTimeout)
 	st.SetNamespaceRules(c.NamespaceRules())
+	clusterID, err := installationClusterID(ctx, c, st)
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
 	// A workload record or event the database refuses even bounded is skipped, never failing
 	// the batch of the others; it is told here once.
@@ -139,6 +145,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Cluster:      clusterStatus(run),
 		Submitter:    workloadSubmitter(sched),
 		Submissions:  st,
+		ClusterID:    clusterID,
 	})
 	// Refusals folded into their kind's next audit row are written a minute on, and once the
 	// HTTP server has shut down (this defer runs after Shutdown), before the pool closes.
@@ -340,4 +347,20 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// installationClusterID sets the installation's cluster id when --cluster-id names one and
+// answers the id the installation has. Replicas share it through the database; give them all
+// the same --cluster-id, or none.
+func installationClusterID(ctx context.Context, c Config, st *store.Store) (string, error) {
+	if c.ClusterID != "" {
+		if err := st.SetClusterID(ctx, uuid.MustParse(c.ClusterID), store.Actor{Subject: "arbiter serve --cluster-id", SubjectType: "system"}); err != nil {
+			return "", fmt.Errorf("set the cluster id: %w", err)
+		}
+	}
+	id, err := st.ClusterID(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the cluster id: %w", err)
+	}
+	return id.String(), nil
 }

@@ -1,16 +1,51 @@
 package store
 
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
 // Run:ai's control-plane API names things an Arbiter installation has exactly one of, among
 // them the cluster: its schemas require the cluster's id on node pools, departments, projects
-// and workloads, and its lists filter by it. Arbiter answers the one cluster's id as a constant,
-// the same on every replica and across restarts.
+// and workloads, its lists filter by it, and its scripts send it back. The id is kept in the
+// installation row (migration 0019), the same for every replica and across restarts.
 const ClusterName = "arbiter"
 
-// ClusterID is the installation's one cluster's id.
-var ClusterID = SeedID("cluster", ClusterName)
+// DefaultClusterID is the cluster's id until an admin sets another (serve --cluster-id); the
+// migration seeds the installation row with it.
+var DefaultClusterID = SeedID("cluster", ClusterName)
 
-// clusterIDColumn is ClusterID as a list field's SQL expression: a constant every row shares.
-var clusterIDColumn = "'" + ClusterID.String() + "'::text"
+// clusterIDColumn is the cluster's id as a list field's SQL expression, the same for every row.
+const clusterIDColumn = "(SELECT cluster_id::text FROM installation)"
+
+// ClusterID is the installation's one cluster's id.
+func (s *Store) ClusterID(ctx context.Context) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT cluster_id FROM installation`).Scan(&id)
+	return id, classify(err)
+}
+
+// SetClusterID gives the installation's cluster the id, recording the change in the audit log
+// when it is one.
+func (s *Store) SetClusterID(ctx context.Context, id uuid.UUID, by Actor) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		var before uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT cluster_id FROM installation FOR UPDATE`).Scan(&before); err != nil {
+			return err
+		}
+		if before == id {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE installation SET cluster_id = $1, updated_at = now()`, id); err != nil {
+			return err
+		}
+		e := by.entry("update", "cluster", id.String(), ClusterName)
+		e.Changes["id"] = Change{From: before.String(), To: id.String()}
+		return insertAudit(ctx, tx, e)
+	})
+}
 
 // notMeasured are Run:ai's usage-average list fields of an organization unit: Arbiter keeps
 // no usage history yet, so it can neither filter nor sort by them.

@@ -51,7 +51,7 @@ func TestRunAIListFieldsFilterAndSortOrganizationUnits(t *testing.T) {
 	for raw, want := range map[string][]string{
 		"filterBy=parentName==research":                            {alpha.Name, beta.Name},
 		"filterBy=parentId==" + other.ID.String():                  {gamma.Name},
-		"filterBy=clusterId==" + store.ClusterID.String():          {alpha.Name, beta.Name, gamma.Name},
+		"filterBy=clusterId==" + store.DefaultClusterID.String():   {alpha.Name, beta.Name, gamma.Name},
 		"filterBy=clusterId==00000000-0000-4000-8000-000000000001": nil,
 		"filterBy=totalGpuQuota>=4":                                {alpha.Name, beta.Name},
 		"sortBy=totalGpuQuota":                                     {gamma.Name, beta.Name, alpha.Name},

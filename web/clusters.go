@@ -10,7 +10,7 @@ import (
 
 // clusters answers Run:ai's cluster routes for an installation that is one cluster: the
 // list holds it alone, by the stable id the node pools, departments and projects name as
-// their clusterId (runAIClusterID). Every signed-in caller may read it, as they may read
+// their clusterId (Deps.ClusterID). Every signed-in caller may read it, as they may read
 // that id on every node pool.
 type clusters struct {
 	org OrganizationStore
@@ -36,7 +36,7 @@ func (h *clusters) theCluster(c echo.Context) (runAICluster, error) {
 	if err != nil {
 		return runAICluster{}, err
 	}
-	return runAICluster{UUID: runAIClusterID, TenantID: runAITenantID, Name: runAIClusterName, CreatedAt: pool.CreatedAt.UTC()}, nil
+	return runAICluster{UUID: clusterID(c), TenantID: runAITenantID, Name: runAIClusterName, CreatedAt: pool.CreatedAt.UTC()}, nil
 }
 
 func (h *clusters) listClusters(c echo.Context) error {
@@ -52,8 +52,8 @@ func (h *clusters) getCluster(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if id.String() != runAIClusterID {
-		return store.NotFound("cluster %s was not found: this installation is one cluster, %s", id, runAIClusterID)
+	if id.String() != clusterID(c) {
+		return store.NotFound("cluster %s was not found: this installation is one cluster, %s", id, clusterID(c))
 	}
 	cl, err := h.theCluster(c)
 	if err != nil {

@@ -47,9 +47,6 @@ type departmentRequest struct {
 var departmentFields = []string{"clusterId", "name", "resources", "priorityPolicy", "priorityOffset"}
 
 func (r departmentRequest) update() (store.DepartmentUpdate, error) {
-	if err := checkClusterID(r.ClusterID); err != nil {
-		return store.DepartmentUpdate{}, err
-	}
 	res, err := optionalQuotas(r.Resources)
 	return store.DepartmentUpdate{Name: storeOptionalValue(r.Name), Resources: res,
 		PriorityPolicy: storeOptionalValue(r.PriorityPolicy), PriorityOffset: storeOptionalValue(r.PriorityOffset)}, err
@@ -81,7 +78,7 @@ func (h *departments) putDepartment(c echo.Context) error {
 // for already, but the table is the rule every organization route asks.
 func checkedDepartmentUpdate(c echo.Context) func(departmentRequest) (store.DepartmentUpdate, error) {
 	return func(r departmentRequest) (store.DepartmentUpdate, error) {
-		u, err := r.update()
+		u, err := inCluster(c, departmentRequest.update)(r)
 		if err != nil {
 			return u, err
 		}

@@ -88,7 +88,7 @@ func (h *eventHistory) auditLog(c echo.Context) error {
 	}
 	// logs is Run:ai's shape of the page; entries is Arbiter's, kept for the scripts that read
 	// it (Run:ai's schema allows fields beside its own). next is absent on the last page.
-	answer := map[string]any{"logs": mapSlice(entries, runAIAuditView), "entries": mapSlice(entries, auditView)}
+	answer := map[string]any{"logs": mapSlice(entries, func(e store.AuditEntry) runAIAuditEntry { return runAIAuditView(e, clusterID(c)) }), "entries": mapSlice(entries, auditView)}
 	if next != nil {
 		answer["next"] = *next
 	}

@@ -45,9 +45,6 @@ type nodePoolRequest struct {
 var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement"}
 
 func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
-	if err := checkClusterID(r.ClusterID); err != nil {
-		return store.NodePoolUpdate{}, err
-	}
 	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
 		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
 }
@@ -73,17 +70,17 @@ func (h *nodePools) getNodePool(c echo.Context) error {
 }
 
 func (h *nodePools) createNodePool(c echo.Context) error {
-	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.CreateNodePool, h.answer(nodesByPool(h.cycles)))
+	return createByAdmin(c, "node-pool", "create a node pool", nodePoolFields, inCluster(c, nodePoolRequest.update), h.org.store.CreateNodePool, h.answer(nodesByPool(h.cycles)))
 }
 
 func (h *nodePools) putNodePool(c echo.Context) error {
-	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, nodePoolRequest.update, h.org.store.UpdateNodePool, h.answer(nodesByPool(h.cycles)))
+	return putByAdmin(c, "node-pool", "change a node pool", nodePoolFields, inCluster(c, nodePoolRequest.update), h.org.store.UpdateNodePool, h.answer(nodesByPool(h.cycles)))
 }
 
 // answer is the API's view of a pool, given its nodes by pool name.
 func (h *nodePools) answer(nodes map[string][]string) func(store.NodePool) views.NodePoolAnswer {
 	return func(p store.NodePool) views.NodePoolAnswer {
-		return nodePoolAnswer(h.org.nodePoolView(p), nodes[p.Name])
+		return nodePoolAnswer(h.org.nodePoolView(p), nodes[p.Name], h.org.cluster)
 	}
 }
 

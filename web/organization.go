@@ -46,12 +46,13 @@ func (zeroOrgStatus) Usage(string, string, string) views.Usage   { return views.
 
 // organization holds the organization routes' dependencies.
 type organization struct {
-	store  OrganizationStore
-	status OrgStatusSource
+	store   OrganizationStore
+	status  OrgStatusSource
+	cluster string // the installation's one cluster's id (Deps.ClusterID)
 }
 
 func newOrganization(d Deps) organization {
-	o := organization{store: d.Organization, status: d.OrgStatus}
+	o := organization{store: d.Organization, status: d.OrgStatus, cluster: d.ClusterID}
 	if o.status == nil {
 		o.status = zeroOrgStatus{}
 	}

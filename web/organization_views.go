@@ -45,7 +45,7 @@ func (o organization) departmentView(d store.Department) views.Department {
 		PriorityPolicy: d.PriorityPolicy, PriorityOffset: d.PriorityOffset, PriorityWarning: d.PriorityWarning(),
 		Status:    o.orgStatus("department", d.Name, d.Quotas),
 		CreatedAt: d.CreatedAt.UTC(), CreatedBy: d.CreatedBy, UpdatedAt: d.UpdatedAt.UTC(), UpdatedBy: d.UpdatedBy,
-		RunAIOrgUnit: runAIOrgUnit(d.Quotas),
+		RunAIOrgUnit: runAIOrgUnit(d.Quotas, o.cluster),
 	}
 }
 
@@ -67,7 +67,7 @@ func (o organization) projectView(p store.Project) views.Project {
 		PriorityWarning: p.PriorityWarning(),
 		Status:          o.orgStatus("project", p.Name, p.Quotas),
 		CreatedAt:       p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
-		RunAIOrgUnit: runAIOrgUnit(p.Quotas), ParentID: p.DepartmentID.String(), EnforceRunaiScheduler: true,
+		RunAIOrgUnit: runAIOrgUnit(p.Quotas, o.cluster), ParentID: p.DepartmentID.String(), EnforceRunaiScheduler: true,
 		Effective: views.ProjectEffective{DefaultNodePools: mapSlice(p.EffectiveNodePools, func(r store.NodePoolRef) string { return r.Name })},
 	}
 	if len(p.NodePoolIDs) > 0 {

@@ -173,7 +173,7 @@ func (h *projects) createProject(c echo.Context) error {
 	if err := authorizeSomewhere(c, auth.ManageDepartment, "create a project"); err != nil {
 		return err
 	}
-	u, err := decodeChange(c, projectFields, projectRequest.update)
+	u, err := decodeChange(c, projectFields, inCluster(c, projectRequest.update))
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (h *projects) putProject(c echo.Context) error {
 	if err := authorizeSomewhere(c, auth.ManageProject, "change a project"); err != nil {
 		return err
 	}
-	u, err := decodeChange(c, projectFields, projectRequest.update)
+	u, err := decodeChange(c, projectFields, inCluster(c, projectRequest.update))
 	if err != nil {
 		return err
 	}

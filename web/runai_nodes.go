@@ -74,7 +74,7 @@ func (n runAINode) field(name string) string {
 // cycle, there are none: the Nodes page then shows no node either, only why. The cycle does
 // not record when a node joined the cluster, so createdAt and updatedAt are when the cycle
 // took its view of the node.
-func runAINodes(cycles LastCycle) []runAINode {
+func runAINodes(cycles LastCycle, cluster string) []runAINode {
 	out := []runAINode{}
 	if cycles == nil {
 		return out
@@ -90,7 +90,7 @@ func runAINodes(cycles LastCycle) []runAINode {
 	grid := nodeGrid(snap, plan, gridFilter{}, func(string) bool { return false }, nil)
 	at := snap.Now.UTC()
 	for _, g := range grid.Nodes {
-		n := runAINode{Name: g.Name, Status: "NotReady", NodePool: g.Pool, Taints: []runAINodeTaint{}, ClusterUUID: runAIClusterID,
+		n := runAINode{Name: g.Name, Status: "NotReady", NodePool: g.Pool, Taints: []runAINodeTaint{}, ClusterUUID: cluster,
 			CreatedAt: at, UpdatedAt: at, Unschedulable: g.Unschedulable,
 			GPUs: runAINodeGPUs{Allocatable: g.GPUs, Allocated: g.Held, Free: g.GPUs - g.Held}}
 		if g.Ready {
@@ -111,7 +111,7 @@ func queryRunAINodes(c echo.Context, cycles LastCycle) ([]runAINode, listquery.Q
 	if err != nil {
 		return nil, q, err
 	}
-	nodes := slices.DeleteFunc(runAINodes(cycles), func(n runAINode) bool { return !runAINodeMatches(n, q) })
+	nodes := slices.DeleteFunc(runAINodes(cycles, clusterID(c)), func(n runAINode) bool { return !runAINodeMatches(n, q) })
 	slices.SortStableFunc(nodes, func(a, b runAINode) int {
 		by := cmp.Compare(a.field(q.SortBy), b.field(q.SortBy))
 		if q.Desc {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
@@ -23,8 +25,24 @@ const (
 	runAIClusterName = store.ClusterName
 )
 
-// runAIClusterID is the installation's one cluster's id.
-var runAIClusterID = store.ClusterID.String()
+// clusterIDKey is where a request's context holds the installation's cluster id.
+const clusterIDKey = "arbiter.cluster-id"
+
+// withClusterID gives every request the installation's cluster id (Deps.ClusterID).
+func withClusterID(id string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Set(clusterIDKey, id)
+			return next(c)
+		}
+	}
+}
+
+// clusterID is the installation's one cluster's id, as the request was given it.
+func clusterID(c echo.Context) string {
+	id, _ := c.Get(clusterIDKey).(string)
+	return id
+}
 
 // runAIAuditEntry is an audit entry in Run:ai's AuditLog shape (snake_case names, its result
 // and subject type spellings). Arbiter's actions beyond Run:ai's enum (issue, revoke, …) are
@@ -48,7 +66,7 @@ type runAIAuditEntry struct {
 	ClusterName    string `json:"cluster_name"`
 }
 
-func runAIAuditView(e store.AuditEntry) runAIAuditEntry {
+func runAIAuditView(e store.AuditEntry, cluster string) runAIAuditEntry {
 	subjectType := "User" // people, and the groups they sign in through
 	if e.SubjectType == "api-key" || e.SubjectType == "system" {
 		subjectType = "App"
@@ -61,7 +79,7 @@ func runAIAuditView(e store.AuditEntry) runAIAuditEntry {
 		ID: strconv.FormatInt(e.ID, 10), TenantID: strconv.Itoa(runAITenantID), Timestamp: e.At.UTC().Format("2006-01-02T15:04:05.999999Z07:00"),
 		Subject: e.Subject, SubjectType: subjectType, SourceIP: e.SourceIP, Action: e.Action, HTTPMethod: e.HTTPMethod,
 		HTTPStatusCode: e.HTTPStatus, EntityType: e.EntityType, EntityID: e.EntityID, EntityName: e.EntityName,
-		RequestID: e.RequestID, Result: result, ClusterID: runAIClusterID, ClusterName: runAIClusterName,
+		RequestID: e.RequestID, Result: result, ClusterID: cluster, ClusterName: runAIClusterName,
 	}
 }
 
@@ -100,16 +118,32 @@ func runAIAuditQuery(in url.Values) url.Values {
 
 // checkClusterID accepts Run:ai's clusterId in a request only when it is absent or names the
 // installation's one cluster.
-func checkClusterID(o optional[string]) error {
-	if o.Set && (o.Null || o.Value != runAIClusterID) {
-		return store.InvalidField("clusterId", "clusterId %q is not a cluster of this installation: it has one cluster, %s (send that, or leave clusterId out)", o.Value, runAIClusterID)
+func checkClusterID(o optional[string], cluster string) error {
+	if o.Set && (o.Null || o.Value != cluster) {
+		return store.InvalidField("clusterId", "clusterId %q is not a cluster of this installation: it has one cluster, %s (send that, or leave clusterId out)", o.Value, cluster)
 	}
 	return nil
 }
 
+// inCluster is a request's update that first checks the request's clusterId against the
+// installation's.
+func inCluster[R interface{ clusterID() optional[string] }, U any](c echo.Context, update func(R) (U, error)) func(R) (U, error) {
+	return func(r R) (U, error) {
+		if err := checkClusterID(r.clusterID(), clusterID(c)); err != nil {
+			var none U
+			return none, err
+		}
+		return update(r)
+	}
+}
+
+func (r nodePoolRequest) clusterID() optional[string]   { return r.ClusterID }
+func (r departmentRequest) clusterID() optional[string] { return r.ClusterID }
+func (r projectRequest) clusterID() optional[string]    { return r.ClusterID }
+
 // nodePoolAnswer is a pool's view with Run:ai's fields: nodes names the pool's nodes in the
 // scheduler's last cycle, placed by the rule the cycle places them by (scheduler.NodePoolOf).
-func nodePoolAnswer(v views.NodePool, nodes []string) views.NodePoolAnswer {
+func nodePoolAnswer(v views.NodePool, nodes []string, cluster string) views.NodePoolAnswer {
 	phase := "Ready"
 	switch {
 	case v.Status.Nodes == 0:
@@ -121,7 +155,7 @@ func nodePoolAnswer(v views.NodePool, nodes []string) views.NodePoolAnswer {
 		nodes = []string{}
 	}
 	return views.NodePoolAnswer{NodePool: v, Status: views.NodePoolAnswerStatus{NodePoolStatus: v.Status, Nodes: nodes, NodeCount: v.Status.Nodes},
-		ClusterID: runAIClusterID, ClusterName: runAIClusterName, TenantID: runAITenantID, IsDefault: v.Default, Phase: phase}
+		ClusterID: cluster, ClusterName: runAIClusterName, TenantID: runAITenantID, IsDefault: v.Default, Phase: phase}
 }
 
 // nodesByPool are the names of the nodes of each pool in the scheduler's last cycle; empty
@@ -149,12 +183,12 @@ func nodesByPool(cycles LastCycle) map[string][]string {
 }
 
 // runAIOrgUnit are Run:ai's required fields of a department or project with quotas qs.
-func runAIOrgUnit(qs []store.Quota) views.RunAIOrgUnit {
+func runAIOrgUnit(qs []store.Quota, cluster string) views.RunAIOrgUnit {
 	var gpus float64
 	for _, q := range qs {
 		gpus += float64(q.Deserved)
 	}
-	return views.RunAIOrgUnit{ClusterID: runAIClusterID, TotalResources: views.TotalResources{GPUQuota: gpus}}
+	return views.RunAIOrgUnit{ClusterID: cluster, TotalResources: views.TotalResources{GPUQuota: gpus}}
 }
 
 // fromRunAI is r with Run:ai's names of its fields as Arbiter's: a request may name the
@@ -162,9 +196,6 @@ func runAIOrgUnit(qs []store.Quota) views.RunAIOrgUnit {
 // namespaces or requestedNamespace (not both); clusterId and enforceRunaiScheduler are
 // checked against what Arbiter is.
 func (r projectRequest) fromRunAI() (projectRequest, error) {
-	if err := checkClusterID(r.ClusterID); err != nil {
-		return r, err
-	}
 	if r.EnforceRunaiScheduler.Set && !r.EnforceRunaiScheduler.Null && !r.EnforceRunaiScheduler.Value {
 		return r, store.InvalidField("enforceRunaiScheduler", "enforceRunaiScheduler cannot be false: Arbiter's scheduler runs every workload of its projects (leave it out, or send true)")
 	}
@@ -188,12 +219,12 @@ func (r projectRequest) fromRunAI() (projectRequest, error) {
 
 // runAIWorkloadEvent is v, an event of the workload r, with Run:ai's Event fields beside
 // Arbiter's: a preemption, a reclaim or a failure is a Warning, anything else Normal.
-func runAIWorkloadEvent(v views.WorkloadEvent, r store.WorkloadRecord) views.WorkloadEvent {
+func runAIWorkloadEvent(v views.WorkloadEvent, r store.WorkloadRecord, cluster string) views.WorkloadEvent {
 	kind := "Normal"
 	if v.Kind == "Preempted" || v.Kind == "Reclaimed" || v.Kind == "Failed" {
 		kind = "Warning"
 	}
-	v.RunAIEvent = views.RunAIEvent{CreatedAt: v.At, Type: kind, ClusterID: runAIClusterID, Source: "arbiter",
+	v.RunAIEvent = views.RunAIEvent{CreatedAt: v.At, Type: kind, ClusterID: cluster, Source: "arbiter",
 		InvolvedObject: views.InvolvedObject{UID: r.UID, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}}
 	return v
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/static"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -72,6 +73,9 @@ type Deps struct {
 	// Refusals, if set, counts every refused request (refusals.go); their audit rows are
 	// sampled either way.
 	Refusals RefusalCounter
+	// ClusterID is the installation's one cluster's id (store.Store.ClusterID), which
+	// Run:ai-shaped answers carry and requests may name; empty: store.DefaultClusterID.
+	ClusterID string
 }
 
 // RequestObserver hears of each request: the route's path template (empty when none matched),
@@ -139,6 +143,12 @@ func New(d Deps) *Server {
 	e.Use(si.authenticate)
 	e.Use(si.csrf)
 	e.Use(checkInput)
+	cluster := d.ClusterID
+	if cluster == "" {
+		cluster = store.DefaultClusterID.String()
+	}
+	d.ClusterID = cluster
+	e.Use(withClusterID(cluster))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/readyz", s.readyz)

@@ -47,6 +47,9 @@ func (h *submissions) submit(k native.Kind) echo.HandlerFunc {
 		if err := decodeJSON(c, &req, native.Accepted...); err != nil {
 			return err
 		}
+		if err := checkClusterID(optional[string]{Set: req.ClusterID != "", Value: req.ClusterID}, clusterID(c)); err != nil {
+			return err
+		}
 		ctx := c.Request().Context()
 		s, err := h.service.Prepare(ctx, identity(c), k, req)
 		if err != nil {
@@ -64,7 +67,7 @@ func (h *submissions) submit(k native.Kind) echo.HandlerFunc {
 			return err
 		}
 		target(c, "create", "workload", rec.UID)
-		return c.JSON(http.StatusAccepted, submittedView(rec, s.RequestedName))
+		return c.JSON(http.StatusAccepted, submittedView(rec, s.RequestedName, clusterID(c)))
 	}
 }
 
@@ -84,7 +87,7 @@ func (h *submissions) get(k native.Kind) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, submittedView(w.Record, w.Record.Name))
+		return c.JSON(http.StatusOK, submittedView(w.Record, w.Record.Name, clusterID(c)))
 	}
 }
 
@@ -105,7 +108,7 @@ func (h *submissions) act(k native.Kind, a workloads.Action) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v := submittedView(r, r.Name)
+		v := submittedView(r, r.Name, clusterID(c))
 		v.DesiredPhase = a.DesiredPhase()
 		return c.JSON(http.StatusAccepted, views.SubmissionAction{SubmittedWorkload: v, Code: http.StatusAccepted,
 			Message: fmt.Sprintf("%s of %s accepted; its desired phase is %s", a.AuditAction(), r.Name, v.DesiredPhase)})
@@ -114,14 +117,14 @@ func (h *submissions) act(k native.Kind, a workloads.Action) echo.HandlerFunc {
 
 // submittedView is a submitted workload as the submission routes answer it: the Workload API's
 // fields, and Run:ai's names for the id, the name asked for, the submitter and the phases.
-func submittedView(r store.WorkloadRecord, requestedName string) views.SubmittedWorkload {
+func submittedView(r store.WorkloadRecord, requestedName, cluster string) views.SubmittedWorkload {
 	w := workloadView(r, time.Now())
 	desired := "Running"
 	if r.Phase == "Suspended" {
 		desired = "Stopped"
 	}
 	return views.SubmittedWorkload{Workload: w, WorkloadID: r.UID, RequestedName: requestedName, CreatedBy: r.Submitter,
-		DesiredPhase: desired, ActualPhase: runAIPhase(r.Phase), ClusterID: runAIClusterID}
+		DesiredPhase: desired, ActualPhase: runAIPhase(r.Phase), ClusterID: cluster}
 }
 
 // runAIPhase is a workload phase in Run:ai's words: a Job a person or the scheduler suspended

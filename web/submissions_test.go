@@ -145,9 +145,9 @@ func TestSubmit(t *testing.T) {
 	admin := tokenOf(f.srv)
 	researcher := newAPIKey(t, f.st, "researcher", "project", f.alpha)
 
-	r := f.submit(t, researcher, "trainings", fmt.Sprintf(`{"name":"train-a","projectId":%q,"clusterId":"c1","spec":{"image":"python:3.12",
+	r := f.submit(t, researcher, "trainings", fmt.Sprintf(`{"name":"train-a","projectId":%q,"clusterId":%q,"spec":{"image":"python:3.12",
 		"command":"python","args":"-x my-script.py","compute":{"gpuDevicesRequest":2,"cpuCoreRequest":0.5,"cpuMemoryRequest":"20M"},
-		"priorityClass":"high","preemptibility":"non-preemptible","environmentVariables":[{"name":"EPOCHS","value":"3"}]}}`, f.alpha))
+		"priorityClass":"high","preemptibility":"non-preemptible","environmentVariables":[{"name":"EPOCHS","value":"3"}]}}`, f.alpha, store.DefaultClusterID))
 	if r.status != 202 {
 		t.Fatalf("POST trainings = %d %s", r.status, r.body)
 	}
@@ -262,6 +262,9 @@ func TestSubmitRefusals(t *testing.T) {
 		{admin, "trainings", body(uuid.NewString(), ""), 400, "was not found"},
 		{admin, "trainings", body(f.bare, ""), 400, "project bare has no namespace"},
 		{admin, "trainings", body(f.alpha, `,"owner":"bob"`), 400, `unknown field "owner"`},
+		// Run:ai's clusterId: another cluster's is refused, naming this installation's one.
+		{admin, "trainings", `{"name":"job","projectId":"` + f.alpha + `","clusterId":"d73a738f-fab3-430a-8fa3-5241493d7128","spec":{"image":"python"}}`, 400,
+			`clusterId "d73a738f-fab3-430a-8fa3-5241493d7128" is not a cluster of this installation: it has one cluster, ` + store.DefaultClusterID.String()},
 		{admin, "trainings", body(f.alpha, `,"compute":{"gpuDevicesRequest":"two"}`), 400, "gpuDevicesRequest must be"},
 		{admin, "trainings", body(f.alpha, `,"compute":{"gpuDevicesRequest":65}`), 400, "spec.compute.gpuDevicesRequest must be a whole number of GPUs per pod from 0 to 64"},
 		{admin, "distributed", body(f.alpha, ""), 400, "spec.numWorkers is required"},

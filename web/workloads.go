@@ -123,7 +123,7 @@ func (h *workloadRecords) listWorkloadEvents(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": mapSlice(evs, func(e store.WorkloadEvent) views.WorkloadEvent {
-		return runAIWorkloadEvent(workloadEventView(e), w.Record)
+		return runAIWorkloadEvent(workloadEventView(e), w.Record, clusterID(c))
 	})})
 }
 

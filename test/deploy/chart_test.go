@@ -345,6 +345,18 @@ func TestChartOptions(t *testing.T) {
 			t.Errorf("set: audit retention %d days from args %q, want 730", cfg.AuditRetentionDays, c.Args)
 		}
 	})
+	t.Run("cluster id", func(t *testing.T) {
+		c := one[*appsv1.Deployment](t, mustRender(t, "ops", withDatabase())).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.ClusterID != "" {
+			t.Errorf("by default: cluster id %q, want none (the database keeps its own)", cfg.ClusterID)
+		}
+		vals := withDatabase()
+		vals["clusterId"] = "d73a738f-fab3-430a-8fa3-5241493d7128"
+		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
+		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.ClusterID != "d73a738f-fab3-430a-8fa3-5241493d7128" {
+			t.Errorf("set: cluster id %q from args %q", cfg.ClusterID, c.Args)
+		}
+	})
 	t.Run("lease name", func(t *testing.T) {
 		vals := withDatabase()
 		vals["leaderElection"] = map[string]any{"id": "arbiter-prod"}

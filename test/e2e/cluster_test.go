@@ -83,14 +83,14 @@ var admin = store.Actor{Subject: "e2e", SubjectType: "user"}
 
 // newEnv starts a test's Arbiter on the shared cluster with a node pool of nodes×gpus fake
 // GPU nodes of its own.
-func newEnv(t *testing.T, nodes, gpus int) *env {
+func newEnv(t *testing.T, nodes, gpus int, configure ...func(*server.Config)) *env {
 	t.Helper()
-	return newEnvOn(t, sharedCluster(t), nodes, gpus)
+	return newEnvOn(t, sharedCluster(t), nodes, gpus, configure...)
 }
 
 // newEnvOn is newEnv on cluster c (a test that stops or freezes its control plane has one of
 // its own, see ownCluster).
-func newEnvOn(t *testing.T, c *devcluster.Cluster, nodes, gpus int) *env {
+func newEnvOn(t *testing.T, c *devcluster.Cluster, nodes, gpus int, configure ...func(*server.Config)) *env {
 	t.Helper()
 	sum := sha256.Sum256([]byte(t.Name()))
 	id := hex.EncodeToString(sum[:])[:8]
@@ -133,6 +133,9 @@ func newEnvOn(t *testing.T, c *devcluster.Cluster, nodes, gpus int) *env {
 		t.Fatal(err)
 	}
 	e.cfg = server.Config{DatabaseURL: dbURL, Kubeconfig: c.Kubeconfig(), SchedulerName: e.sched}
+	for _, f := range configure {
+		f(&e.cfg)
+	}
 	e.a = startArbiter(t, e.cfg)
 	return e
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/server"
 	"github.com/arbiterhq/arbiter/store"
 )
 
@@ -20,10 +21,13 @@ import (
 // credentials it gets a token from /api/v2/token, lists the workload types, sets a type's
 // priority, and submits a standard training to a project. The training is a Job in the
 // project's namespace, typed, submitted by the key, and scheduled.
-// (test/runai runs the same script without a cluster, up to the submission.)
+// (test/runai runs the same script without a cluster, up to the submission.) Without
+// --cluster-id the submission would be refused: the script names another cluster.
 func TestRunAIStepsScriptSubmitsATraining(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1, 2)
+	// The script sends the cluster id of Run:ai's own example, as a team moving from Run:ai
+	// sends its cluster's: the installation keeps that id (serve --cluster-id).
+	e := newEnv(t, 1, 2, func(c *server.Config) { c.ClusterID = "d73a738f-fab3-430a-8fa3-5241493d7128" })
 	ns := e.project("runai", 2, store.PolicyUpdate{})
 
 	id := uuid.New()
