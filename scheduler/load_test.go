@@ -37,3 +37,19 @@ func TestTwoHalvesLoadAsOne(t *testing.T) {
 		}
 	}
 }
+
+// TestNodePoolOf_DefaultPoolLabel: the pool that selects no label takes every node no other pool
+// selects, among them a node labelled as the API answers the default pool's label
+// (arbiter.dev/node-pool=default, store.DefaultNodePoolLabelValue), so that answer is true.
+func TestNodePoolOf_DefaultPoolLabel(t *testing.T) {
+	pools := []NodePool{{Name: "a100", LabelKey: "arbiter.dev/node-pool", LabelValue: "a100"}, {Name: "default"}}
+	for labels, want := range map[string]string{"a100": "a100", "default": "default", "": "default", "h100": "default"} {
+		n := &Node{Name: "n", Labels: map[string]string{}}
+		if labels != "" {
+			n.Labels["arbiter.dev/node-pool"] = labels
+		}
+		if got := NodePoolOf(pools, n); got != want {
+			t.Errorf("a node labelled %q is in pool %q, want %q", labels, got, want)
+		}
+	}
+}

@@ -42,6 +42,27 @@ type NodePool struct {
 	UpdatedBy  string    `db:"updated_by"`
 }
 
+// DefaultNodePoolLabelValue is, with NodePoolLabelKey, the label the default pool answers as
+// its own. Run:ai requires every pool to name one; the default pool holds every node no other
+// pool selects, a node carrying this label among them, and no other pool may select it, so the
+// answer is true. The pool's row keeps an empty selector: the scheduler's rule is "every node
+// no other pool selects", not this label alone.
+const DefaultNodePoolLabelValue = "default"
+
+// Label is the label the pool selects, as the API answers it (the default pool's:
+// NodePoolLabelKey=DefaultNodePoolLabelValue).
+func (p NodePool) Label() (key, value string) {
+	if p.IsDefault() {
+		return NodePoolLabelKey, DefaultNodePoolLabelValue
+	}
+	return p.LabelKey, p.LabelValue
+}
+
+// isDefaultPoolLabel reports whether key=value is the label the default pool answers.
+func isDefaultPoolLabel(key, value string) bool {
+	return key == NodePoolLabelKey && value == DefaultNodePoolLabelValue
+}
+
 // IsDefault reports whether this is the seeded default pool.
 func (p NodePool) IsDefault() bool { return p.ID == DefaultNodePoolID }
 
@@ -49,8 +70,8 @@ func (p NodePool) IsDefault() bool { return p.ID == DefaultNodePoolID }
 var NodePoolSpec = listquery.Spec{
 	Fields: map[string]listquery.Field{
 		"name":       {Kind: listquery.String, Column: "np.name", Sortable: true},
-		"labelKey":   {Kind: listquery.String, Column: "np.label_key", Sortable: true},
-		"labelValue": {Kind: listquery.String, Column: "np.label_value", Sortable: true},
+		"labelKey":   {Kind: listquery.String, Column: defaultPoolOr("np.label_key", NodePoolLabelKey), Sortable: true},
+		"labelValue": {Kind: listquery.String, Column: defaultPoolOr("np.label_value", DefaultNodePoolLabelValue), Sortable: true},
 		"placement":  {Kind: listquery.String, Column: "np.placement", Sortable: true},
 		"createdAt":  {Kind: listquery.Time, Column: "np.created_at", Sortable: true},
 		"updatedAt":  {Kind: listquery.Time, Column: "np.updated_at", Sortable: true},
@@ -176,6 +197,9 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 	if err := checkNodePool(before, after); err != nil {
 		return before, err
 	}
+	if before.IsDefault() { // sent back as read: the row keeps its empty selector
+		after.LabelKey, after.LabelValue = "", ""
+	}
 	if err := nameFree(ctx, tx, "node_pools", "node pool", after.Name, id); err != nil {
 		return before, err
 	}
@@ -213,8 +237,8 @@ func checkNodePool(before, after NodePool) error {
 		if after.Name != DefaultNodePoolName {
 			return InvalidField("name", "the default node pool cannot be renamed; it holds every node no other pool selects")
 		}
-		if after.LabelKey != "" || after.LabelValue != "" {
-			return InvalidField("labelKey", "the default node pool selects no label (it holds every node no other pool selects); create another pool for %s=%s", after.LabelKey, after.LabelValue)
+		if (after.LabelKey != "" || after.LabelValue != "") && !isDefaultPoolLabel(after.LabelKey, after.LabelValue) {
+			return InvalidField("labelKey", "labelKey and labelValue of the default node pool stay %s=%s (it holds every node no other pool selects); create another pool for %s=%s", NodePoolLabelKey, DefaultNodePoolLabelValue, after.LabelKey, after.LabelValue)
 		}
 	} else {
 		if err := CheckName("node pool", after.Name); err != nil {
@@ -225,6 +249,9 @@ func checkNodePool(before, after NodePool) error {
 		}
 		if err := checkLabelValue(after.LabelValue); err != nil {
 			return err
+		}
+		if isDefaultPoolLabel(after.LabelKey, after.LabelValue) {
+			return InvalidField("labelValue", "labelValue %s on %s is the default node pool's label (a node carrying it is in the default pool); choose another", after.LabelValue, after.LabelKey)
 		}
 	}
 	if after.Placement != Binpack && after.Placement != Spread {
@@ -327,4 +354,9 @@ func listNames(names []string) string {
 		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
 	}
 	return strings.Join(names, ", ")
+}
+
+// defaultPoolOr is a list column of column, but for the default pool, which answers value.
+func defaultPoolOr(column, value string) string {
+	return "CASE WHEN np.id = '" + DefaultNodePoolID.String() + "' THEN '" + value + "' ELSE " + column + " END"
 }

@@ -39,7 +39,7 @@ func TestOrganizationRoutes(t *testing.T) {
 
 	// Node pools: the seeded default and a100, with status present and zero.
 	a100 := views.NodePool{ID: pool, Name: "a100", LabelKey: "arbiter.dev/node-pool", LabelValue: "a100", Placement: "binpack"}
-	def := views.NodePool{ID: defRef.ID, Name: "default", Placement: "binpack", Default: true}
+	def := views.NodePool{ID: defRef.ID, Name: "default", LabelKey: "arbiter.dev/node-pool", LabelValue: "default", Placement: "binpack", Default: true}
 	if diff := cmp.Diff([]views.NodePool{a100, def}, arbiterPools(list[views.NodePoolAnswer](t, srv, "/api/v1/node-pools", "nodePools")), stamps); diff != "" {
 		t.Fatalf("node pools (-want +got):\n%s", diff)
 	}
@@ -221,7 +221,7 @@ func TestOrganizationValidation(t *testing.T) {
 		{"delete the default pool", "DELETE", pools + "/" + def, "", 400, "default node pool cannot be deleted"},
 		{"delete a pool quotas use", "DELETE", pools + "/" + pool, "", 409, "node pool a100 is in the quotas of department research, project alpha"},
 		{"rename the default pool", "PUT", pools + "/" + def, `{"name":"other"}`, 400, "cannot be renamed"},
-		{"label the default pool", "PUT", pools + "/" + def, `{"labelKey":"x"}`, 400, "default node pool selects no label"},
+		{"label the default pool", "PUT", pools + "/" + def, `{"labelKey":"x"}`, 400, "default node pool stay arbiter.dev/node-pool=default"},
 		{"pool without label", "POST", pools, `{"name":"h100"}`, 400, "labelKey"},
 		{"pool with a bad label key", "POST", pools, `{"name":"h100","labelKey":"a b"}`, 400, `labelKey "a b"`},
 		{"pool selecting another pool's nodes", "POST", pools, `{"name":"h100","labelKey":"arbiter.dev/node-pool","labelValue":"a100"}`, 409, "node pool a100 already selects the nodes labelled arbiter.dev/node-pool=a100"},

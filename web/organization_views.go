@@ -9,8 +9,9 @@ import (
 // View-model conversions: the same models feed the JSON API and the pages.
 
 func (o organization) nodePoolView(p store.NodePool) views.NodePool {
+	key, value := p.Label()
 	return views.NodePool{
-		ID: p.ID.String(), Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: p.Placement,
+		ID: p.ID.String(), Name: p.Name, LabelKey: key, LabelValue: value, Placement: p.Placement,
 		Default: p.IsDefault(), Status: o.status.NodePoolStatus(p.Name),
 		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
 	}

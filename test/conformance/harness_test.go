@@ -309,20 +309,6 @@ func init() {
 		d.finding = regexp.MustCompile(`^  ` + at + `/category(Id|Name): Value is not nullable$`)
 		deliberatelyDifferent[route] = append(deliberatelyDifferent[route], d)
 	}
-	// The default node pool holds the nodes no other pool's label selects: it has no label of
-	// its own, and Arbiter answers its labelKey and labelValue empty rather than invent one.
-	defaultPool := difference{why: "the default pool's labelKey and labelValue are empty",
-		of: func(pool map[string]any) bool {
-			return pool["isDefault"] == true && pool["labelKey"] == "" && pool["labelValue"] == ""
-		}}
-	for route, at := range map[string]string{
-		"GET /api/v1/node-pools":              `/nodepools/\d+`,
-		"GET /api/v1/node-pools/{nodepoolId}": ``,
-	} {
-		d := defaultPool
-		d.finding = regexp.MustCompile(`^  ` + at + `/label(Key|Value): minimum string length is 1$`)
-		deliberatelyDifferent[route] = append(deliberatelyDifferent[route], d)
-	}
 }
 
 // unexplained are the findings on route, answered body, that no deliberate difference explains.
