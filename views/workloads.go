@@ -51,7 +51,9 @@ type Workload struct {
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,
 // Reclaimed, Suspended, Resumed, PriorityChanged, PreemptibilityChanged, Completed or Failed.
 type WorkloadEvent struct {
-	ID      int64     `json:"id"`
+	// ID is the event's number in the order events were recorded, as a string: Run:ai's
+	// Event id is one.
+	ID      string    `json:"id"`
 	At      time.Time `json:"at"`
 	Kind    string    `json:"kind"`
 	Reason  string    `json:"reason"`

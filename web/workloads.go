@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -193,7 +194,7 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 }
 
 func workloadEventView(e store.WorkloadEvent) views.WorkloadEvent {
-	return views.WorkloadEvent{ID: e.ID, At: e.At.UTC(), Kind: e.Kind, Reason: e.Reason, Message: e.Message, Actor: e.Actor,
+	return views.WorkloadEvent{ID: strconv.FormatInt(e.ID, 10), At: e.At.UTC(), Kind: e.Kind, Reason: e.Reason, Message: e.Message, Actor: e.Actor,
 		PreemptorID: e.PreemptorUID, BorrowedGPUs: e.Borrowed}
 }
 

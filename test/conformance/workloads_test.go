@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"net/url"
-	"regexp"
 	"testing"
 	"time"
 
@@ -155,14 +154,4 @@ func TestWorkloadRoutesConform(t *testing.T) {
 	for _, ch := range checkedOnCluster {
 		t.Run(ch.route, func(t *testing.T) { ch.check(t, c, o) })
 	}
-}
-
-func init() {
-	// Arbiter's workload events are rows numbered in order, and their ids are those integers
-	// (clients page and link by them); Run:ai's are strings (UUIDs).
-	deliberatelyDifferent["GET /api/v1/workloads/{workloadId}/events"] = []difference{{
-		finding: regexp.MustCompile(`^  /events/\d+/id: value must be a string$`),
-		of:      func(e map[string]any) bool { _, isNumber := e["id"].(float64); return isNumber },
-		why:     "an event's id is Arbiter's integer",
-	}}
 }
