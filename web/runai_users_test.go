@@ -1,0 +1,481 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/web"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// runAIUser is Run:ai's User2, as GET /api/v1/users answers each user.
+type runAIUser struct {
+	ID        string     `json:"id"`
+	Username  string     `json:"username"`
+	CreatedBy string     `json:"createdBy"`
+	CreatedAt *time.Time `json:"createdAt"`
+	UpdatedAt *time.Time `json:"updatedAt"`
+	LastLogin *time.Time `json:"lastLogin"`
+	IsLocal   *bool      `json:"isLocal"`
+	Groups    []string   `json:"groups"`
+}
+
+// createdUser is Run:ai's UserPostResponse.
+type createdUser struct {
+	ID           string `json:"id"`
+	Username     string `json:"username"`
+	TempPassword string `json:"tempPassword"`
+}
+
+// createUser creates a local user as the admin and returns the answer.
+func createUser(t *testing.T, srv *httptest.Server, email string) createdUser {
+	t.Helper()
+	u := sendAs[createdUser](t, srv, "POST", "/api/v1/users", `{"email":"`+email+`","resetPassword":false,"notify":true}`, 201)
+	if u.ID == "" || u.Username != email || len(u.TempPassword) < 16 {
+		t.Fatalf("created user %+v: want an id, the email as user name and a temporary password", u)
+	}
+	return u
+}
+
+// passwordToken signs name in through the token route's password grant: the token, or the
+// status and body of the refusal.
+func passwordToken(t *testing.T, srv *httptest.Server, name, password string) (string, response) {
+	t.Helper()
+	r := doAs(t, srv, "", "POST", "/api/v1/token", "application/json",
+		fmt.Sprintf(`{"grantType":"password","username":%q,"password":%q}`, name, password))
+	if r.status != 200 {
+		return "", r
+	}
+	tok, _ := jsonBody(t, r)["accessToken"].(string)
+	return tok, r
+}
+
+// mustToken is passwordToken that fails the test on a refusal.
+func mustToken(t *testing.T, srv *httptest.Server, name, password string) string {
+	t.Helper()
+	tok, r := passwordToken(t, srv, name, password)
+	if tok == "" {
+		t.Fatalf("password grant for %s = %d %s", name, r.status, r.body)
+	}
+	return tok
+}
+
+// browserLogin signs name in on /login with a cookie-holding client.
+func browserLogin(t *testing.T, srv *httptest.Server, name, password string) *browser {
+	t.Helper()
+	b := newBrowserClient(t, srv)
+	_, page := b.get("/login")
+	if status, body := b.post("/login", url.Values{"_csrf": {csrfIn(t, page)}, "username": {name}, "password": {password}}); status != http.StatusSeeOther {
+		t.Fatalf("sign-in of %s on /login = %d: %.300s", name, status, body)
+	}
+	return b
+}
+
+// signedIn says whether the browser's session still opens the API.
+func (b *browser) signedIn() bool {
+	b.t.Helper()
+	status, _ := b.get("/api/v1/me")
+	return status == http.StatusOK
+}
+
+func usersNamed(us []runAIUser) string {
+	return namesOf(us, func(u runAIUser) string { return u.Username })
+}
+
+// TestUsersRoutesAreForAdminsOnly: every role but admin, at every scope, and every non-admin
+// API key is refused each users route with 403; an admin key and a person holding the admin
+// role may use them.
+func TestUsersRoutesAreForAdminsOnly(t *testing.T) {
+	t.Parallel()
+	w := newOrgWorld(t)
+	withAdmin(t, w.st, "bootstrap")
+	alice := createUser(t, w.srv, "alice@example.com")
+	routes := []struct{ method, path, body string }{
+		{"GET", "/api/v1/users", ""},
+		{"GET", "/api/v1/users/count", ""},
+		{"POST", "/api/v1/users", `{"email":"mallory@example.com"}`},
+		{"GET", "/api/v1/users/" + alice.ID, ""},
+		{"DELETE", "/api/v1/users/" + alice.ID, ""},
+		{"POST", "/api/v1/users/" + alice.ID + "/password", ""},
+		{"POST", "/api/v1/users/" + alice.ID + "/logout", ""},
+	}
+	refusedAll := func(who, token string) {
+		t.Helper()
+		for _, r := range routes {
+			res := doAs(t, w.srv, token, r.method, r.path, "application/json", r.body)
+			if res.status != http.StatusForbidden {
+				t.Errorf("%s: %s %s = %d, want 403: %s", who, r.method, r.path, res.status, res.body)
+			}
+		}
+	}
+	for _, rc := range roleCases {
+		if rc.admin {
+			continue
+		}
+		scopeType, id := w.scopeID(rc.scope)
+		refusedAll(rc.role+" key at "+rc.scope, newAPIKey(t, w.st, rc.role, scopeType, id))
+		// The same role held by a person, through an access rule naming the local user.
+		send(t, w.srv, "POST", "/api/v1/access-rules", fmt.Sprintf(`{"subjectType":"user","subject":"alice@example.com","role":%q,"scopeType":%q,"scopeId":%q}`,
+			rc.role, scopeType, id), 201)
+	}
+	refusedAll("alice holding every role but admin", mustToken(t, w.srv, alice.Username, alice.TempPassword))
+	// A person with no rule at all.
+	bob := createUser(t, w.srv, "bob@example.com")
+	refusedAll("bob without access", mustToken(t, w.srv, bob.Username, bob.TempPassword))
+
+	if r := do(t, w.srv, "GET", "/api/v1/users", "", ""); r.status != 200 {
+		t.Errorf("an admin key listing users = %d: %s", r.status, r.body)
+	}
+	send(t, w.srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"bob@example.com","role":"admin","scopeType":"system"}`, 201)
+	bobAdmin := mustToken(t, w.srv, bob.Username, bob.TempPassword)
+	if r := doAs(t, w.srv, bobAdmin, "GET", "/api/v1/users/"+alice.ID, "", ""); r.status != 200 {
+		t.Errorf("a person holding admin reading a user = %d: %s", r.status, r.body)
+	}
+}
+
+// TestBootstrapAdminIsTheFirstUser: the start-up admin is listed, local, by its name.
+func TestBootstrapAdminIsTheFirstUser(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	users := decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body)
+	if len(users) != 1 || users[0].Username != web.BootstrapAdmin || users[0].IsLocal == nil || !*users[0].IsLocal ||
+		users[0].CreatedBy != "system" || users[0].CreatedAt == nil || users[0].Groups == nil {
+		t.Fatalf("users = %+v, want the bootstrap admin alone, local, created by the system", users)
+	}
+	if c := decode[map[string]int](t, get(t, srv, "/api/v1/users/count").body); c["count"] != 1 {
+		t.Errorf("count = %v, want 1", c)
+	}
+}
+
+// TestCreatedUserSignsInAndHasNoAccessUntilARuleGivesIt: a created local user signs in on
+// /login and through the password grant with its temporary password, holds nothing, and
+// holds what an access rule naming its email gives it.
+func TestCreatedUserSignsInAndHasNoAccessUntilARuleGivesIt(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	alice := createUser(t, srv, "alice@example.com")
+
+	got := decode[runAIUser](t, get(t, srv, "/api/v1/users/"+alice.ID).body)
+	yes := true
+	want := runAIUser{ID: alice.ID, Username: "alice@example.com", IsLocal: &yes, Groups: []string{}}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(runAIUser{}, "CreatedBy", "CreatedAt", "UpdatedAt")); diff != "" {
+		t.Errorf("GET the created user (-want +got):\n%s", diff)
+	}
+	if got.CreatedBy == "" || got.CreatedBy == "system" || got.CreatedAt == nil || got.LastLogin != nil {
+		t.Errorf("created user %+v: want the creating admin in createdBy, a creation time and no login yet", got)
+	}
+
+	tok := mustToken(t, srv, alice.Username, alice.TempPassword)
+	me := jsonBody(t, doAs(t, srv, tok, "GET", "/api/v1/me", "", ""))
+	if grants, _ := me["grants"].([]any); len(grants) != 0 || me["subject"] != "alice@example.com" {
+		t.Fatalf("a new user's /me = %v, want alice with no grants", me)
+	}
+	if r := doAs(t, srv, tok, "POST", "/api/v1/node-pools", "application/json", `{"name":"p"}`); r.status != 403 {
+		t.Errorf("a new user creating a node pool = %d, want 403", r.status)
+	}
+	b := browserLogin(t, srv, alice.Username, alice.TempPassword)
+	if !b.signedIn() {
+		t.Fatal("the browser session of the new user does not open the API")
+	}
+	if u := decode[runAIUser](t, get(t, srv, "/api/v1/users/"+alice.ID).body); u.LastLogin == nil {
+		t.Error("lastLogin stays empty after the user signed in")
+	}
+
+	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"alice@example.com","role":"viewer","scopeType":"system"}`, 201)
+	if me := jsonBody(t, doAs(t, srv, tok, "GET", "/api/v1/me", "", "")); me["role"] != "viewer" {
+		t.Errorf("after an access rule, alice's role = %v, want viewer", me["role"])
+	}
+	rows := auditRows(t, st, "user")
+	if len(rows) != 1 || rows[0].Action != "create" || rows[0].EntityID != alice.ID || rows[0].EntityName != alice.Username {
+		t.Errorf("audit rows of users = %+v, want the one create", rows)
+	}
+	if strings.Contains(fmt.Sprint(rows[0].Changes), alice.TempPassword) {
+		t.Error("the audit row holds the temporary password")
+	}
+}
+
+// TestResetPasswordReplacesTheOldOneAndEndsSessions: the answer's temporary password signs
+// in; the old one no longer does, and the sessions and tokens of before end.
+func TestResetPasswordReplacesTheOldOneAndEndsSessions(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	alice := createUser(t, srv, "alice@example.com")
+	oldToken := mustToken(t, srv, alice.Username, alice.TempPassword)
+	b := browserLogin(t, srv, alice.Username, alice.TempPassword)
+
+	reset := decode[map[string]string](t, send(t, srv, "POST", "/api/v1/users/"+alice.ID+"/password", "", 200).body)
+	fresh := reset["tempPassword"]
+	if len(fresh) < 16 || fresh == alice.TempPassword {
+		t.Fatalf("reset answered %v: want a new temporary password", reset)
+	}
+	if _, r := passwordToken(t, srv, alice.Username, alice.TempPassword); r.status != 401 {
+		t.Errorf("the old password after a reset = %d, want 401: %s", r.status, r.body)
+	}
+	if r := doAs(t, srv, oldToken, "GET", "/api/v1/me", "", ""); r.status != 401 {
+		t.Errorf("a token of before the reset = %d, want 401", r.status)
+	}
+	if b.signedIn() {
+		t.Error("a browser session of before the reset still opens the API")
+	}
+	newToken := mustToken(t, srv, alice.Username, fresh)
+	if r := doAs(t, srv, newToken, "GET", "/api/v1/me", "", ""); r.status != 200 {
+		t.Errorf("a token got with the new password = %d, want 200: %s", r.status, r.body)
+	}
+	if !browserLogin(t, srv, alice.Username, fresh).signedIn() {
+		t.Error("signing in on /login with the new password gives no working session")
+	}
+	rows := auditRows(t, st, "user")
+	if len(rows) != 2 || rows[0].Action != "reset-password" || strings.Contains(fmt.Sprint(rows[0].Changes), fresh) {
+		t.Errorf("audit rows %+v: want the reset, newest first, without the password", rows)
+	}
+}
+
+// TestLogoutEndsTheUsersSessionsAndTokens: after POST /users/{id}/logout the user's browser
+// sessions and access tokens are refused; signing in again works; other users stay signed in.
+func TestLogoutEndsTheUsersSessionsAndTokens(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	alice := createUser(t, srv, "alice@example.com")
+	bob := createUser(t, srv, "bob@example.com")
+	aliceToken := mustToken(t, srv, alice.Username, alice.TempPassword)
+	aliceBrowser := browserLogin(t, srv, alice.Username, alice.TempPassword)
+	bobBrowser := browserLogin(t, srv, bob.Username, bob.TempPassword)
+
+	send(t, srv, "POST", "/api/v1/users/"+alice.ID+"/logout", "", 200)
+	if aliceBrowser.signedIn() {
+		t.Error("alice's browser session survived her logout")
+	}
+	if r := doAs(t, srv, aliceToken, "GET", "/api/v1/me", "", ""); r.status != 401 {
+		t.Errorf("alice's access token after her logout = %d, want 401", r.status)
+	}
+	if !bobBrowser.signedIn() {
+		t.Error("bob's session ended with alice's logout")
+	}
+	if !browserLogin(t, srv, alice.Username, alice.TempPassword).signedIn() {
+		t.Error("alice cannot sign in again after the logout")
+	}
+	again := mustToken(t, srv, alice.Username, alice.TempPassword)
+	if r := doAs(t, srv, again, "GET", "/api/v1/me", "", ""); r.status != 200 {
+		t.Errorf("a token got after the logout = %d, want 200: %s", r.status, r.body)
+	}
+	if rows := auditRows(t, st, "user"); rows[0].Action != "logout" || rows[0].EntityID != alice.ID {
+		t.Errorf("newest user audit row %+v, want alice's logout", rows[0])
+	}
+}
+
+// TestDeletingAUserEndsItsSessionsAndItsRules: the user is gone (404), its sessions and
+// tokens are refused, its access rules as a user subject are removed, and others' stay.
+func TestDeletingAUserEndsItsSessionsAndItsRules(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	alice := createUser(t, srv, "alice@example.com")
+	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"Alice@example.com","role":"viewer","scopeType":"system"}`, 201)
+	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"bob@example.com","role":"viewer","scopeType":"system"}`, 201)
+	tok := mustToken(t, srv, alice.Username, alice.TempPassword)
+	b := browserLogin(t, srv, alice.Username, alice.TempPassword)
+
+	send(t, srv, "DELETE", "/api/v1/users/"+alice.ID, "", 204)
+	if r := do(t, srv, "GET", "/api/v1/users/"+alice.ID, "", ""); r.status != 404 {
+		t.Errorf("GET a deleted user = %d, want 404", r.status)
+	}
+	if r := do(t, srv, "DELETE", "/api/v1/users/"+alice.ID, "", ""); r.status != 404 || r.refusal(t).Message == "" {
+		t.Errorf("deleting it again = %d %s, want 404 with a sentence", r.status, r.body)
+	}
+	if b.signedIn() {
+		t.Error("the deleted user's browser session still opens the API")
+	}
+	if r := doAs(t, srv, tok, "GET", "/api/v1/me", "", ""); r.status != 401 {
+		t.Errorf("the deleted user's token = %d, want 401", r.status)
+	}
+	if _, r := passwordToken(t, srv, alice.Username, alice.TempPassword); r.status != 401 {
+		t.Errorf("the deleted user's password = %d, want 401", r.status)
+	}
+	rules := decode[map[string][]map[string]any](t, get(t, srv, "/api/v1/access-rules").body)["rules"]
+	if len(rules) != 1 || rules[0]["subject"] != "bob@example.com" {
+		t.Errorf("access rules after the delete = %v, want bob's alone", rules)
+	}
+	// Newest first: the refused second delete, then the delete.
+	if rows := auditRows(t, st, "user"); len(rows) != 3 || rows[1].Action != "delete" || rows[1].Result != "success" ||
+		rows[1].EntityName != alice.Username || rows[1].Changes["accessRulesRemoved"] != float64(1) || rows[0].Result != "failure" {
+		t.Errorf("user audit rows %+v, want the create, alice's delete removing one rule, and the refused second delete", rows)
+	}
+}
+
+// TestTheLastLocalAdminCannotBeDeleted: deleting the only local admin who can sign in is a
+// 409 that says what to do; once another local user holds admin, it may go, and then that
+// one is the last.
+func TestTheLastLocalAdminCannotBeDeleted(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	adminID := ""
+	for _, u := range decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body) {
+		if u.Username == web.BootstrapAdmin {
+			adminID = u.ID
+		}
+	}
+	r := do(t, srv, "DELETE", "/api/v1/users/"+adminID, "", "")
+	if r.status != 409 || !strings.Contains(r.refusal(t).Message, "last local admin") {
+		t.Fatalf("deleting the only local admin = %d %s, want 409 saying it is the last", r.status, r.body)
+	}
+	alice := createUser(t, srv, "alice@example.com")
+	// A viewer rule does not make alice an admin.
+	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"alice@example.com","role":"viewer","scopeType":"system"}`, 201)
+	if r := do(t, srv, "DELETE", "/api/v1/users/"+adminID, "", ""); r.status != 409 {
+		t.Fatalf("deleting the only local admin beside a viewer = %d, want 409", r.status)
+	}
+	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"alice@example.com","role":"admin","scopeType":"system"}`, 201)
+	send(t, srv, "DELETE", "/api/v1/users/"+adminID, "", 204)
+	if r := do(t, srv, "DELETE", "/api/v1/users/"+alice.ID, "", ""); r.status != 409 {
+		t.Errorf("deleting alice, now the last local admin = %d %s, want 409", r.status, r.body)
+	}
+	if users := decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body); usersNamed(users) != "alice@example.com" {
+		t.Errorf("users = %s, want alice alone", usersNamed(users))
+	}
+}
+
+// TestOIDCUsersAreListedButGetNoPassword: people who signed in with the identity provider
+// are in the list, not local, and cannot be given a password here.
+func TestOIDCUsersAreListedButGetNoPassword(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	u, err := st.UpsertOIDCUser(context.Background(), "https://idp.example.com", "sub-123", "carol@example.com", "Carol", []string{"ml"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decode[runAIUser](t, get(t, srv, "/api/v1/users/"+u.ID.String()).body)
+	if got.Username != "carol@example.com" || got.IsLocal == nil || *got.IsLocal || got.LastLogin == nil || !cmp.Equal(got.Groups, []string{"ml"}) {
+		t.Errorf("the OIDC user reads %+v", got)
+	}
+	r := do(t, srv, "POST", "/api/v1/users/"+u.ID.String()+"/password", "", "")
+	if r.status != 400 || !strings.Contains(r.refusal(t).Message, "identity provider") {
+		t.Errorf("resetting an OIDC user's password = %d %s, want 400 saying the provider keeps it", r.status, r.body)
+	}
+	if local := decode[[]runAIUser](t, get(t, srv, "/api/v1/users?filterBy=isLocal==false").body); usersNamed(local) != "carol@example.com" {
+		t.Errorf("filterBy isLocal==false = %s, want carol", usersNamed(local))
+	}
+}
+
+// TestCreateUserRefusals: each bad body is a 400 (or 409) naming the field or the conflict.
+func TestCreateUserRefusals(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	createUser(t, srv, "alice@example.com")
+	for _, tc := range []struct {
+		body   string
+		status int
+		says   string
+	}{
+		{`{}`, 400, "email"},
+		{`{"email":""}`, 400, "email"},
+		{`{"email":"not-an-address"}`, 400, "email"},
+		{`{"email":"alice@example.com"}`, 409, "alice@example.com"},
+		{`{"email":"ALICE@example.com"}`, 409, "alice@example.com"},
+		{`{"email":"x@example.com","role":"admin"}`, 400, "role"},
+		{`{"email":"x@example.com","resetPassword":"yes"}`, 400, "resetPassword"},
+		{`{"email":"` + strings.Repeat("a", 300) + `@example.com"}`, 400, "email"},
+	} {
+		r := do(t, srv, "POST", "/api/v1/users", "application/json", tc.body)
+		if r.status != tc.status || !strings.Contains(r.refusal(t).Message, tc.says) {
+			t.Errorf("POST %s = %d %s, want %d naming %s", tc.body, r.status, r.body, tc.status, tc.says)
+		}
+	}
+	if n := len(decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body)); n != 2 {
+		t.Errorf("%d users after the refusals, want 2 (nothing half-written)", n)
+	}
+}
+
+// TestLocalUsersAreBounded: past store.MaxLocalUsers a create is refused with a 409 that says
+// the bound.
+func TestLocalUsersAreBounded(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	if _, err := st.Pool().Exec(context.Background(), `INSERT INTO users (issuer, subject, email, name)
+		SELECT 'local', 'filler' || i || '@example.com', 'filler' || i || '@example.com', '' FROM generate_series(2, $1) i`, store.MaxLocalUsers); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, srv, "POST", "/api/v1/users", "application/json", `{"email":"one-more@example.com"}`)
+	if r.status != 409 || !strings.Contains(r.refusal(t).Message, fmt.Sprint(store.MaxLocalUsers)) {
+		t.Errorf("creating local user %d = %d %s, want 409 naming the bound", store.MaxLocalUsers+1, r.status, r.body)
+	}
+	// The list is paged: at most 500 a page, Run:ai's default and maximum.
+	page := decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body)
+	if len(page) != 500 {
+		t.Errorf("the first page holds %d users, want 500", len(page))
+	}
+	if r := do(t, srv, "GET", "/api/v1/users?limit=501", "", ""); r.status != 400 {
+		t.Errorf("limit=501 = %d, want 400", r.status)
+	}
+}
+
+// TestUsersListFiltersSortsAndPages with Run:ai's parameters.
+func TestUsersListFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
+	srv, st := newAPI(t)
+	withAdmin(t, st, "bootstrap")
+	for _, e := range []string{"carol@example.com", "alice@example.com", "bob@example.com"} {
+		createUser(t, srv, e)
+	}
+	list := func(query string) string {
+		t.Helper()
+		r := get(t, srv, "/api/v1/users?"+query)
+		if r.status != 200 {
+			t.Fatalf("?%s = %d %s", query, r.status, r.body)
+		}
+		return usersNamed(decode[[]runAIUser](t, r.body))
+	}
+	for query, want := range map[string]string{
+		"sortBy=username":                            "admin,alice@example.com,bob@example.com,carol@example.com",
+		"sortBy=username&sortOrder=desc&limit=2":     "carol@example.com,bob@example.com",
+		"sortBy=username&offset=1&limit=2":           "alice@example.com,bob@example.com",
+		"filterBy=username=@example&sortBy=username": "alice@example.com,bob@example.com,carol@example.com",
+		"search=bo":                           "bob@example.com",
+		"filterBy=isLocal==true,username=@ol": "carol@example.com",
+	} {
+		if got := list(query); got != want {
+			t.Errorf("?%s = %s, want %s", query, got, want)
+		}
+	}
+	if c := decode[map[string]int](t, get(t, srv, "/api/v1/users/count?filterBy=username=@example").body); c["count"] != 3 {
+		t.Errorf("count of the example.com users = %v, want 3", c)
+	}
+	if r := do(t, srv, "GET", "/api/v1/users?sortBy=password", "", ""); r.status != 400 || !strings.Contains(r.refusal(t).Message, "sortBy") {
+		t.Errorf("sortBy=password = %d %s, want 400 naming sortBy", r.status, r.body)
+	}
+	var raw []map[string]json.RawMessage
+	_ = json.Unmarshal(get(t, srv, "/api/v1/users?limit=1").body, &raw)
+	if len(raw) != 1 {
+		t.Errorf("limit=1 answered %d users", len(raw))
+	}
+}
+
+// TestUnknownAndMalformedUserIDs: 404 for an id no user has, 400 for one that is no id.
+func TestUnknownAndMalformedUserIDs(t *testing.T) {
+	t.Parallel()
+	srv, _ := newAPI(t)
+	for _, m := range []struct{ method, suffix string }{{"GET", ""}, {"DELETE", ""}, {"POST", "/password"}, {"POST", "/logout"}} {
+		if r := do(t, srv, m.method, "/api/v1/users/6723b9d7-73d1-5e4c-a494-d8fdeddc541c"+m.suffix, "", ""); r.status != 404 || r.refusal(t).Message == "" {
+			t.Errorf("%s unknown user%s = %d %s, want 404", m.method, m.suffix, r.status, r.body)
+		}
+		if r := do(t, srv, m.method, "/api/v1/users/not-an-id"+m.suffix, "", ""); r.status != 400 {
+			t.Errorf("%s malformed user id%s = %d %s, want 400", m.method, m.suffix, r.status, r.body)
+		}
+	}
+}
