@@ -156,7 +156,7 @@ func (s *Store) SignOutUser(ctx context.Context, id uuid.UUID, at time.Time, by 
 // email), with its audit row; its sessions and tokens then find no account and are refused.
 // bootstrapAdmin is the local account that is an admin by configuration. Deleting the last
 // local admin who can sign in (a local account with a password that is bootstrapAdmin or holds
-// admin by a rule) is a conflict, so that nobody locks the installation out. A person of the
+// admin by a rule) is refused as invalid (400), so that nobody locks the installation out. A person of the
 // identity provider is made again, without access, at their next sign-in.
 func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID, bootstrapAdmin string, by Actor) error {
 	entry := by.entry("delete", "user", id.String(), "")
@@ -186,7 +186,8 @@ func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID, bootstrapAdmin str
 			return err
 		}
 		if len(admins) == 1 && admins[0] == id {
-			return Conflict("%s is the last local admin who can sign in; give another local user the admin role at system scope "+
+			// Invalid, not Conflict: Run:ai's delete_user_by_id answers 400, not 409.
+			return Invalid("%s is the last local admin who can sign in; give another local user the admin role at system scope "+
 				"(an access rule naming it) before deleting this one, so that someone can still manage this installation", u.Username())
 		}
 		tag, err := tx.Exec(ctx, `

@@ -30,10 +30,10 @@ func (h *runAIUsers) routes(r router) {
 	r.api.GET("/users", h.list)
 	r.api.POST("/users", h.create)
 	r.api.GET("/users/count", h.count)
-	r.api.GET("/users/:id", h.get)
-	r.api.DELETE("/users/:id", h.delete)
-	r.api.POST("/users/:id/password", h.resetPassword)
-	r.api.POST("/users/:id/logout", h.logout)
+	r.api.GET("/users/:userId", h.get)
+	r.api.DELETE("/users/:userId", h.delete)
+	r.api.POST("/users/:userId/password", h.resetPassword)
+	r.api.POST("/users/:userId/logout", h.logout)
 }
 
 // runAIUser is Run:ai's User2. Every time is set for Arbiter's users but lastLogin (null
@@ -105,7 +105,7 @@ func (h *runAIUsers) get(c echo.Context) error {
 	if err := requireAdmin(c, "read users"); err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := pathID(c, "userId")
 	if err != nil {
 		return err
 	}
@@ -192,11 +192,11 @@ func signOutTime() time.Time {
 }
 
 func (h *runAIUsers) resetPassword(c echo.Context) error {
-	target(c, "reset-password", "user", c.Param("id"))
+	target(c, "reset-password", "user", c.Param("userId"))
 	if err := requireAdmin(c, "reset passwords"); err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := pathID(c, "userId")
 	if err != nil {
 		return err
 	}
@@ -220,11 +220,11 @@ func (h *runAIUsers) resetPassword(c echo.Context) error {
 }
 
 func (h *runAIUsers) logout(c echo.Context) error {
-	target(c, "logout", "user", c.Param("id"))
+	target(c, "logout", "user", c.Param("userId"))
 	if err := requireAdmin(c, "sign users out"); err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := pathID(c, "userId")
 	if err != nil {
 		return err
 	}
@@ -235,11 +235,11 @@ func (h *runAIUsers) logout(c echo.Context) error {
 }
 
 func (h *runAIUsers) delete(c echo.Context) error {
-	target(c, "delete", "user", c.Param("id"))
+	target(c, "delete", "user", c.Param("userId"))
 	if err := requireAdmin(c, "delete users"); err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := pathID(c, "userId")
 	if err != nil {
 		return err
 	}

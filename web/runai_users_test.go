@@ -316,7 +316,7 @@ func TestDeletingAUserEndsItsSessionsAndItsRules(t *testing.T) {
 }
 
 // TestTheLastLocalAdminCannotBeDeleted: deleting the only local admin who can sign in is a
-// 409 that says what to do; once another local user holds admin, it may go, and then that
+// 400 (the status Run:ai's delete_user_by_id has for a refusal) that says what to do; once another local user holds admin, it may go, and then that
 // one is the last.
 func TestTheLastLocalAdminCannotBeDeleted(t *testing.T) {
 	t.Parallel()
@@ -329,19 +329,19 @@ func TestTheLastLocalAdminCannotBeDeleted(t *testing.T) {
 		}
 	}
 	r := do(t, srv, "DELETE", "/api/v1/users/"+adminID, "", "")
-	if r.status != 409 || !strings.Contains(r.refusal(t).Message, "last local admin") {
-		t.Fatalf("deleting the only local admin = %d %s, want 409 saying it is the last", r.status, r.body)
+	if r.status != 400 || !strings.Contains(r.refusal(t).Message, "last local admin") {
+		t.Fatalf("deleting the only local admin = %d %s, want 400 saying it is the last", r.status, r.body)
 	}
 	alice := createUser(t, srv, "alice@example.com")
 	// A viewer rule does not make alice an admin.
 	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"alice@example.com","role":"viewer","scopeType":"system"}`, 201)
-	if r := do(t, srv, "DELETE", "/api/v1/users/"+adminID, "", ""); r.status != 409 {
-		t.Fatalf("deleting the only local admin beside a viewer = %d, want 409", r.status)
+	if r := do(t, srv, "DELETE", "/api/v1/users/"+adminID, "", ""); r.status != 400 {
+		t.Fatalf("deleting the only local admin beside a viewer = %d, want 400", r.status)
 	}
 	send(t, srv, "POST", "/api/v1/access-rules", `{"subjectType":"user","subject":"alice@example.com","role":"admin","scopeType":"system"}`, 201)
 	send(t, srv, "DELETE", "/api/v1/users/"+adminID, "", 204)
-	if r := do(t, srv, "DELETE", "/api/v1/users/"+alice.ID, "", ""); r.status != 409 {
-		t.Errorf("deleting alice, now the last local admin = %d %s, want 409", r.status, r.body)
+	if r := do(t, srv, "DELETE", "/api/v1/users/"+alice.ID, "", ""); r.status != 400 {
+		t.Errorf("deleting alice, now the last local admin = %d %s, want 400", r.status, r.body)
 	}
 	if users := decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body); usersNamed(users) != "alice@example.com" {
 		t.Errorf("users = %s, want alice alone", usersNamed(users))
