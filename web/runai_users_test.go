@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/go-cmp/cmp"
@@ -477,5 +479,34 @@ func TestUnknownAndMalformedUserIDs(t *testing.T) {
 		if r := do(t, srv, m.method, "/api/v1/users/not-an-id"+m.suffix, "", ""); r.status != 400 {
 			t.Errorf("%s malformed user id%s = %d %s, want 400", m.method, m.suffix, r.status, r.body)
 		}
+	}
+}
+
+// TestNoLocalUserIsCreatedWhileAnIdentityProviderSignsPeopleIn: with an OIDC issuer
+// configured local sign-in is off, so a create is a 400 that says so and makes nobody.
+func TestNoLocalUserIsCreatedWhileAnIdentityProviderSignsPeopleIn(t *testing.T) {
+	t.Parallel()
+	var issuer *httptest.Server
+	issuer = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":"%[1]s/auth","token_endpoint":"%[1]s/token","jwks_uri":"%[1]s/keys","id_token_signing_alg_values_supported":["RS256"]}`, issuer.URL)
+	}))
+	t.Cleanup(issuer.Close)
+	oidc, err := auth.NewOIDC(context.Background(), auth.OIDCConfig{Issuer: issuer.URL, ClientID: "arbiter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(testdb.New(t))
+	d := deps(st)
+	d.Login.OIDC = oidc
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
+	r := do(t, srv, "POST", "/api/v1/users", "application/json", `{"email":"ada@example.com"}`)
+	if r.status != 400 || !strings.Contains(r.refusal(t).Message, "identity provider") {
+		t.Errorf("creating a local user under OIDC = %d %s, want 400 saying people sign in with the identity provider", r.status, r.body)
+	}
+	if users := decode[[]runAIUser](t, get(t, srv, "/api/v1/users").body); len(users) != 0 {
+		t.Errorf("users after the refusal: %s", usersNamed(users))
 	}
 }
