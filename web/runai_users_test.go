@@ -318,6 +318,10 @@ func TestUsersListFiltersSortsAndPages(t *testing.T) {
 	if r := do(t, srv, "GET", "/api/v1/users?sortBy=password", "", ""); r.status != 400 || !strings.Contains(r.refusal(t).Message, "sortBy") {
 		t.Errorf("sortBy=password = %d %s, want 400 naming sortBy", r.status, r.body)
 	}
+	// Run:ai's deprecated filter is not read: the list is unfiltered.
+	if got := list("filter=runai.is_local:false&sortBy=username&limit=1"); got != "admin" {
+		t.Errorf("?filter=runai.is_local:false = %s, want the list as without it", got)
+	}
 	var raw []map[string]json.RawMessage
 	_ = json.Unmarshal(get(t, srv, "/api/v1/users?limit=1").body, &raw)
 	if len(raw) != 1 {
