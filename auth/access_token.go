@@ -32,12 +32,14 @@ const (
 const accessTokenLabel = "arbiter access token v1\x00"
 
 // Access tokens are signed, not stored (docs/security.md "Access tokens"): version, what the
-// token stands for, its id, the expiry in Unix seconds and a random nonce, then the
-// HMAC-SHA256 of all of it under the server's key, base64url without padding.
+// token stands for, its id, the expiry in Unix seconds, when it was issued in Unix
+// nanoseconds (a sign-out ends the tokens issued before it) and a random nonce, then the
+// HMAC-SHA256 of all of it under the server's key, base64url without padding. Version 1 had
+// no issue time; its tokens, an hour long at most, are refused like any other invalid one.
 const (
-	tokenVersion  = 1
+	tokenVersion  = 2
 	tokenNonceLen = 8
-	tokenBodyLen  = 1 + 1 + 16 + 8 + tokenNonceLen
+	tokenBodyLen  = 1 + 1 + 16 + 8 + 8 + tokenNonceLen
 )
 
 // ErrAccessToken says a token is not one this server issued, or has expired; the caller answers
@@ -53,37 +55,55 @@ func NewAccessTokens(key []byte) AccessTokens {
 	return AccessTokens{signer: NewSigner(key)}
 }
 
-// Issue returns a token for (kind, id) valid until expires.
+// Issue returns a token for (kind, id), issued now and valid until expires.
 func (a AccessTokens) Issue(kind byte, id uuid.UUID, expires time.Time) string {
 	body := make([]byte, tokenBodyLen)
 	body[0], body[1] = tokenVersion, kind
 	copy(body[2:18], id[:])
 	binary.BigEndian.PutUint64(body[18:26], uint64(expires.Unix()))
-	_, _ = rand.Read(body[26:])
+	binary.BigEndian.PutUint64(body[26:34], uint64(time.Now().UnixNano()))
+	_, _ = rand.Read(body[34:])
 	return AccessTokenPrefix + base64.RawURLEncoding.EncodeToString(append(body, a.signer.Sum(accessTokenLabel, body)...))
 }
 
 // IsAccessToken says whether token is shaped like an access token (it may still be invalid).
 func IsAccessToken(token string) bool { return strings.HasPrefix(token, AccessTokenPrefix) }
 
+// AccessToken is what a valid token stands for.
+type AccessToken struct {
+	Kind    byte // TokenForAPIKey or TokenForUser
+	ID      uuid.UUID
+	Issued  time.Time
+	Expires time.Time
+}
+
 // Check returns what a token this server issued stands for, if it has not expired at now.
 func (a AccessTokens) Check(token string, now time.Time) (kind byte, id uuid.UUID, expires time.Time, err error) {
+	t, err := a.Verify(token, now)
+	return t.Kind, t.ID, t.Expires, err
+}
+
+// Verify returns what a token this server issued stands for and when it was issued, if it
+// has not expired at now.
+func (a AccessTokens) Verify(token string, now time.Time) (AccessToken, error) {
 	rest, ok := strings.CutPrefix(token, AccessTokenPrefix)
 	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(tokenBodyLen+sha256.Size) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return AccessToken{}, ErrAccessToken
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(rest) // strict: one spelling per token
 	if err != nil || len(b) != tokenBodyLen+sha256.Size {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return AccessToken{}, ErrAccessToken
 	}
 	body, sum := b[:tokenBodyLen], b[tokenBodyLen:]
 	if !a.signer.Verify(sum, accessTokenLabel, body) || body[0] != tokenVersion || (body[1] != TokenForAPIKey && body[1] != TokenForUser) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return AccessToken{}, ErrAccessToken
 	}
-	expires = time.Unix(int64(binary.BigEndian.Uint64(body[18:26])), 0)
-	if !now.Before(expires) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+	t := AccessToken{Kind: body[1],
+		Expires: time.Unix(int64(binary.BigEndian.Uint64(body[18:26])), 0),
+		Issued:  time.Unix(0, int64(binary.BigEndian.Uint64(body[26:34])))}
+	if !now.Before(t.Expires) {
+		return AccessToken{}, ErrAccessToken
 	}
-	copy(id[:], body[2:18])
-	return body[1], id, expires, nil
+	copy(t.ID[:], body[2:18])
+	return t, nil
 }

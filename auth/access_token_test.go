@@ -65,3 +65,17 @@ func FuzzAccessTokenCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestAccessTokenSaysWhenItWasIssued: Verify answers the instant Issue signed in, to the
+// nanosecond, so that a sign-out between two tokens tells them apart.
+func TestAccessTokenSaysWhenItWasIssued(t *testing.T) {
+	a := NewAccessTokens(nil)
+	id := uuid.New()
+	before := time.Now()
+	tok := a.Issue(TokenForUser, id, before.Add(time.Hour))
+	after := time.Now()
+	got, err := a.Verify(tok, after)
+	if err != nil || got.Kind != TokenForUser || got.ID != id || got.Issued.Before(before) || got.Issued.After(after) {
+		t.Fatalf("Verify = %+v %v; want user %s issued between %v and %v", got, err, id, before, after)
+	}
+}

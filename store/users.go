@@ -23,6 +23,15 @@ type User struct {
 	LastLoginAt  *time.Time `db:"last_login_at"`
 	CreatedAt    time.Time  `db:"created_at"`
 	UpdatedAt    time.Time  `db:"updated_at"`
+	CreatedBy    string     `db:"created_by"` // the admin who created a local account; else "system"
+	// SignedOutAt ends every session and access token the user got before it (an admin
+	// signed the user out or reset the password); nil: never.
+	SignedOutAt *time.Time `db:"signed_out_at"`
+}
+
+// SignedInBefore says whether a session or token begun at start ended with a sign-out.
+func (u User) SignedInBefore(start time.Time) bool {
+	return u.SignedOutAt != nil && !start.After(*u.SignedOutAt)
 }
 
 // UpsertOIDCUser records a user's claims at sign-in (or at a bearer-token call) and returns the row.
@@ -46,9 +55,10 @@ func (s *Store) User(ctx context.Context, id uuid.UUID) (User, error) {
 	return scanOne[User](rows, err, "user "+id.String())
 }
 
-// LocalUser returns the local account with that name.
+// LocalUser returns the local account with that name, in any case (CreateLocalUser keeps
+// names unique regardless of case).
 func (s *Store) LocalUser(ctx context.Context, name string) (User, error) {
-	rows, err := s.pool.Query(ctx, `SELECT * FROM users WHERE issuer = $1 AND subject = $2`, LocalIssuer, name)
+	rows, err := s.pool.Query(ctx, `SELECT * FROM users WHERE issuer = 'local' AND lower(subject) = lower($1)`, name)
 	return scanOne[User](rows, err, "local user "+name)
 }
 

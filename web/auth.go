@@ -29,6 +29,13 @@ type AuthStore interface {
 	ReleaseLoginAttempt(ctx context.Context, keys []string, delay func(failures int) time.Duration) error
 	ClearLoginFailures(ctx context.Context, keys []string) error
 
+	Users(ctx context.Context, q listquery.Query) ([]store.User, error)
+	CountUsers(ctx context.Context, q listquery.Query) (int, error)
+	CreateLocalUser(ctx context.Context, email, passwordHash string, by store.Actor) (store.User, error)
+	ResetLocalPassword(ctx context.Context, id uuid.UUID, passwordHash string, at time.Time, by store.Actor) error
+	SignOutUser(ctx context.Context, id uuid.UUID, at time.Time, by store.Actor) error
+	DeleteUser(ctx context.Context, id uuid.UUID, bootstrapAdmin string, by store.Actor) error
+
 	AccessRulesFor(ctx context.Context, subject, email string, groups []string) ([]store.AccessRule, error)
 	AccessRules(ctx context.Context, q listquery.Query) ([]store.AccessRule, error)
 	CreateAccessRule(ctx context.Context, n store.NewAccessRule, by store.Actor) (store.AccessRule, error)
@@ -69,6 +76,7 @@ const BootstrapAdmin = "admin"
 const (
 	sessionCookie = "arbiter_session"
 	sessUserID    = "uid"
+	sessSignedIn  = "signed_in" // when the session began, in Unix nanoseconds (a sign-out ends those begun before it)
 	sessCSRF      = "csrf"
 	sessState     = "oidc_state"
 	sessNonce     = "oidc_nonce"
@@ -258,6 +266,12 @@ func (h *signIn) identify(c echo.Context) (auth.Identity, error) {
 	}
 	if err != nil {
 		return auth.Anonymous, err
+	}
+	if u.SignedInBefore(time.Unix(0, h.sm.GetInt64(ctx, sessSignedIn))) { // an admin signed the user out since
+		if err := h.sm.Destroy(ctx); err != nil {
+			return auth.Anonymous, err
+		}
+		return auth.Anonymous, nil
 	}
 	return h.userIdentity(ctx, u)
 }

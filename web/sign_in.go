@@ -227,6 +227,7 @@ func (h *signIn) startSession(c echo.Context, u store.User, next string) error {
 		return err
 	}
 	h.sm.Put(ctx, sessUserID, u.ID.String())
+	h.sm.Put(ctx, sessSignedIn, time.Now().UnixNano())
 	h.sm.Put(ctx, sessCSRF, auth.RandomToken(32))
 	_ = h.users.TouchLogin(ctx, u.ID)
 	id, err := h.userIdentity(ctx, u)

@@ -340,7 +340,8 @@ func (h *signIn) checkAPIKey(ctx context.Context, id uuid.UUID, secret string) (
 // local account, with the access rules it has now.
 func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Identity, error) {
 	now := time.Now()
-	kind, id, _, err := h.tokens.Check(token, now)
+	t, err := h.tokens.Verify(token, now)
+	kind, id := t.Kind, t.ID
 	if err != nil {
 		return auth.Anonymous, unauthorized("the access token was not issued by this server or has expired (they last %v); get a new one from %s", auth.AccessTokenLifetime, tokenPathV2)
 	}
@@ -364,6 +365,9 @@ func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Id
 	}
 	if err != nil {
 		return auth.Anonymous, err
+	}
+	if u.SignedInBefore(t.Issued) {
+		return auth.Anonymous, unauthorized("this access token was issued before an admin signed its account out or reset its password; get a new one from %s", tokenPathV2)
 	}
 	return h.userIdentity(ctx, u)
 }
