@@ -55,11 +55,20 @@ func NewAccessTokens(key []byte) AccessTokens {
 
 // Issue returns a token for (kind, id) valid until expires.
 func (a AccessTokens) Issue(kind byte, id uuid.UUID, expires time.Time) string {
+	var nonce [tokenNonceLen]byte
+	_, _ = rand.Read(nonce[:])
+	return a.IssueStamped(kind, id, expires, nonce)
+}
+
+// IssueStamped is Issue with stamp in place of the random nonce: a key's token carries a
+// fingerprint of the key's secret, so that regenerating the secret ends the tokens issued
+// for the old one (the checker compares CheckStamped's stamp with the key's).
+func (a AccessTokens) IssueStamped(kind byte, id uuid.UUID, expires time.Time, stamp [tokenNonceLen]byte) string {
 	body := make([]byte, tokenBodyLen)
 	body[0], body[1] = tokenVersion, kind
 	copy(body[2:18], id[:])
 	binary.BigEndian.PutUint64(body[18:26], uint64(expires.Unix()))
-	_, _ = rand.Read(body[26:])
+	copy(body[26:], stamp[:])
 	return AccessTokenPrefix + base64.RawURLEncoding.EncodeToString(append(body, a.signer.Sum(accessTokenLabel, body)...))
 }
 
@@ -68,22 +77,29 @@ func IsAccessToken(token string) bool { return strings.HasPrefix(token, AccessTo
 
 // Check returns what a token this server issued stands for, if it has not expired at now.
 func (a AccessTokens) Check(token string, now time.Time) (kind byte, id uuid.UUID, expires time.Time, err error) {
+	kind, id, expires, _, err = a.CheckStamped(token, now)
+	return kind, id, expires, err
+}
+
+// CheckStamped is Check that also returns the token's stamp (IssueStamped; random for Issue).
+func (a AccessTokens) CheckStamped(token string, now time.Time) (kind byte, id uuid.UUID, expires time.Time, stamp [tokenNonceLen]byte, err error) {
 	rest, ok := strings.CutPrefix(token, AccessTokenPrefix)
 	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(tokenBodyLen+sha256.Size) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return 0, uuid.Nil, time.Time{}, stamp, ErrAccessToken
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(rest) // strict: one spelling per token
 	if err != nil || len(b) != tokenBodyLen+sha256.Size {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return 0, uuid.Nil, time.Time{}, stamp, ErrAccessToken
 	}
 	body, sum := b[:tokenBodyLen], b[tokenBodyLen:]
 	if !a.signer.Verify(sum, accessTokenLabel, body) || body[0] != tokenVersion || (body[1] != TokenForAPIKey && body[1] != TokenForUser) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return 0, uuid.Nil, time.Time{}, stamp, ErrAccessToken
 	}
 	expires = time.Unix(int64(binary.BigEndian.Uint64(body[18:26])), 0)
 	if !now.Before(expires) {
-		return 0, uuid.Nil, time.Time{}, ErrAccessToken
+		return 0, uuid.Nil, time.Time{}, stamp, ErrAccessToken
 	}
 	copy(id[:], body[2:18])
-	return body[1], id, expires, nil
+	copy(stamp[:], body[26:])
+	return body[1], id, expires, stamp, nil
 }
