@@ -33,7 +33,8 @@ const accessTokenLabel = "arbiter access token v1\x00"
 
 // Access tokens are signed, not stored (docs/security.md "Access tokens"): version, what the
 // token stands for, its id, the expiry in Unix seconds, when it was issued in Unix
-// nanoseconds (a sign-out ends the tokens issued before it) and a random nonce, then the
+// nanoseconds (a sign-out ends the tokens issued before it) and a stamp (a random nonce, or for
+// a key's token a fingerprint of the key's secret, so a new secret ends them), then the
 // HMAC-SHA256 of all of it under the server's key, base64url without padding. Version 1 had
 // no issue time; its tokens, an hour long at most, are refused like any other invalid one.
 const (
@@ -57,12 +58,21 @@ func NewAccessTokens(key []byte) AccessTokens {
 
 // Issue returns a token for (kind, id), issued now and valid until expires.
 func (a AccessTokens) Issue(kind byte, id uuid.UUID, expires time.Time) string {
+	var nonce [tokenNonceLen]byte
+	_, _ = rand.Read(nonce[:])
+	return a.IssueStamped(kind, id, expires, nonce)
+}
+
+// IssueStamped is Issue with stamp in place of the random nonce: a key's token carries a
+// fingerprint of the key's secret, so that regenerating the secret ends the tokens issued
+// for the old one (the checker compares CheckStamped's stamp with the key's).
+func (a AccessTokens) IssueStamped(kind byte, id uuid.UUID, expires time.Time, stamp [tokenNonceLen]byte) string {
 	body := make([]byte, tokenBodyLen)
 	body[0], body[1] = tokenVersion, kind
 	copy(body[2:18], id[:])
 	binary.BigEndian.PutUint64(body[18:26], uint64(expires.Unix()))
 	binary.BigEndian.PutUint64(body[26:34], uint64(time.Now().UnixNano()))
-	_, _ = rand.Read(body[34:])
+	copy(body[34:], stamp[:])
 	return AccessTokenPrefix + base64.RawURLEncoding.EncodeToString(append(body, a.signer.Sum(accessTokenLabel, body)...))
 }
 
@@ -75,6 +85,7 @@ type AccessToken struct {
 	ID      uuid.UUID
 	Issued  time.Time
 	Expires time.Time
+	Stamp   [tokenNonceLen]byte // IssueStamped's stamp; random for Issue
 }
 
 // Check returns what a token this server issued stands for, if it has not expired at now.
@@ -83,8 +94,14 @@ func (a AccessTokens) Check(token string, now time.Time) (kind byte, id uuid.UUI
 	return t.Kind, t.ID, t.Expires, err
 }
 
-// Verify returns what a token this server issued stands for and when it was issued, if it
-// has not expired at now.
+// CheckStamped is Check that also returns the token's stamp (IssueStamped; random for Issue).
+func (a AccessTokens) CheckStamped(token string, now time.Time) (kind byte, id uuid.UUID, expires time.Time, stamp [tokenNonceLen]byte, err error) {
+	t, err := a.Verify(token, now)
+	return t.Kind, t.ID, t.Expires, t.Stamp, err
+}
+
+// Verify returns what a token this server issued stands for, when it was issued and its
+// stamp, if it has not expired at now.
 func (a AccessTokens) Verify(token string, now time.Time) (AccessToken, error) {
 	rest, ok := strings.CutPrefix(token, AccessTokenPrefix)
 	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(tokenBodyLen+sha256.Size) {
@@ -105,5 +122,6 @@ func (a AccessTokens) Verify(token string, now time.Time) (AccessToken, error) {
 		return AccessToken{}, ErrAccessToken
 	}
 	copy(t.ID[:], body[2:18])
+	copy(t.Stamp[:], body[34:])
 	return t, nil
 }

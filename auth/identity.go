@@ -15,6 +15,10 @@ type Identity struct {
 	Email       string
 	Groups      []string
 	Grants      []Grant // every role the caller holds, each at its scope
+	// AccessKeyID is the person's own access key the request came with (Bearer, or a token
+	// traded for it); empty for a session, a password's token or an OIDC token. A key acts
+	// as its person but may not make, regenerate or delete keys.
+	AccessKeyID string
 }
 
 // Anonymous is the identity of a request without credentials.

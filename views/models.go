@@ -225,7 +225,7 @@ type APIKey struct {
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	CreatedBy  string     `json:"createdBy"`
-	Status     string     `json:"status"` // active, expired, revoked
+	Status     string     `json:"status"` // active, disabled, expired, revoked
 	Token      string     `json:"token,omitempty"`
 	// ClientID and ClientSecret are the key as Run:ai's token endpoints take it
 	// (client_credentials: the key's id and the secret part of Token); in the creating answer only.

@@ -40,6 +40,8 @@ func (h *access) routes(r router) {
 	r.page(http.MethodPost, "/access/rules/:id/delete", routenames.AccessRuleDelete, h.accessRuleDeleteForm)
 	r.page(http.MethodPost, "/access/keys", routenames.APIKeyCreate, h.apiKeyForm)
 	r.page(http.MethodPost, "/access/keys/:id/revoke", routenames.APIKeyRevoke, h.apiKeyRevokeForm)
+	h.serviceAccountRoutes(r)
+	h.accessKeyRoutes(r)
 }
 
 type grantView struct {
@@ -70,6 +72,8 @@ func apiKeyView(k store.APIKey) views.APIKey {
 	switch {
 	case k.RevokedAt != nil:
 		v.Status = "revoked"
+	case k.DisabledAt != nil:
+		v.Status = "disabled"
 	case !time.Now().Before(k.ExpiresAt):
 		v.Status = "expired"
 	}

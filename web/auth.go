@@ -46,6 +46,14 @@ type AuthStore interface {
 	APIKeys(ctx context.Context) ([]store.APIKey, error)
 	CreateAPIKey(ctx context.Context, n store.NewAPIKey, by store.Actor) (store.APIKey, error)
 	RevokeAPIKey(ctx context.Context, id uuid.UUID, by store.Actor) error
+	ServiceAccounts(ctx context.Context) ([]store.APIKey, error)
+	ServiceAccount(ctx context.Context, id uuid.UUID) (store.APIKey, error)
+	SetAPIKeyEnabled(ctx context.Context, id uuid.UUID, enabled bool, by store.Actor) (store.APIKey, error)
+	RegenerateKeySecret(ctx context.Context, id uuid.UUID, owner *uuid.UUID, secretHash []byte, by store.Actor) (store.APIKey, error)
+	CreateAccessKey(ctx context.Context, n store.NewAccessKey, by store.Actor) (store.APIKey, error)
+	AccessKeys(ctx context.Context, f store.AccessKeyFilter) ([]store.APIKey, error)
+	AccessKey(ctx context.Context, owner, id uuid.UUID) (store.APIKey, error)
+	DeleteAccessKey(ctx context.Context, id uuid.UUID, owner *uuid.UUID, by store.Actor) error
 
 	AuditLog(ctx context.Context, q listquery.Query, f store.AuditFilter) ([]store.AuditEntry, *int, error)
 }
@@ -288,7 +296,7 @@ func (h *signIn) bearerIdentity(ctx context.Context, token string) (auth.Identit
 		if err != nil {
 			return auth.Anonymous, err
 		}
-		return apiKeyIdentity(k), nil
+		return h.keyIdentity(ctx, k)
 	}
 	if auth.IsAccessToken(token) {
 		return h.accessTokenIdentity(ctx, token)
@@ -305,6 +313,24 @@ func (h *signIn) bearerIdentity(ctx context.Context, token string) (auth.Identit
 		return auth.Anonymous, err
 	}
 	return h.userIdentity(ctx, u)
+}
+
+// keyIdentity is who a valid key stands for: a service account with its key's role binding,
+// or the person whose access key it is, with their access rules as they are now.
+func (h *signIn) keyIdentity(ctx context.Context, k store.APIKey) (auth.Identity, error) {
+	if k.OwnerUserID == nil {
+		return apiKeyIdentity(k), nil
+	}
+	u, err := h.users.User(ctx, *k.OwnerUserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return auth.Anonymous, unauthorized("the account this access key belonged to no longer exists")
+	}
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	id, err := h.userIdentity(ctx, u)
+	id.AccessKeyID = k.ID.String()
+	return id, err
 }
 
 func apiKeyIdentity(k store.APIKey) auth.Identity {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -264,6 +265,16 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 			secret = s
 		}
 		k, err := h.checkAPIKey(ctx, id, secret)
+		if err == nil && k.OwnerUserID != nil {
+			// A person's key goes with its person; the cache may still hold it for a few
+			// seconds after the person was deleted elsewhere.
+			if _, uerr := h.users.User(ctx, *k.OwnerUserID); errors.Is(uerr, store.ErrNotFound) {
+				h.keys.forget(id)
+				err = store.ErrBadKey
+			} else if uerr != nil {
+				err = uerr
+			}
+		}
 		switch {
 		case errors.Is(err, store.ErrUnknownKey): // any caller can make up ids: counted, sampled
 			h.refusals.refused(c, refusedUnknownClient, "", h.tokenEntry(c, "anonymous", "api-key", id.String(), "denied", http.StatusUnauthorized, "no API key has this client id"))
@@ -272,7 +283,7 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		}
 		if errors.Is(err, store.ErrBadKey) {
 			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_client",
-				"the client credentials are not those of a valid API key: it is unknown, the secret is wrong, or it was revoked or has expired")
+				"the client credentials are not those of a valid API key: it is unknown, the secret is wrong, or it was revoked, disabled or has expired")
 		}
 		if err != nil {
 			return issuedToken{}, err
@@ -280,8 +291,8 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		if k.ExpiresAt.Before(expires) {
 			expires = k.ExpiresAt // a token never outlives its key
 		}
-		return h.issueAudited(c, k.ID.String(), "api-key", k.ID.String(), func() issuedToken {
-			return issuedToken{token: h.tokens.Issue(auth.TokenForAPIKey, k.ID, expires), expires: expires}
+		return h.issueAudited(c, k.ID.String(), keySubjectType(k), k.ID.String(), func() issuedToken {
+			return issuedToken{token: h.tokens.IssueStamped(auth.TokenForAPIKey, k.ID, expires, secretStamp(k.SecretHash)), expires: expires}
 		})
 	default: // grantPassword; check() allows nothing else
 		if h.config.OIDC != nil {
@@ -341,7 +352,7 @@ func (h *signIn) checkAPIKey(ctx context.Context, id uuid.UUID, secret string) (
 func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Identity, error) {
 	now := time.Now()
 	t, err := h.tokens.Verify(token, now)
-	kind, id := t.Kind, t.ID
+	kind, id, stamp := t.Kind, t.ID, t.Stamp
 	if err != nil {
 		return auth.Anonymous, unauthorized("the access token was not issued by this server or has expired (they last %v); get a new one from %s", auth.AccessTokenLifetime, tokenPathV2)
 	}
@@ -357,7 +368,10 @@ func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Id
 			}
 			h.keys.put(k, k.SecretHash, now)
 		}
-		return apiKeyIdentity(k), nil
+		if secretStamp(k.SecretHash) != stamp {
+			return auth.Anonymous, unauthorized("the secret this access token was issued for has been regenerated; get a new token with the new secret from %s", tokenPathV2)
+		}
+		return h.keyIdentity(ctx, k)
 	}
 	u, err := h.users.User(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -370,6 +384,23 @@ func (h *signIn) accessTokenIdentity(ctx context.Context, token string) (auth.Id
 		return auth.Anonymous, unauthorized("this access token was issued before an admin signed its account out or reset its password; get a new one from %s", tokenPathV2)
 	}
 	return h.userIdentity(ctx, u)
+}
+
+// secretStamp is the fingerprint of a key's secret that its access tokens carry: a token
+// whose stamp is not the key's current one was issued for a secret since regenerated. It is a
+// hash of the secret's hash, so a token reveals nothing of the secret.
+func secretStamp(secretHash []byte) [8]byte {
+	sum := sha256.Sum256(append([]byte("arbiter access token stamp\x00"), secretHash...))
+	return [8]byte(sum[:8])
+}
+
+// keySubjectType is how the audit log names a key's kind: a service account's API key, or a
+// person's access key.
+func keySubjectType(k store.APIKey) string {
+	if k.OwnerUserID != nil {
+		return "access-key"
+	}
+	return "api-key"
 }
 
 // auditToken writes the audit row of a token request, as auditLogin does for a sign-in.
