@@ -162,6 +162,7 @@ func New(d Deps) *Server {
 		&projects{org: org, prios: prios, layout: s.layout},
 		&workloadRecords{service: service, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
+		&runAIAuthorization{users: d.Users, org: d.Organization},
 		newOverview(d, org, service, s.layout),
 		&nodes{cycles: d.Cycles, workloads: service, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, service, s.layout),
