@@ -2,10 +2,12 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -57,6 +59,35 @@ func FuzzDecodeRunAIAccessRule(f *testing.F) {
 		}
 		if err := auth.ValidateGrant(role, scope); err != nil {
 			t.Fatalf("body %q: accepted %+v, which Arbiter may not hold: %v", body, n, err)
+		}
+	})
+}
+
+// FuzzRunAIRuleQuery checks that any query string of Run:ai's access rule list either is read
+// into filters on the list's own fields or is refused with a 400 and a sentence.
+func FuzzRunAIRuleQuery(f *testing.F) {
+	for _, s := range []string{"", "filterBy=roleId==5,scopeType==system&sortBy=roleName&sortOrder=desc&offset=1&limit=2",
+		"roleId=0", "roleId=2147483648", "lastUpdated=2026-01-31T09:00:00Z", "lastUpdated=yesterday", "includeDeleted=maybe",
+		"clusterId=94b6171f-7140-5fdd-831e-35e9df1d9f38", "clusterId=", "subjectIds=a,,b", "subjectIdFilter=%00", "filterBy=subject==a",
+		"search=%ff", "limit=0", "offset=-1", "sortBy=id"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		q, _, err := runAIRuleQuery(v)
+		if err != nil {
+			if status, msg := statusOf(err); status != http.StatusBadRequest || msg == "" {
+				t.Fatalf("query %q: status %d message %q (%v)", raw, status, msg, err)
+			}
+			return
+		}
+		for _, filter := range q.Filters {
+			if _, ok := store.NamedAccessRuleSpec.Fields[filter.Field]; !ok {
+				t.Fatalf("query %q: a filter on %q, which the list does not have", raw, filter.Field)
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/views"
 	"github.com/labstack/echo/v4"
 )
@@ -124,7 +125,7 @@ func (h *runAIAuthorization) getRole(c echo.Context) error {
 	}
 	role, ok := auth.RoleByID(n)
 	if !ok {
-		return &httpError{status: http.StatusNotFound, message: "role " + raw + " is not one of Arbiter's roles; they are " + roleChoices()}
+		return store.NotFound("role %s is not one of Arbiter's roles; they are %s", raw, roleChoices())
 	}
 	return c.JSON(http.StatusOK, runAIRole(role))
 }
