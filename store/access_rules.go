@@ -14,6 +14,7 @@ import (
 // AccessRule binds a subject (a user by email or subject, or an OIDC group) to a role at a scope.
 type AccessRule struct {
 	ID          uuid.UUID  `db:"id"`
+	Number      int32      `db:"number"`       // the rule's integer id, given when it is made (Run:ai's API names rules by it)
 	SubjectType string     `db:"subject_type"` // "user" or "group"
 	Subject     string     `db:"subject"`
 	Role        string     `db:"role"`

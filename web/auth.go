@@ -40,6 +40,9 @@ type AuthStore interface {
 	AccessRules(ctx context.Context, q listquery.Query) ([]store.AccessRule, error)
 	CreateAccessRule(ctx context.Context, n store.NewAccessRule, by store.Actor) (store.AccessRule, error)
 	DeleteAccessRule(ctx context.Context, id uuid.UUID, by store.Actor) error
+	NamedAccessRules(ctx context.Context, q listquery.Query, sel store.RuleSelection) ([]store.NamedAccessRule, int, error)
+	CountNamedAccessRules(ctx context.Context, q listquery.Query, sel store.RuleSelection) (int, error)
+	NamedAccessRule(ctx context.Context, number int32, sel store.RuleSelection) (store.NamedAccessRule, error)
 
 	CheckAPIKey(ctx context.Context, id uuid.UUID, secretHash []byte) (store.APIKey, error)
 	ActiveAPIKey(ctx context.Context, id uuid.UUID) (store.APIKey, error)

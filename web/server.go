@@ -173,6 +173,7 @@ func New(d Deps) *Server {
 		&workloadRecords{service: service, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
 		&runAIUsers{users: d.Users, passwords: si.passwords, localSignIn: d.Login.OIDC == nil},
+		&runAIAuthorization{users: d.Users, org: d.Organization},
 		newOverview(d, org, service, s.layout),
 		&nodes{cycles: d.Cycles, workloads: service, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, service, s.layout),
