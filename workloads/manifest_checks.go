@@ -122,7 +122,7 @@ func checkManifest(field string, u *unstructured.Unstructured, namespaces []stri
 		return nil, err
 	}
 	if len(pods) == 0 {
-		return nil, store.InvalidField(field+".spec", "%s has no pod template (no object with containers); Arbiter schedules pods, so a workload must make some", field)
+		return nil, store.InvalidField(field+".spec", "%s.spec holds no pod template (no object with containers); Arbiter schedules pods, so a workload must make some", field)
 	}
 	for _, p := range pods {
 		if err := checkPod(p, schedulerName); err != nil {
