@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 )
@@ -50,7 +49,7 @@ func decodeWorkloadV2(c echo.Context) (workloads.ManifestRequest, error) {
 		return workloads.ManifestRequest{}, err
 	}
 	if err := checkClusterID(req.Metadata.ClusterID); err != nil {
-		return workloads.ManifestRequest{}, store.InvalidField("metadata.clusterId", "metadata.%s", err.Error())
+		return workloads.ManifestRequest{}, badField("metadata.clusterId", "metadata.%s", err.Error())
 	}
 	m := req.Metadata
 	return workloads.ManifestRequest{Name: m.Name, UseGivenNameAsPrefix: m.UseGivenNameAsPrefix, ProjectID: m.ProjectID,
