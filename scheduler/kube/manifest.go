@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,15 +43,22 @@ func (k *Workloads) SubmitManifest(ctx context.Context, gvr schema.GroupVersionR
 }
 
 // ManifestObject reads a submitted workload's object back, without its managed fields. One no
-// longer there, or re-created under its name, is a *WorkloadNotFoundError.
+// longer there, or re-created under its name, is a *WorkloadNotFoundError. It lists by the
+// name's field selector rather than getting: the scheduler lists these kinds already, and the
+// chart grants no get.
 func (k *Workloads) ManifestObject(ctx context.Context, gvr schema.GroupVersionResource, r native.Ref) (*unstructured.Unstructured, error) {
-	obj, err := k.dynamic.Resource(gvr).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && string(obj.GetUID()) != r.UID) {
+	list, err := k.dynamic.Resource(gvr).Namespace(r.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", r.Name).String(), Limit: 1})
+	if apierrors.IsNotFound(err) {
 		return nil, &WorkloadNotFoundError{UID: r.UID}
 	}
 	if err != nil {
 		return nil, err
 	}
+	if len(list.Items) == 0 || string(list.Items[0].GetUID()) != r.UID {
+		return nil, &WorkloadNotFoundError{UID: r.UID}
+	}
+	obj := &list.Items[0]
 	obj.SetManagedFields(nil)
 	return obj, nil
 }
