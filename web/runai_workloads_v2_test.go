@@ -40,6 +40,9 @@ func TestWorkloadsV2Submit(t *testing.T) {
 		t.Fatalf("POST /api/v2/workloads = %d %s", r.status, r.body)
 	}
 	created := f.cluster.lastManifest(t)
+	if by := created.GetAnnotations()["arbiter.dev/submitted-by"]; by != keySubmitter(t, researcher) {
+		t.Errorf("the Job's submitter annotation = %q, want %q", by, keySubmitter(t, researcher))
+	}
 	if created.GetNamespace() != "team-alpha" || created.GetName() != "etl" {
 		t.Errorf("created %s/%s, want team-alpha/etl", created.GetNamespace(), created.GetName())
 	}
@@ -162,6 +165,12 @@ func TestWorkloadsV2Refusals(t *testing.T) {
 		{"a RayCluster's worker group", v2Body(f.alpha, "p", `{"apiVersion":"ray.io/v1","kind":"RayCluster","spec":{"headGroupSpec":{"template":{"spec":{"containers":[{"name":"h","image":"ray"}]}}},
 			"workerGroupSpecs":[{"template":{"spec":{"containers":[{"name":"w","image":"ray","securityContext":{"privileged":true}}]}}}]}}`),
 			"manifest.spec.workerGroupSpecs[0].template.spec", "privileged"},
+		{"a submitter of its own", v2Body(f.alpha, "p", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"annotations":{"arbiter.dev/submitted-by":"someone"}},"spec":{"template":{"spec":{"containers":[{"name":"m","image":"b"}]}}}}`),
+			"manifest.metadata.annotations", "Arbiter's own"},
+		{"an earlier queue time", v2Body(f.alpha, "p", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"annotations":{"arbiter.dev/queued-at":"2020-01-01T00:00:00Z"}},"spec":{"template":{"spec":{"containers":[{"name":"m","image":"b"}]}}}}`),
+			"manifest.metadata.annotations", "Arbiter's own"},
+		{"another project's label", v2Body(f.alpha, "p", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"arbiter.dev/project":"beta"}},"spec":{"template":{"spec":{"containers":[{"name":"m","image":"b"}]}}}}`),
+			"manifest.metadata.labels", "arbiter.dev/project"},
 		{"no pod template", v2Body(f.alpha, "p", `{"apiVersion":"batch/v1","kind":"Job","spec":{}}`), "manifest.spec", "holds no pod template"},
 		{"both forms", fmt.Sprintf(`{"metadata":{"name":"p","projectId":%q},"manifest":{},"manifestBase64Encoded":"e30="}`, f.alpha), "manifest", "not both"},
 	}

@@ -172,6 +172,14 @@ func metaPath(p manifestPod) string {
 // and the priority and preemptibility on the top owner; and every pod Arbiter's scheduler
 // name. A value the manifest gave itself for these labels must be the same.
 func labelManifest(field string, u *unstructured.Unstructured, pods []manifestPod, own, podLabels map[string]string, schedulerName string) error {
+	if err := noArbiterAnnotations(field+".metadata.annotations", u.Object["metadata"]); err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if err := noArbiterAnnotations(metaPath(p)+".annotations", p.Meta); err != nil {
+			return err
+		}
+	}
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -206,3 +214,20 @@ func labelManifest(field string, u *unstructured.Unstructured, pods []manifestPo
 	}
 	return nil
 }
+
+// noArbiterAnnotations refuses Arbiter's own annotations in a manifest's metadata: they say
+// who submitted a workload (its ownership), when it was first queued (its place in the queue)
+// and whether Arbiter suspended it, which only Arbiter writes.
+func noArbiterAnnotations(path string, metadata any) error {
+	m, _ := metadata.(map[string]any)
+	annotations, _ := m["annotations"].(map[string]any)
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if strings.HasPrefix(k, arbiterPrefix) {
+			return store.InvalidField(path, "%s[%s]: annotations under %s are Arbiter's own (who submitted the workload, when it was queued); leave them out", path, k, arbiterPrefix)
+		}
+	}
+	return nil
+}
+
+// arbiterPrefix is the prefix of Arbiter's own annotations.
+const arbiterPrefix = "arbiter.dev/"

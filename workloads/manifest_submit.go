@@ -122,6 +122,12 @@ func (s *Service) PrepareManifest(ctx context.Context, who auth.Identity, req Ma
 	if err := labelManifest(field, u, pods, own, podLabels, schedulerName); err != nil {
 		return ManifestSubmission{}, err
 	}
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[native.AnnotationSubmitter] = SubmitterOf(who)
+	u.SetAnnotations(annotations)
 	u.SetNamespace(cmp.Or(u.GetNamespace(), p.Namespaces[0]))
 	u.SetName(sub.RequestedName)
 	return sub, nil
