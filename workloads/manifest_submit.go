@@ -88,7 +88,7 @@ func (s *Service) PrepareManifest(ctx context.Context, who auth.Identity, req Ma
 		return ManifestSubmission{}, err
 	}
 	sub := ManifestSubmission{Kind: k, Object: u, Project: p, NamePrefix: req.UseGivenNameAsPrefix, bytes: len(raw)}
-	if sub.RequestedName, err = manifestName(field, req, u); err != nil {
+	if sub.RequestedName, err = manifestName(req, u); err != nil {
 		return ManifestSubmission{}, err
 	}
 	schedulerName := s.cluster.SchedulerName()
@@ -133,15 +133,12 @@ func (s *Service) PrepareManifest(ctx context.Context, who auth.Identity, req Ma
 	return sub, nil
 }
 
-// manifestName is the workload's name: Run:ai's metadata.name, else the manifest's own; a
-// manifest naming itself otherwise is refused.
-func manifestName(field string, req ManifestRequest, u *unstructured.Unstructured) (string, error) {
+// manifestName is the workload's name: Run:ai's metadata.name, else the manifest's own (the
+// workload's name is what the request says, whatever the manifest calls the object).
+func manifestName(req ManifestRequest, u *unstructured.Unstructured) (string, error) {
 	name := cmp.Or(req.Name, u.GetName())
 	if name == "" {
 		return "", store.InvalidField("metadata.name", "metadata.name is required: a lower-case DNS label such as %q", "train-resnet")
-	}
-	if req.Name != "" && u.GetName() != "" && u.GetName() != req.Name {
-		return "", store.InvalidField(field+".metadata.name", "%s.metadata.name %q is not metadata.name %q; leave it out of the manifest, or make them the same", field, u.GetName(), req.Name)
 	}
 	limit := maxManifestName
 	if req.UseGivenNameAsPrefix {
