@@ -97,8 +97,7 @@ func (h *workloadsV2) submit(c echo.Context) error {
 	}
 	target(c, "create", "workload", rec.UID)
 	obj := sub.Object.DeepCopy()
-	obj.SetName(rec.Name)
-	obj.SetUID("")
+	obj.SetName(rec.Name) // with the suffix Arbiter added to a prefix
 	m := workloads.Manifested{Visible: workloads.Visible{Record: rec, Project: &sub.Project}, Kind: sub.Kind, Object: obj}
 	return c.JSON(http.StatusAccepted, workloadV2View(m, "Running"))
 }

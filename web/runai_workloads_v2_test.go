@@ -196,7 +196,9 @@ func TestWorkloadsV2Refusals(t *testing.T) {
 }
 
 // TestWorkloadsV2Roles: a viewer may not submit; a researcher of project alpha cannot submit
-// into beta, nor find out that it exists; a dry run creates nothing.
+// into beta, nor find out that it exists; a dry run creates nothing. A workload is read by
+// those who may read its project, and deleted by its submitter or a research manager of its
+// project, not by another researcher; those of other projects do not find it.
 func TestWorkloadsV2Roles(t *testing.T) {
 	t.Parallel()
 	f := newSubmitAPI(t)
@@ -218,5 +220,41 @@ func TestWorkloadsV2Roles(t *testing.T) {
 	}
 	if n := f.cluster.manifestCount(); n != 0 {
 		t.Errorf("%d manifests were created", n)
+	}
+
+	// Reading and deleting, by role and scope: a workload of alice's in alpha.
+	alice := newAPIKey(t, f.st, "researcher", "project", f.alpha)
+	r = f.submitV2(t, alice, "", v2Body(f.alpha, "owned", jobManifest("", "", "")))
+	if r.status != 202 {
+		t.Fatalf("alice's submission = %d %s", r.status, r.body)
+	}
+	id := decode[map[string]any](t, r.body)["metadata"].(map[string]any)["id"].(string)
+	path := "/api/v2/workloads/" + id
+	for _, c := range []struct {
+		who    string
+		token  string
+		get    int
+		delete int // 0: not tried
+	}{
+		{"no credentials", "", 401, 401},
+		{"a viewer of alpha", viewer, 200, 403},
+		{"a viewer of beta", newAPIKey(t, f.st, "viewer", "project", f.beta), 404, 403},
+		{"a researcher of beta", newAPIKey(t, f.st, "researcher", "project", f.beta), 404, 404},
+		{"another researcher of alpha", researcher, 200, 403},
+		{"a department admin of research", newAPIKey(t, f.st, "department-admin", "department", f.dept), 200, 0},
+		{"a research manager of alpha", newAPIKey(t, f.st, "research-manager", "project", f.alpha), 200, 202},
+	} {
+		if g := doAs(t, f.srv, c.token, "GET", path, "", ""); g.status != c.get {
+			t.Errorf("GET by %s = %d %s, want %d", c.who, g.status, g.body, c.get)
+		}
+		if c.delete == 0 {
+			continue
+		}
+		if d := doAs(t, f.srv, c.token, "DELETE", path, "", ""); d.status != c.delete {
+			t.Errorf("DELETE by %s = %d %s, want %d", c.who, d.status, d.body, c.delete)
+		}
+	}
+	if g := doAs(t, f.srv, alice, "GET", "/api/v2/workloads/not-an-id", "", ""); g.status != 400 {
+		t.Errorf("GET of a malformed id = %d %s", g.status, g.body)
 	}
 }

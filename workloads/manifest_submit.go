@@ -51,8 +51,8 @@ type ManifestSubmission struct {
 	bytes          int
 }
 
-// maxNameLength bounds a workload's name (a label value holds it), and its prefix leaves room
-// for the suffix "-xxxxx".
+// maxManifestName bounds a workload's name (a label value holds it: a Job's pods carry it), and
+// maxManifestPrefix leaves room for the suffix "-xxxxx".
 const (
 	maxManifestName   = 63
 	maxManifestPrefix = maxManifestName - 6
@@ -244,9 +244,7 @@ func (s *Service) DryRunManifest(ctx context.Context, who Caller, sub ManifestSu
 	if !slices.Contains(dryRunKinds, sub.Kind.Kind) {
 		return scheduler.Prediction{}, store.InvalidField("dryRun", "a dry run foresees a Pod, Job, Deployment, ReplicaSet or StatefulSet; submit the %s without dryRun", sub.Kind.Kind)
 	}
-	obj := sub.Object.DeepCopy()
-	obj.SetName(sub.RequestedName)
-	return s.foresee(ctx, who, Submission{Project: sub.Project, RequestedName: sub.RequestedName}, obj)
+	return s.foresee(ctx, who, Submission{Project: sub.Project, RequestedName: sub.RequestedName}, sub.Object.DeepCopy())
 }
 
 // Manifested is a workload submitted through Arbiter whose top owner is a manifest kind,
