@@ -157,6 +157,8 @@ func TestWorkloadsV2Refusals(t *testing.T) {
 		{"foreign namespace", v2Body(f.alpha, "p", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"namespace":"team-beta"},"spec":{"template":{"spec":{"containers":[{"name":"m","image":"b"}]}}}}`),
 			"manifest.metadata.namespace", "team-beta"},
 		{"foreign serviceAccountName", v2Body(f.alpha, "p", jobManifest("", `,"serviceAccountName":"arbiter"`, "")), "manifest.spec.template.spec.serviceAccountName", "default ServiceAccount"},
+		{"a node of its own", v2Body(f.alpha, "p", jobManifest("", `,"nodeName":"gpu-node-1"`, "")), "manifest.spec.template.spec.nodeName", "bypass"},
+		{"a PriorityClass of its own", v2Body(f.alpha, "p", jobManifest("", `,"priorityClassName":"system-node-critical"`, "")), "manifest.spec.template.spec.priorityClassName", "metadata.priority"},
 		{"another scheduler", v2Body(f.alpha, "p", jobManifest("", `,"schedulerName":"default-scheduler"`, "")), "manifest.spec.template.spec.schedulerName", "scheduled by Arbiter"},
 		{"unknown kind", v2Body(f.alpha, "p", `{"apiVersion":"v1","kind":"Secret","metadata":{},"stringData":{"a":"b"}}`), "manifest.kind", "batch/v1 Job"},
 		{"too large", v2Body(f.alpha, "p", jobManifest("", "", `,"env":[`+strings.Join(env, ",")+`]`)), "manifest", "at most 262144 bytes"},

@@ -25,7 +25,9 @@ import (
 //     project's own library judges it at its latest version;
 //   - runs a pod template as a ServiceAccount other than the namespace's default (whose rights
 //     are the namespace's administrator's to give, not the submitter's to borrow);
-//   - hands its pods to another scheduler (they would escape the project's quota).
+//   - hands its pods to another scheduler, or to a node of its choosing (they would escape the
+//     project's quota), or gives them a Kubernetes PriorityClass (their priority is Arbiter's,
+//     within the project's policy).
 //
 // Every pod template in the object is checked wherever it is (a Job's, each role of a
 // PyTorchJob, each worker group of a RayCluster, a CronJob's Job's): any object holding
@@ -154,6 +156,12 @@ func checkPod(p manifestPod, schedulerName string) error {
 	}
 	if s := spec.SchedulerName; s != "" && s != schedulerName {
 		return store.InvalidField(p.Path+".schedulerName", "%s.schedulerName %q: the pods of a submitted workload are scheduled by Arbiter (%s), within the project's quota; leave schedulerName out", p.Path, s, schedulerName)
+	}
+	if spec.NodeName != "" {
+		return store.InvalidField(p.Path+".nodeName", "%s.nodeName %q: a pod given its node would bypass the scheduler and the project's quota; leave nodeName out (a node pool is chosen by the project's pools)", p.Path, spec.NodeName)
+	}
+	if spec.PriorityClassName != "" {
+		return store.InvalidField(p.Path+".priorityClassName", "%s.priorityClassName %q: a submitted workload's priority is Arbiter's, set by metadata.priority within the project's policy; leave priorityClassName out", p.Path, spec.PriorityClassName)
 	}
 	results := psapolicy.AggregateCheckResults(baselineEvaluator.EvaluatePod(baselineLatest, &meta, &spec))
 	if !results.Allowed {
