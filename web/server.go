@@ -158,7 +158,8 @@ func New(d Deps) *Server {
 	e.StaticFS("/static", static.Files)
 
 	taken := map[string]bool{}
-	r := router{api: routes{to: e.Group("/api/v1"), prefix: "/api/v1", taken: taken}, pages: routes{to: e, taken: taken}}
+	r := router{api: routes{to: e.Group("/api/v1"), prefix: "/api/v1", taken: taken}, pages: routes{to: e, taken: taken},
+		apiV2: routes{to: e.Group("/api/v2"), prefix: "/api/v2", taken: taken}}
 	r.api.GET("/openapi.json", serveOpenAPI)
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
@@ -179,6 +180,7 @@ func New(d Deps) *Server {
 		newEventHistory(d, service, s.layout),
 		&workloadStory{service: service, status: org.status, pods: d.Pods, estimating: estimating(d.Estimating), layout: s.layout},
 		&submissions{service: service},
+		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
 	} {
 		h.routes(r)
@@ -193,11 +195,12 @@ type handler interface {
 	routes(r router)
 }
 
-// router is where handlers register their routes: the API under /api/v1, the pages at the
-// root. Page routes are named (routenames), and links to them are built with pathTo or
-// views.URL, so that a page's path is written once.
+// router is where handlers register their routes: the API under /api/v1 (and Run:ai's few
+// /api/v2 routes under apiV2), the pages at the root. Page routes are named (routenames), and
+// links to them are built with pathTo or views.URL, so that a page's path is written once.
 type router struct {
 	api   routes
+	apiV2 routes
 	pages routes
 }
 

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ type fakeCluster struct {
 	suspended []bool
 	exists    map[string]bool // names the cluster already has
 	byUID     map[string]native.Workload
+	manifests []*unstructured.Unstructured // created by Workloads V2, their UID set
 }
 
 type existsError struct{}

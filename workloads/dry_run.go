@@ -25,14 +25,6 @@ import (
 // DryRun foresees a checked submission: the top owner it would create (with a placeholder
 // suffix when Arbiter would choose the name), on the scheduler's snapshot.
 func (s *Service) DryRun(ctx context.Context, who Caller, sub Submission) (scheduler.Prediction, error) {
-	if s.foresight == nil {
-		return scheduler.Prediction{}, errNoClusterToForesee
-	}
-	release, err := s.dryRuns.Acquire(SubmitterOf(who.Identity))
-	if err != nil {
-		return scheduler.Prediction{}, err
-	}
-	defer release()
 	w := sub.Workload.Named("dryrun")
 	o := w.Objects()
 	var obj runtime.Object
@@ -44,6 +36,20 @@ func (s *Service) DryRun(ctx context.Context, who Caller, sub Submission) (sched
 	default:
 		return scheduler.Prediction{}, errors.New("workloads: the submission builds no top owner")
 	}
+	return s.foresee(ctx, who, sub, obj)
+}
+
+// foresee asks the scheduler what it would do with obj, the top owner sub would create, in one
+// of the replica's dry-run slots, and audits an answer naming victims.
+func (s *Service) foresee(ctx context.Context, who Caller, sub Submission, obj runtime.Object) (scheduler.Prediction, error) {
+	if s.foresight == nil {
+		return scheduler.Prediction{}, errNoClusterToForesee
+	}
+	release, err := s.dryRuns.Acquire(SubmitterOf(who.Identity))
+	if err != nil {
+		return scheduler.Prediction{}, err
+	}
+	defer release()
 	p, err := s.foresight.DryRun(ctx, obj)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/arbiterhq/arbiter/auth"
 	"github.com/arbiterhq/arbiter/internal/listquery"
@@ -85,6 +87,14 @@ type Cluster interface {
 	SuspendJob(ctx context.Context, r native.Ref, suspend bool) error
 	// SubmittedObjects reads a workload's top owner back, for a clone.
 	SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error)
+	// SchedulerName is the scheduler name Arbiter's pods carry.
+	SchedulerName() string
+	// SubmitManifest creates a Workloads V2 manifest's object as resource gvr in its
+	// namespace; ManifestObject reads it back and DeleteManifest deletes it (NotFound()
+	// when gone, or re-created under its name).
+	SubmitManifest(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (native.Ref, time.Time, error)
+	ManifestObject(ctx context.Context, gvr schema.GroupVersionResource, r native.Ref) (*unstructured.Unstructured, error)
+	DeleteManifest(ctx context.Context, gvr schema.GroupVersionResource, r native.Ref) error
 }
 
 // Foresight is the dry run (docs/scheduling.md "Dry run"): what the next scheduling cycle

@@ -52,7 +52,7 @@ func (s *Service) Prepare(ctx context.Context, who auth.Identity, k native.Kind,
 	if sub.Type, err = s.WorkloadType(ctx, k); err != nil {
 		return Submission{}, err
 	}
-	if err := s.resolvePolicy(ctx, &sub); err != nil {
+	if err := s.resolvePolicyOf(ctx, &sub, "spec.priorityClass", "spec.preemptibility"); err != nil {
 		return Submission{}, err
 	}
 	if err := s.resolvePools(ctx, &sub); err != nil {
@@ -109,12 +109,13 @@ func (s *Service) WorkloadType(ctx context.Context, k native.Kind) (store.Worklo
 	return types[i], nil
 }
 
-// resolvePolicy applies the project's policy to the requested priority and preemptibility,
+// resolvePolicyOf applies the project's policy to the requested priority and preemptibility,
 // with the checks of a change (S7, S8), both asked of the core on the scheduler's Catalog: a
 // value other than the default is a change, which the policy may forbid or bound. A value the
 // caller gave is kept as a label even when it equals today's default, so that it does not
 // follow the default when that changes (S9); only absent values are left to the defaults.
-func (s *Service) resolvePolicy(ctx context.Context, sub *Submission) error {
+// Refusals name priorityField or preemptibilityField, as the request spells them.
+func (s *Service) resolvePolicyOf(ctx context.Context, sub *Submission, priorityField, preemptibilityField string) error {
 	w := &sub.Workload
 	catalog, err := s.Catalog(ctx, true)
 	if err != nil {
@@ -124,14 +125,14 @@ func (s *Service) resolvePolicy(ctx context.Context, sub *Submission) error {
 	def, defPreemptibility := catalog.PolicyDefaults(sub.Type.Name, sub.Type.Group, project.Policy)
 	sub.Priority = storePriority(def)
 	if w.Priority != "" {
-		prio, refusal := catalog.CheckPriority("spec.priorityClass", w.Priority, project, def.Name)
+		prio, refusal := catalog.CheckPriority(priorityField, w.Priority, project, def.Name)
 		if refusal != nil {
 			return policyRefusal(refusal)
 		}
 		sub.Priority = storePriority(prio)
 	}
 	if w.Preemptibility != "" {
-		refusal := scheduler.CheckPreemptibility("spec.preemptibility", scheduler.Preemptibility(w.Preemptibility), project, defPreemptibility)
+		refusal := scheduler.CheckPreemptibility(preemptibilityField, scheduler.Preemptibility(w.Preemptibility), project, defPreemptibility)
 		if refusal != nil {
 			return policyRefusal(refusal)
 		}

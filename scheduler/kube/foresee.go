@@ -28,7 +28,7 @@ const dryRunUID = "arbiter-dry-run"
 
 // DryRun says what the next cycle would do with obj, the top owner a submission would create
 // (a *batchv1.Job, *appsv1.Deployment or *corev1.Pod, with its namespace, labels and pod
-// template), had it been created now. Nothing is created or recorded, and no event is
+// template; or a manifest's object of those kinds, a ReplicaSet or a StatefulSet, unstructured), had it been created now. Nothing is created or recorded, and no event is
 // written. The snapshot is the cache's as of now: what the informers have seen plus the binds
 // Arbiter made and the API server has not confirmed yet (S22); evictions in flight are as the
 // last cycle left them.
@@ -73,6 +73,10 @@ func (k *Workloads) DryRun(ctx context.Context, obj runtime.Object, in scheduler
 // proposedOwner reads the owner a submission would create now: its identity, labels, gang
 // (S5), deadline and the pods its template makes.
 func proposedOwner(obj runtime.Object, now time.Time) (*owner, error) {
+	obj, err := typedOwner(obj) // a manifest's object
+	if err != nil {
+		return nil, err
+	}
 	var o *owner
 	switch x := obj.(type) {
 	case *batchv1.Job:
@@ -88,6 +92,14 @@ func proposedOwner(obj runtime.Object, now time.Time) (*owner, error) {
 		if x.Spec.Replicas != nil {
 			o.TemplateCount = *x.Spec.Replicas
 		}
+	case *appsv1.ReplicaSet:
+		o = ownerOf(x, "apps/v1", "ReplicaSet")
+		o.Template = &x.Spec.Template
+		o.TemplateCount = ptrOr(x.Spec.Replicas, 1)
+	case *appsv1.StatefulSet:
+		o = ownerOf(x, "apps/v1", "StatefulSet")
+		o.Template = &x.Spec.Template
+		o.TemplateCount = ptrOr(x.Spec.Replicas, 1)
 	case *corev1.Pod:
 		o = ownerOf(x, "v1", "Pod")
 		o.Template = &corev1.PodTemplateSpec{ObjectMeta: x.ObjectMeta, Spec: x.Spec}
@@ -112,4 +124,12 @@ func (c *Cache) proposedWorkload(o *owner, now time.Time) scheduler.Workload {
 	w := c.templateWorkload(o, scheduler.PhasePending, now)
 	w.PrepareLookups()
 	return w
+}
+
+// ptrOr is *p, or def when p is nil (a replicas field left to its default).
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
 }

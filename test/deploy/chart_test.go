@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arbiterhq/arbiter/workloads"
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/modfile"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -441,4 +443,36 @@ func selects(selector, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestChartRBACCreatesExactlyWhatIsSubmitted: the ClusterRole creates and deletes every kind a
+// Workloads V2 manifest may be, and creates and deletes nothing else but what Arbiter makes
+// itself (pod bindings, events, Services of native submissions, the dictionary's
+// PriorityClasses; evicted pods are deleted).
+func TestChartRBACCreatesExactlyWhatIsSubmitted(t *testing.T) {
+	r := mustRender(t, "arbiter-system", withDatabase())
+	granted := map[string]map[string]bool{"create": {}, "delete": {}}
+	for _, rule := range one[*rbacv1.ClusterRole](t, r).Rules {
+		for _, verb := range rule.Verbs {
+			if granted[verb] == nil {
+				continue
+			}
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					granted[verb][g+"/"+res] = true
+				}
+			}
+		}
+	}
+	want := map[string]map[string]bool{
+		"create": {"/pods/binding": true, "/events": true, "/services": true, "scheduling.k8s.io/priorityclasses": true},
+		"delete": {"scheduling.k8s.io/priorityclasses": true},
+	}
+	for _, k := range workloads.ManifestKinds {
+		want["create"][k.Group+"/"+k.Resource] = true
+		want["delete"][k.Group+"/"+k.Resource] = true
+	}
+	if diff := cmp.Diff(want, granted); diff != "" {
+		t.Errorf("the ClusterRole's create and delete (-want +got):\n%s", diff)
+	}
 }

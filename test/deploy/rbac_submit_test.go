@@ -81,9 +81,24 @@ func submitsWithChartRBAC(ctx context.Context, t *testing.T, admin kubernetes.In
 	if status, m := call("DELETE", "/api/v1/workloads/inferences/"+inf["workloadId"].(string), ""); status != 202 {
 		t.Errorf("deleting the inference with the chart's RBAC = %d %v", status, m)
 	}
-	poll.Until(t, "the training is suspended and the inference gone", time.Minute, func() bool {
+	// Workloads V2: a StatefulSet by its manifest, read back (a list by name) and deleted.
+	status, sts := call("POST", "/api/v2/workloads", fmt.Sprintf(`{"metadata":{"name":"kv","projectId":%q},"manifest":{"apiVersion":"apps/v1",
+		"kind":"StatefulSet","spec":{"serviceName":"kv","selector":{"matchLabels":{"app":"kv"}},"template":{"metadata":{"labels":{"app":"kv"}},
+		"spec":{"containers":[{"name":"kv","image":"example.invalid/kv:1"}]}}}}}`, p.ID))
+	if status != 202 {
+		t.Fatalf("submitting a StatefulSet manifest with the chart's RBAC = %d %v", status, sts)
+	}
+	stsID := sts["metadata"].(map[string]any)["id"].(string)
+	if status, m := call("GET", "/api/v2/workloads/"+stsID, ""); status != 200 || m["syncInfo"].(map[string]any)["status"] != "Synced" {
+		t.Errorf("reading the StatefulSet back with the chart's RBAC = %d %v", status, m)
+	}
+	if status, m := call("DELETE", "/api/v2/workloads/"+stsID, ""); status != 202 {
+		t.Errorf("deleting the StatefulSet with the chart's RBAC = %d %v", status, m)
+	}
+	poll.Until(t, "the training is suspended, the inference and the StatefulSet gone", time.Minute, func() bool {
 		j, jerr := admin.BatchV1().Jobs(ns).Get(ctx, "dist", metav1.GetOptions{})
 		_, derr := admin.AppsV1().Deployments(ns).Get(ctx, "serve", metav1.GetOptions{})
-		return jerr == nil && j.Spec.Suspend != nil && *j.Spec.Suspend && derr != nil
+		_, serr := admin.AppsV1().StatefulSets(ns).Get(ctx, "kv", metav1.GetOptions{})
+		return jerr == nil && j.Spec.Suspend != nil && *j.Spec.Suspend && derr != nil && serr != nil
 	})
 }
