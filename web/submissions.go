@@ -121,17 +121,5 @@ func submittedView(r store.WorkloadRecord, requestedName string) views.Submitted
 		desired = "Stopped"
 	}
 	return views.SubmittedWorkload{Workload: w, WorkloadID: r.UID, RequestedName: requestedName, CreatedBy: r.Submitter,
-		DesiredPhase: desired, ActualPhase: runAIPhase(r.Phase), ClusterID: runAIClusterID}
-}
-
-// runAIPhase is a workload phase in Run:ai's words: a Job a person or the scheduler suspended
-// is Stopped, and one that ended preempted Failed (Arbiter's own phase field keeps the cause).
-func runAIPhase(phase string) string {
-	switch phase {
-	case "Suspended":
-		return "Stopped"
-	case "Preempted":
-		return "Failed"
-	}
-	return phase
+		DesiredPhase: desired, ActualPhase: store.RunAIPhase(r), ClusterID: runAIClusterID}
 }
