@@ -23,8 +23,8 @@ const readsKind = "reads"
 // runAIWorkload are the fields of Run:ai's Workload the checks compare.
 type runAIWorkload struct {
 	ID, Name, Phase, K8sPhase, PriorityClassName, PriorityName, ClusterID, ProjectID, DepartmentID, Source string
-	Priority, TenantID, RunningPods                                                                    int
-	DeletedAt                                                                                          *time.Time
+	Priority, TenantID, RunningPods                                                                        int
+	DeletedAt                                                                                              *time.Time
 }
 
 // readsTraining is the id of the reads' running training.
@@ -84,8 +84,12 @@ var workloadReads = []struct {
 		}
 	}},
 	{"GET /api/v1/workloads/{workloadId}", func(t *testing.T, c *client, o *workloadOrg) {
+		// its pod runs from the next cycle after the kubelet says so
 		var got runAIWorkload
-		c.do(t, exchange{method: "GET", route: "/api/v1/workloads/{workloadId}", params: map[string]string{"workloadId": readsTraining(t, o)}, want: 200, out: &got})
+		poll.Until(t, "the training's pod runs", time.Minute, func() bool {
+			c.do(t, exchange{method: "GET", route: "/api/v1/workloads/{workloadId}", params: map[string]string{"workloadId": readsTraining(t, o)}, want: 200, out: &got})
+			return got.RunningPods > 0
+		})
 		var prios struct{ Priorities []struct{ Value int } }
 		c.do(t, exchange{method: "GET", route: "/api/v1/workload-priorities", query: url.Values{"filterBy": {"name==" + got.PriorityClassName}}, want: 200, out: &prios})
 		if len(prios.Priorities) != 1 || got.Priority != prios.Priorities[0].Value || got.PriorityName != got.PriorityClassName {
