@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -55,15 +56,19 @@ type phaseUpdate struct {
 // kind but a change of priority or preemptibility), paged by offset and limit. An event yields
 // one or two records, so a page needs no more than offset+limit+1 events: no more are read.
 func (h *workloadReads) workloadHistory(c echo.Context) error {
-	w, err := visibleWorkload(c, h.service)
-	if err != nil {
-		return err
-	}
 	q, err := listquery.Parse(c.QueryParams(), historyQuery)
 	if err != nil {
 		return err
 	}
-	evs, err := h.service.FirstEvents(c.Request().Context(), w, q.Offset+q.Limit+1)
+	w, err := visibleWorkload(c, h.service)
+	if err != nil {
+		return err
+	}
+	read := q.Offset + q.Limit + 1
+	if read < q.Offset { // past the integers: every event
+		read = math.MaxInt64
+	}
+	evs, err := h.service.FirstEvents(c.Request().Context(), w, read)
 	if err != nil {
 		return err
 	}

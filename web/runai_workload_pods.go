@@ -245,11 +245,11 @@ func (h *workloadReads) nodePools() map[string]string {
 // workloadPods is Run:ai's GET /workloads/{workloadId}/pods: the pods of a workload the caller
 // may see (a 404 otherwise, as GET /workloads/{workloadId}), paged.
 func (h *workloadReads) workloadPods(c echo.Context) error {
-	w, err := visibleWorkload(c, h.service)
+	q, err := parsePodsQuery(c)
 	if err != nil {
 		return err
 	}
-	q, err := parsePodsQuery(c)
+	w, err := visibleWorkload(c, h.service)
 	if err != nil {
 		return err
 	}

@@ -186,6 +186,13 @@ func TestWorkloadHistoryIsEventsAndPhaseUpdates(t *testing.T) {
 	if diff := cmp.Diff(want[1:3], summary(page.Items)); diff != "" || page.Next == nil || *page.Next != 3 {
 		t.Errorf("the page at 1 of 2 (-want +got):\n%s\nnext %v, want 3", diff, page.Next)
 	}
+	// An offset past every record is an empty page, even one past the integers (a page reads
+	// offset + limit + 1 events).
+	for _, offset := range []string{"4", "9223372036854775807"} {
+		if beyond := getList[record](t, f.srv, "/api/v1/workloads/"+f.trainB+"/history?offset="+offset, "records"); len(beyond.Items) != 0 || beyond.Next != nil {
+			t.Errorf("the page at %s is %v, next %v: want none", offset, summary(beyond.Items), beyond.Next)
+		}
+	}
 	if r := do(t, f.srv, "GET", "/api/v1/workloads/"+f.trainB+"/history?filterBy=type==Event", "", ""); r.status != 400 {
 		t.Errorf("a history filtered = %d, want 400 (Run:ai's history takes offset and limit only)", r.status)
 	}
