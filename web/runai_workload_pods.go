@@ -221,6 +221,9 @@ func podAnswer(p views.WorkloadPod, r *store.WorkloadRecord, poolOf map[string]s
 		}
 	}
 	if r != nil {
+		if out.PriorityClassName == "" { // Arbiter labels the top owner, not the pod's spec
+			out.PriorityClassName = r.PriorityName
+		}
 		if r.ProjectID != nil {
 			out.ProjectID = r.ProjectID.String()
 		}

@@ -126,8 +126,8 @@ func TestPodsListsFilterSortAndPage(t *testing.T) {
 	}
 	brief := getList[podAnswer](t, f.srv, "/api/v1/workloads/"+f.trainA+"/pods", "pods").Items
 	if len(brief) != 1 || brief[0].WorkloadName != "" || brief[0].NodeName == nil || *brief[0].NodeName != "n1" || brief[0].K8sPhase != "Running" ||
-		brief[0].WorkloadID != f.trainA || brief[0].CompletedAt != nil || brief[0].DeletedAt != nil || len(brief[0].Containers) != 1 {
-		t.Errorf("train-a's pods in brief are %+v: want one of train-a, without workloadName, Running on n1, one container, not completed", brief)
+		brief[0].WorkloadID != f.trainA || brief[0].PriorityClassName != "low" || brief[0].CompletedAt != nil || brief[0].DeletedAt != nil || len(brief[0].Containers) != 1 {
+		t.Errorf("train-a's pods in brief are %+v: want one of train-a, at its priority (low), without workloadName, Running on n1, one container, not completed", brief)
 	}
 	for query, field := range map[string]string{
 		"filterBy=podName==x":  "currentNodepool", // the refusal names the fields there are
