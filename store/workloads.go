@@ -129,20 +129,6 @@ func (s *Store) WorkloadEvents(ctx context.Context, uid string) ([]WorkloadEvent
 	return scanAll[WorkloadEvent](rows, err)
 }
 
-// FirstWorkloadEvents returns a workload's first n events, oldest first: what a page of its
-// history needs, read no further.
-func (s *Store) FirstWorkloadEvents(ctx context.Context, uid string, n int) ([]WorkloadEvent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT * FROM workload_events WHERE workload_uid = $1 ORDER BY id LIMIT $2`, uid, n)
-	return scanAll[WorkloadEvent](rows, err)
-}
-
-// WorkloadRecordsOf returns the records of the workloads with these uids (those that have
-// one), in no order.
-func (s *Store) WorkloadRecordsOf(ctx context.Context, uids []string) ([]WorkloadRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+workloadColumns+` FROM workloads w WHERE w.uid = ANY($1)`, uids)
-	return scanAll[WorkloadRecord](rows, err)
-}
-
 // UnfinishedWorkloads returns the UIDs of records not yet finished (the scheduler's writer
 // reads them at start, to finish those that ended while Arbiter was not running).
 func (s *Store) UnfinishedWorkloads(ctx context.Context) (map[string]string, error) {
