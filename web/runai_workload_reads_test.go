@@ -28,7 +28,7 @@ func podOf(uid, name string, min int, f *workloadFixture) views.WorkloadPod {
 func newPodsFixture(t *testing.T) *workloadFixture {
 	t.Helper()
 	pods := fakePods{}
-	f := newWorkloadAPIWith(t, nil, func(d *web.Deps) { d.Pods = pods })
+	f := newWorkloadAPIWith(t, &fakeLabeler{}, func(d *web.Deps) { d.Pods = pods })
 	unrecorded := uuid.NewString()
 	pods[f.trainA] = []views.WorkloadPod{podOf(f.trainA, "train-a-0", 1, f)}
 	pods[f.betaJob] = []views.WorkloadPod{podOf(f.betaJob, "beta-job-0", 2, f)}
@@ -97,6 +97,25 @@ func TestWorkloadPodsAndHistoryShowWhatTheCallerMaySee(t *testing.T) {
 		})
 	}
 }
+
+// A workload's runningPods are its pods the last cycle saw running on a node, in the list, by
+// id and in the answer to a change.
+func TestRunningPodsAreTheLastCyclesRunningPods(t *testing.T) {
+	t.Parallel()
+	f := newPodsFixture(t)
+	if got := getAs[views.Workload](t, f.srv, "/api/v1/workloads/"+f.trainA).RunningPods; got != 1 {
+		t.Errorf("train-a's runningPods = %d, want its one running pod", got)
+	}
+	if got := named(t, list[views.Workload](t, f.srv, "/api/v1/workloads", "workloads"), "train-b", workloadName).RunningPods; got != 0 {
+		t.Errorf("train-b, of which the view holds no pod, has runningPods %d", got)
+	}
+	r := send(t, f.srv, "PATCH", "/api/v1/workloads/"+f.trainA+"?dryRun=true", `{"priority":"high"}`, 200)
+	if got := decode[views.Workload](t, r.body).RunningPods; got != 1 {
+		t.Errorf("the answer to a change of train-a has runningPods %d, want 1", got)
+	}
+}
+
+func workloadName(w views.Workload) string { return w.Name }
 
 // The pods lists take Run:ai's filterBy, sortBy, offset, limit, search and verbosity, and
 // answer Run:ai's Pod with the workload's project (and its names in full).

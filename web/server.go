@@ -166,7 +166,7 @@ func New(d Deps) *Server {
 		&nodes{cycles: d.Cycles, workloads: service, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, service, s.layout),
 		&workloadStory{service: service, status: org.status, pods: d.Pods, estimating: estimating(d.Estimating), layout: s.layout},
-		&submissions{service: service},
+		&submissions{service: service, pods: d.Pods},
 		&workloadReads{service: service, pods: d.Pods, cycles: d.Cycles},
 		&submitPage{service: service, log: log, layout: s.layout},
 	} {

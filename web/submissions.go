@@ -18,6 +18,7 @@ import (
 // asked of the workloads service.
 type submissions struct {
 	service *workloads.Service
+	pods    WorkloadPods // the last cycle's pods (runningPods); nil: no cluster
 }
 
 func (h *submissions) routes(r router) {
@@ -84,7 +85,9 @@ func (h *submissions) get(k native.Kind) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, submittedView(w.Record, w.Record.Name))
+		v := submittedView(w.Record, w.Record.Name)
+		v.RunningPods = runningPods(h.pods, w.Record.UID)
+		return c.JSON(http.StatusOK, v)
 	}
 }
 

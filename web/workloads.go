@@ -170,7 +170,7 @@ func (h *workloadRecords) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(changed, time.Now()), w.Record))
+	return c.JSON(http.StatusOK, h.answer(changed, time.Now()))
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.

@@ -99,6 +99,11 @@ var workloadReads = []struct {
 			t.Errorf("the running training is %+v: want Running with one running pod, in vision of research, from the control plane, not deleted", got)
 		}
 		c.do(t, exchange{method: "GET", route: "/api/v1/workloads/{workloadId}", params: map[string]string{"workloadId": foreignClusterID}, want: 404})
+		var training struct{ RunningPods int }
+		c.do(t, exchange{method: "GET", route: "/api/v1/workloads/trainings/{workloadId}", params: map[string]string{"workloadId": got.ID}, want: 200, out: &training})
+		if training.RunningPods != 1 {
+			t.Errorf("the training by its kind's route has runningPods %d, want 1 as the Workload API", training.RunningPods)
+		}
 	}},
 	{"GET /api/v1/workloads/{workloadId}/pods", func(t *testing.T, c *client, o *workloadOrg) {
 		id := readsTraining(t, o)
