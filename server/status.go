@@ -99,9 +99,34 @@ func (last lastPods) WorkloadPods(uid string) ([]views.WorkloadPod, bool) {
 	if r == nil || r.View == nil {
 		return nil, false
 	}
-	w, _ := r.Workload(uid)
+	w, meta := r.Workload(uid)
 	if w == nil {
 		return nil, false
+	}
+	return podViews(w, meta), true
+}
+
+// Pods are every workload's pods in the last cycle's view, by workload in UID order.
+func (last lastPods) Pods() []views.WorkloadPod {
+	r := last()
+	if r == nil || r.View == nil {
+		return nil
+	}
+	var pods []views.WorkloadPod
+	for i := range r.Snapshot.Workloads {
+		w, meta := r.Workload(r.Snapshot.Workloads[i].UID)
+		pods = append(pods, podViews(w, meta)...)
+	}
+	return pods
+}
+
+// podViews are w's pods, with what meta (nil for a view made without one) knows of each.
+func podViews(w *scheduler.Workload, meta *kube.WorkloadMeta) []views.WorkloadPod {
+	byUID := map[string]kube.PodMeta{}
+	if meta != nil {
+		for _, m := range meta.Pods {
+			byUID[string(m.UID)] = m
+		}
 	}
 	pods := make([]views.WorkloadPod, 0, len(w.Pods))
 	for _, p := range w.Pods {
@@ -112,9 +137,21 @@ func (last lastPods) WorkloadPods(uid string) ([]views.WorkloadPod, bool) {
 		case p.NodeName != "":
 			phase = "Bound" // placed on its node (the view does not follow the kubelet)
 		}
-		pods = append(pods, views.WorkloadPod{Name: p.Name, Node: p.NodeName, Phase: phase, GPUs: int(p.Requests.GPUs)})
+		v := views.WorkloadPod{Name: p.Name, Node: p.NodeName, Phase: phase, GPUs: int(p.Requests.GPUs),
+			UID: p.UID, WorkloadUID: w.UID, PriorityClassName: p.PriorityClassName, Containers: []views.PodContainer{}}
+		if m, ok := byUID[p.UID]; ok {
+			v.CreatedAt, v.K8sPhase = m.Created.UTC(), m.Phase
+			if !m.Started.IsZero() {
+				started := m.Started.UTC()
+				v.StartedAt = &started
+			}
+			for _, c := range m.Containers {
+				v.Containers = append(v.Containers, views.PodContainer{Name: c.Name, Image: c.Image})
+			}
+		}
+		pods = append(pods, v)
 	}
-	return pods, true
+	return pods
 }
 
 // preemptibilityStandings gives the web layer what a change of a running workload's

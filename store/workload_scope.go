@@ -70,7 +70,7 @@ func visibleWhere(q listquery.Query, includeFinished bool, scope WorkloadScope, 
 func (s *Store) VisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope WorkloadScope) ([]WorkloadRecord, *int, error) {
 	var args listquery.Args
 	where := visibleWhere(q, includeFinished, scope, &args)
-	sql := `SELECT w.* FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
+	sql := `SELECT ` + workloadColumns + ` FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` ` + q.Page(&args)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	list, err := scanAll[WorkloadRecord](rows, err)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Store) VisibleWorkloadsAfter(ctx context.Context, q listquery.Query, in
 			where += fmt.Sprintf(" AND (%s, w.uid) %s (%s, %s)", key, cmpOp, k, id)
 		}
 	}
-	sql := `SELECT w.*, ` + key + ` AS sort_key FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` LIMIT ` + args.Add(limit+1)
+	sql := `SELECT ` + workloadColumns + `, ` + key + ` AS sort_key FROM workloads w WHERE ` + where + ` ORDER BY ` + q.OrderBy(WorkloadSpec) + ` LIMIT ` + args.Add(limit+1)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	list, err := scanAll[keyedWorkload](rows, err)
 	if err != nil {

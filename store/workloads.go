@@ -43,6 +43,11 @@ type WorkloadRecord struct {
 	// Submitter is the subject of who submitted the workload through Arbiter (its top owner's
 	// arbiter.dev/submitted-by annotation); empty for workloads created otherwise.
 	Submitter string `db:"submitter"`
+	// DepartmentID is the id of the department of the workload's project as it is now, and
+	// PhaseUpdatedAt when its phase last changed (its last phase event); both are read, not
+	// written (workloadColumns).
+	DepartmentID   string    `db:"department_id"`
+	PhaseUpdatedAt time.Time `db:"phase_updated_at"`
 	// EstimatedStartAt and EstimateBasis are a waiting workload's start estimate, as the leader
 	// last made it (RecordEstimates); EstimateBasis is "" when there is none yet.
 	EstimatedStartAt *time.Time `db:"estimated_start_at"`
@@ -64,18 +69,17 @@ type WorkloadEvent struct {
 	Borrowed     *int   `db:"borrowed_gpus"`
 }
 
-// WorkloadSpec is the list spec of workloads (docs/api.md "Workloads").
+// WorkloadSpec is the list spec of workloads (docs/api.md "Workloads"), with Run:ai's names
+// beside Arbiter's (workload_runai.go).
 var WorkloadSpec = listquery.Spec{
 	Fields: map[string]listquery.Field{
 		"name":           {Kind: listquery.String, Column: "w.name", Sortable: true},
 		"namespace":      {Kind: listquery.String, Column: "w.namespace", Sortable: true},
 		"projectName":    {Kind: listquery.String, Column: "w.project_name", Sortable: true},
-		"projectId":      {Kind: listquery.String, Column: "coalesce(w.project_id::text, '')", Sortable: false},
+		"projectId":      {Kind: listquery.String, Column: "coalesce(w.project_id::text, '')", Sortable: true},
 		"departmentName": {Kind: listquery.String, Column: "w.department_name", Sortable: true},
 		"type":           {Kind: listquery.String, Column: "w.type_name", Sortable: true},
 		"category":       {Kind: listquery.String, Column: "w.category_name", Sortable: true},
-		"phase":          {Kind: listquery.String, Column: "w.phase", Sortable: true},
-		"priority":       {Kind: listquery.String, Column: "w.priority_name", Sortable: false},
 		"priorityValue":  {Kind: listquery.Int, Column: "w.priority_value", Sortable: true},
 		"preemptible":    {Kind: listquery.Bool, Column: "(w.preemptibility = 'preemptible')", Sortable: true},
 		"reason":         {Kind: listquery.String, Column: "w.reason", Sortable: true},
@@ -112,7 +116,7 @@ func (s *Store) Workloads(ctx context.Context, q listquery.Query, includeFinishe
 
 // WorkloadRecord returns one workload by its top owner's UID.
 func (s *Store) WorkloadRecord(ctx context.Context, uid string) (WorkloadRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT w.* FROM workloads w WHERE w.uid = $1`, uid)
+	rows, err := s.pool.Query(ctx, `SELECT `+workloadColumns+` FROM workloads w WHERE w.uid = $1`, uid)
 	return scanOne[WorkloadRecord](rows, err, "workload "+uid)
 }
 

@@ -61,8 +61,22 @@ type WorkloadActions struct {
 type WorkloadPod struct {
 	Name  string
 	Node  string // "" while pending
-	Phase string // Pending, Running, Terminating
+	Phase string // Pending, Bound, Terminating
 	GPUs  int
+	// What the API answers beside (Run:ai's Pod): the pod's and its workload's UIDs, its
+	// PriorityClass, its creation and start, its status.phase and its containers.
+	UID, WorkloadUID  string
+	PriorityClassName string
+	CreatedAt         time.Time
+	StartedAt         *time.Time
+	K8sPhase          string
+	Containers        []PodContainer
+}
+
+// PodContainer is one of a pod's containers and its image.
+type PodContainer struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
 }
 
 // WorkloadLink names a workload another names (a preemptor); ID is empty when the caller may

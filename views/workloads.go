@@ -20,13 +20,16 @@ type Workload struct {
 	ProjectID      *string `json:"projectId"`
 	ProjectName    string  `json:"projectName"`
 	DepartmentName string  `json:"departmentName"`
-	Priority       string  `json:"priority"`
-	PriorityValue  int     `json:"priorityValue"`
-	Preemptible    bool    `json:"preemptible"`
+	// PriorityName is the priority's name (Run:ai's priority is its value, in RunAIWorkload).
+	PriorityName  string `json:"priorityName"`
+	PriorityValue int    `json:"priorityValue"`
+	Preemptible   bool   `json:"preemptible"`
 	// Preemptibility is the value itself: preemptible, non-preemptible or semi-preemptible
 	// (S26), which Preemptible (kept for existing clients) reports as not preemptible.
-	Preemptibility string     `json:"preemptibility"`
-	Phase          string     `json:"phase"`
+	Preemptibility string `json:"preemptibility"`
+	// Phase is Arbiter's phase (Pending, Running, Suspended, Preempted, Completed, Failed),
+	// answered as Run:ai's k8sPhase; Run:ai's phase is RunAIWorkload's.
+	Phase          string     `json:"k8sPhase"`
 	Reason         string     `json:"reason"`
 	Message        string     `json:"message"`
 	QueuePosition  *int       `json:"queuePosition"` // nil unless pending
@@ -46,6 +49,45 @@ type Workload struct {
 	// not wait, or cannot be told); EstimateBasis says on what basis, or what is missing.
 	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
 	EstimateBasis    string     `json:"estimateBasis"`
+	RunAIWorkload
+}
+
+// RunAIWorkload are the fields of Run:ai's Workload schema that Arbiter's own names above do
+// not answer: its phase (Run:ai's enum; Arbiter's is k8sPhase), the priority's value and name,
+// the one tenant and cluster, who submitted it and from where (source: Control-plane for a
+// workload submitted through Arbiter, Other for one created otherwise), when the record and its
+// phase last changed, when it finished (completedAt and deletedAt: Arbiter's record does not
+// tell a workload that completed from one deleted), its running pods and its conditions.
+type RunAIWorkload struct {
+	RunAIPhase              string           `json:"phase"`
+	PhaseMessage            string           `json:"phaseMessage"`
+	Priority                int              `json:"priority"`
+	PriorityClassName       string           `json:"priorityClassName"`
+	TenantID                int              `json:"tenantId"`
+	ClusterID               string           `json:"clusterId"`
+	DepartmentID            string           `json:"departmentId"`
+	Source                  string           `json:"source"`
+	SubmittedBy             string           `json:"submittedBy"`
+	UpdatedAt               time.Time        `json:"updatedAt"`
+	PhaseUpdatedAt          time.Time        `json:"phaseUpdatedAt"`
+	K8sPhaseUpdatedAt       time.Time        `json:"k8sPhaseUpdatedAt"`
+	CompletedAt             *time.Time       `json:"completedAt"`
+	DeletedAt               *time.Time       `json:"deletedAt"`
+	RunningPods             int              `json:"runningPods"`
+	Conditions              []RunAICondition `json:"conditions"`
+	CurrentNodePools        []string         `json:"currentNodePools"`
+	DistributedFramework    string           `json:"distributedFramework"`
+	TotalPendingTimeSeconds int64            `json:"totalPendingTimeSeconds"`
+	TotalRunningTimeSeconds int64            `json:"totalRunningTimeSeconds"`
+}
+
+// RunAICondition is one of a workload's conditions in Run:ai's shape (Kubernetes' condition).
+type RunAICondition struct {
+	Type               string     `json:"type"`
+	Status             string     `json:"status"`
+	Reason             string     `json:"reason,omitempty"`
+	Message            string     `json:"message,omitempty"`
+	LastTransitionTime *time.Time `json:"lastTransitionTime"`
 }
 
 // WorkloadEvent is one entry of a workload's history (S24): Queued, Admitted, Preempted,

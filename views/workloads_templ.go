@@ -440,7 +440,7 @@ func WorkloadsView(m WorkloadsPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-				case "phase":
+				case "k8sPhase":
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<th class=\"th\" aria-sort=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1563,7 +1563,7 @@ func workloadRow(r WorkloadRow) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if p == r.Workload.Priority {
+					if p == r.Workload.PriorityName {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 167, " selected")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -1576,7 +1576,7 @@ func workloadRow(r WorkloadRow) templ.Component {
 					var templ_7745c5c3_Var71 string
 					templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(p)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 320, Col: 69}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 320, Col: 73}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 					if templ_7745c5c3_Err != nil {
@@ -1606,7 +1606,7 @@ func workloadRow(r WorkloadRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = PriorityBadge(r.Workload.Priority).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = PriorityBadge(r.Workload.PriorityName).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

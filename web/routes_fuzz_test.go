@@ -44,6 +44,10 @@ func fuzzRoutes(f inputFixture) []fuzzRoute {
 		{"GET", "/api/v1/workload-priorities", ""},
 		{"GET", "/api/v1/workload-types", ""},
 		{"GET", "/api/v1/workloads", ""},
+		{"GET", "/api/v1/workloads/pods", ""},
+		{"GET", "/api/v1/workloads/pods/count", ""},
+		{"GET", "/api/v1/workloads/" + f.pool + "/pods", ""},    // the query is read before the workload: a 400 or a 404
+		{"GET", "/api/v1/workloads/" + f.pool + "/history", ""}, // as the pods
 		{"GET", "/api/v1/audit/log", ""},
 		{"GET", "/api/v1/access-rules", ""},
 		{"GET", "/projects", ""},
@@ -76,7 +80,8 @@ func FuzzRoutes(f *testing.F) {
 	// Each query string on every route, each body on every route of its kind, and valid ones.
 	queries := []string{"sortBy=name;drop", "search=a%00b", "search=%ff", "filterBy=name==a%00", "filterBy=value==99999999999",
 		"filterBy=priorityValue>=9223372036854775808", "offset=9223372036854775807", "limit=500&offset=99999999999999",
-		"subject=%00&action=%ff", "start=x&end=y", "%zz", "sortBy=name&sortOrder=desc"}
+		"subject=%00&action=%ff", "start=x&end=y", "%zz", "sortBy=name&sortOrder=desc", "verbosity=%ff&completed=%00",
+		"filterBy=createdAt>=2025-01-01T00:00:00Z,nodeName!@n", "deleted=true&completed=all&verbosity=full"}
 	bodies := map[string][]string{
 		jsonCT: {`{"policy":{"minRuntimeSeconds":9223372036854775807}}`, `{"gpu":{"deserved":4294967296}}`,
 			`[{"nodePool":{"name":"a100"},"gpu":{"deserved":4294967296,"overQuotaWeight":2147483648}}]`,

@@ -171,7 +171,7 @@ func New(d Deps) *Server {
 		&clusters{org: d.Organization},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloadRecords{service: service, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
+		&workloadRecords{service: service, pods: d.Pods, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
 		&runAIUsers{users: d.Users, passwords: si.passwords, localSignIn: d.Login.OIDC == nil},
 		&runAIAuthorization{users: d.Users, org: d.Organization},
@@ -179,7 +179,8 @@ func New(d Deps) *Server {
 		&nodes{cycles: d.Cycles, workloads: service, projects: d.Organization, layout: s.layout},
 		newEventHistory(d, service, s.layout),
 		&workloadStory{service: service, status: org.status, pods: d.Pods, estimating: estimating(d.Estimating), layout: s.layout},
-		&submissions{service: service},
+		&submissions{service: service, pods: d.Pods},
+		&workloadReads{service: service, pods: d.Pods, cycles: d.Cycles},
 		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
 	} {

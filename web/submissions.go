@@ -18,6 +18,7 @@ import (
 // asked of the workloads service.
 type submissions struct {
 	service *workloads.Service
+	pods    WorkloadPods // the last cycle's pods (runningPods); nil: no cluster
 }
 
 func (h *submissions) routes(r router) {
@@ -87,7 +88,9 @@ func (h *submissions) get(k native.Kind) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, submittedView(w.Record, w.Record.Name, clusterID(c)))
+		v := submittedView(w.Record, w.Record.Name, clusterID(c))
+		v.RunningPods = runningPods(h.pods, w.Record.UID)
+		return c.JSON(http.StatusOK, v)
 	}
 }
 
@@ -119,22 +122,11 @@ func (h *submissions) act(k native.Kind, a workloads.Action) echo.HandlerFunc {
 // fields, and Run:ai's names for the id, the name asked for, the submitter and the phases.
 func submittedView(r store.WorkloadRecord, requestedName, cluster string) views.SubmittedWorkload {
 	w := workloadView(r, time.Now())
+	w.RunAIWorkload.ClusterID = cluster
 	desired := "Running"
 	if r.Phase == "Suspended" {
 		desired = "Stopped"
 	}
 	return views.SubmittedWorkload{Workload: w, WorkloadID: r.UID, RequestedName: requestedName, CreatedBy: r.Submitter,
-		DesiredPhase: desired, ActualPhase: runAIPhase(r.Phase), ClusterID: cluster}
-}
-
-// runAIPhase is a workload phase in Run:ai's words: a Job a person or the scheduler suspended
-// is Stopped, and one that ended preempted Failed (Arbiter's own phase field keeps the cause).
-func runAIPhase(phase string) string {
-	switch phase {
-	case "Suspended":
-		return "Stopped"
-	case "Preempted":
-		return "Failed"
-	}
-	return phase
+		DesiredPhase: desired, ActualPhase: store.RunAIPhase(r), ClusterID: cluster}
 }

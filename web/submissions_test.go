@@ -160,7 +160,7 @@ func TestSubmit(t *testing.T) {
 		t.Errorf("submitted = %+v", w)
 	}
 	if got.WorkloadID == "" || got.WorkloadID != got.ID || got.Name != "train-a" || got.Type != "Standard training" || got.Phase != "Pending" ||
-		got.Submitter != keySubmitter(t, researcher) || got.CreatedBy != got.Submitter || got.Priority != "high" || got.RequestedGPUs != 2 ||
+		got.Submitter != keySubmitter(t, researcher) || got.CreatedBy != got.Submitter || got.PriorityName != "high" || got.RequestedGPUs != 2 ||
 		got.ProjectName != "alpha" || got.DesiredPhase != "Running" {
 		t.Errorf("answer = %+v", got)
 	}
@@ -188,7 +188,7 @@ func TestSubmit(t *testing.T) {
 		t.Errorf("submitted = %+v", w)
 	}
 	ws := decode[views.SubmittedWorkload](t, r.body)
-	if ws.Type != "Workspace" || ws.Priority == "" || ws.Submitter != keySubmitter(t, admin) {
+	if ws.Type != "Workspace" || ws.PriorityName == "" || ws.Submitter != keySubmitter(t, admin) {
 		t.Errorf("answer = %+v", ws)
 	}
 
@@ -315,7 +315,7 @@ func TestSubmitRefusals(t *testing.T) {
 	// Without a priority, gamma's range lifts Standard training's default (low) to its minimum,
 	// as the scheduler would; asking for that minimum is no change either.
 	r := f.submit(t, admin, "trainings", body(f.gamma, ``))
-	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium-low" || w.PriorityValue != 65 {
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.PriorityName != "medium-low" || w.PriorityValue != 65 {
 		t.Errorf("gamma's default = %d %s", r.status, r.body)
 	}
 	// A project's own default priority applies, and is no change in a project that forbids one.
@@ -330,7 +330,7 @@ func TestSubmitRefusals(t *testing.T) {
 		t.Fatalf("PUT beta = %d %s", r.status, r.body)
 	}
 	r = f.submit(t, betaResearcher, "trainings", body(f.beta, `,"priorityClass":"medium"`))
-	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.Priority != "medium" || f.cluster.last(t).Priority != "medium" {
+	if w := decode[views.SubmittedWorkload](t, r.body); r.status != 202 || w.PriorityName != "medium" || f.cluster.last(t).Priority != "medium" {
 		t.Errorf("beta's own default = %d %s", r.status, r.body)
 	}
 }

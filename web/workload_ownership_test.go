@@ -63,7 +63,7 @@ func TestWorkloadOwnership(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("researcher on their own workload = %d %s", r.status, r.body)
 	}
-	if w := decode[views.Workload](t, r.body); w.Priority != "high" || w.Preemptible || w.Submitter != keySubmitter(t, alice) {
+	if w := decode[views.Workload](t, r.body); w.PriorityName != "high" || w.Preemptible || w.Submitter != keySubmitter(t, alice) {
 		t.Errorf("answer = %+v", w)
 	}
 	for _, tc := range []struct {

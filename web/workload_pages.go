@@ -63,9 +63,10 @@ func workloadPageQuery(v url.Values) (listquery.Query, views.WorkloadFilter, err
 		p.Set("sortBy", "priorityValue")
 	}
 	var terms []string
-	fields := map[string]string{"projectName": f.Project, "phase": f.Phase, "priority": f.Priority, "type": f.Type, "nodePool": f.Pool}
+	// The page's phases are Arbiter's (the API's k8sPhase), its priorities named.
+	fields := map[string]string{"projectName": f.Project, "k8sPhase": f.Phase, "priorityName": f.Priority, "type": f.Type, "nodePool": f.Pool}
 	if f.Phase == waitingPhase {
-		delete(fields, "phase")
+		delete(fields, "k8sPhase")
 		terms = append(terms, "waiting==true")
 	}
 	for field, value := range fields {
@@ -164,7 +165,7 @@ func (h *workloadRecords) renderWorkloadsPage(c echo.Context, status int, bulk b
 		BulkMore: bulkMore(bulk.more),
 		CSVHref:  pathTo(c, routenames.WorkloadsCSV) + "?" + params.Encode(), LiveHref: pathTo(c, routenames.Workloads) + "?" + params.Encode(),
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Type", "type"}, {"Project", "projectName"}, {"Department", "departmentName"},
-			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "phase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
+			{"Priority", "priorityValue"}, {"Preemptible", "preemptible"}, {"Phase", "k8sPhase"}, {"Reason", "reason"}, {"Queue", "queuePosition"},
 			{"requested", "requestedGpus"}, {"allocated", "allocatedGpus"}, {"Age", "createdAt"}, {"Submitter", "submitter"}}),
 	}
 	for i := range m.Columns { // the page's own path, also when answering the bulk form's POST

@@ -93,6 +93,8 @@ func refusedAsMissing(t *testing.T, f *submitFixture, token, id, name string) {
 	for _, rc := range []struct{ method, path, body string }{
 		{"GET", "/api/v1/workloads/" + id, ""},
 		{"GET", "/api/v1/workloads/" + id + "/events", ""},
+		{"GET", "/api/v1/workloads/" + id + "/pods", ""},
+		{"GET", "/api/v1/workloads/" + id + "/history", ""},
 		{"PATCH", "/api/v1/workloads/" + id, `{"priority":"high"}`},
 		{"PATCH", "/api/v1/workloads/" + id + "?dryRun=true", `{"preemptibility":"non-preemptible"}`},
 		{"GET", "/api/v1/workloads/trainings/" + id, ""},
@@ -147,12 +149,13 @@ func refusedAsMissing(t *testing.T, f *submitFixture, token, id, name string) {
 // export and the Event history.
 func seesWorkload(t *testing.T, f *submitFixture, token, id, name string) {
 	t.Helper()
-	for _, path := range []string{"/api/v1/workloads/" + id, "/api/v1/workloads/" + id + "/events", "/api/v1/workloads/trainings/" + id, "/workloads/" + id} {
+	for _, path := range []string{"/api/v1/workloads/" + id, "/api/v1/workloads/" + id + "/events", "/api/v1/workloads/" + id + "/pods",
+		"/api/v1/workloads/" + id + "/history", "/api/v1/workloads/trainings/" + id, "/workloads/" + id} {
 		if r := doAs(t, f.srv, token, "GET", path, "", ""); r.status != 200 {
 			t.Errorf("GET %s = %d %.300s, want 200", path, r.status, r.body)
 		}
 	}
-	if got := workloadNames(workloadsAs(t, f, token, "?deleted=true")); !strings.Contains(got, name) {
+	if got := workloadNames(workloadsAs(t, f, token, "")); !strings.Contains(got, name) {
 		t.Errorf("GET /api/v1/workloads lists %q, not %s", got, name)
 	}
 	if doc := pageAs(t, f.srv, token, "/workloads", nil, false, 200); findNode(doc, func(n *html.Node) bool { return attr(n, "id") == "wl-"+id }) == nil {

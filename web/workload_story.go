@@ -18,6 +18,8 @@ import (
 // when that view has no such workload (it finished, or is not yet seen).
 type WorkloadPods interface {
 	WorkloadPods(uid string) (pods []views.WorkloadPod, ok bool)
+	// Pods are every workload's pods in that view.
+	Pods() []views.WorkloadPod
 }
 
 // workloadStory is a workload's page: its record, the next step, its pods and its history.

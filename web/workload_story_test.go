@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"maps"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +22,14 @@ type fakePods map[string][]views.WorkloadPod
 func (f fakePods) WorkloadPods(uid string) ([]views.WorkloadPod, bool) {
 	p, ok := f[uid]
 	return p, ok
+}
+
+func (f fakePods) Pods() []views.WorkloadPod {
+	var all []views.WorkloadPod
+	for _, uid := range slices.Sorted(maps.Keys(f)) {
+		all = append(all, f[uid]...)
+	}
+	return all
 }
 
 // storyStatus stands in for the scheduler's last cycle's figures: pool default has 8 GPUs, 6 allocated;

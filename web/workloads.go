@@ -21,6 +21,7 @@ import (
 // in the cluster, asked of the workloads service.
 type workloadRecords struct {
 	service *workloads.Service
+	pods    WorkloadPods  // the last cycle's pods (runningPods); nil: no cluster
 	exports chan struct{} // a slot per CSV export running (csvExportSlots)
 	log     *slog.Logger
 	estimating
@@ -40,19 +41,18 @@ func (h *workloadRecords) routes(r router) {
 	r.page(http.MethodPost, "/workloads/:id", routenames.WorkloadSave, h.saveWorkloadRow)
 }
 
-// workloadListQuery is the workload list's query and its deleted parameter (finished ones
-// too), as the list and its count read them.
+// workloadListQuery is the workload list's query, as the list and its count read them, and
+// whether it reads finished records: Run:ai's deleted=true lists only those (a workload's
+// record finishes when it is gone from the cluster's view: deleted, or done).
 func workloadListQuery(c echo.Context) (listquery.Query, bool, error) {
-	params := c.QueryParams()
-	if params.Get("sortBy") == "priority" { // priorities sort by value, not by name
-		params = cloneValues(params)
-		params.Set("sortBy", "priorityValue")
-	}
-	q, err := listquery.Parse(params, store.WorkloadSpec)
+	q, err := listquery.Parse(c.QueryParams(), store.WorkloadSpec)
 	if err != nil {
 		return q, false, err
 	}
 	deleted, err := boolParam(c, "deleted")
+	if deleted {
+		q.Filters = append(q.Filters, listquery.Filter{Field: "finished", Op: listquery.Eq, Value: "true"})
+	}
 	return q, deleted, err
 }
 
@@ -67,7 +67,7 @@ func (h *workloadRecords) listWorkloads(c echo.Context) error {
 	}
 	now := time.Now()
 	answer := map[string]any{
-		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.withEstimate(workloadView(r, now), r) }),
+		"workloads": mapSlice(list, func(r store.WorkloadRecord) views.Workload { return h.answer(c, r, now) }),
 	}
 	if next != nil { // absent on the last page: Run:ai's next is an integer or nothing
 		answer["next"] = *next
@@ -111,7 +111,16 @@ func (h *workloadRecords) getWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(w.Record, time.Now()), w.Record))
+	return c.JSON(http.StatusOK, h.answer(c, w.Record, time.Now()))
+}
+
+// answer is the record as the Workload API answers it: with its estimate, its running pods
+// and the installation's cluster.
+func (h *workloadRecords) answer(c echo.Context, r store.WorkloadRecord, now time.Time) views.Workload {
+	v := h.withEstimate(workloadView(r, now), r)
+	v.RunningPods = runningPods(h.pods, r.UID)
+	v.RunAIWorkload.ClusterID = clusterID(c)
+	return v
 }
 
 func (h *workloadRecords) listWorkloadEvents(c echo.Context) error {
@@ -164,7 +173,7 @@ func (h *workloadRecords) patchWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.withEstimate(workloadView(changed, time.Now()), w.Record))
+	return c.JSON(http.StatusOK, h.answer(c, changed, time.Now()))
 }
 
 // View-model conversions: the same models feed the JSON API and the pages.
@@ -173,11 +182,11 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 	v := views.Workload{
 		ID: r.UID, Name: r.Name, Namespace: r.Namespace, Kind: r.Kind, Type: r.TypeName, Category: r.CategoryName,
 		ProjectID: idString(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
-		Priority: r.PriorityName, PriorityValue: r.PriorityValue, Preemptible: r.Preemptibility == store.Preemptible,
+		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptible: r.Preemptibility == store.Preemptible,
 		Preemptibility: r.Preemptibility, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
 		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
-		Submitter: r.Submitter,
+		Submitter: r.Submitter, RunAIWorkload: runAIWorkload(r, now),
 	}
 	if r.QueuePosition > 0 {
 		pos := r.QueuePosition

@@ -80,7 +80,7 @@ func (h *workloadRecords) workloadsCSV(c echo.Context) error {
 				fin = v.FinishedAt.Format(time.RFC3339)
 			}
 			t := csvText
-			if err := w.Write([]string{v.ID, t(v.Name), t(v.Namespace), t(v.Type), t(v.ProjectName), t(v.DepartmentName), t(v.Priority),
+			if err := w.Write([]string{v.ID, t(v.Name), t(v.Namespace), t(v.Type), t(v.ProjectName), t(v.DepartmentName), t(v.PriorityName),
 				strconv.FormatBool(v.Preemptible), t(v.Phase), t(v.Reason), pos, strconv.Itoa(v.RequestedGPUs), strconv.Itoa(v.AllocatedGPUs),
 				t(v.NodePool), v.CreatedAt.Format(time.RFC3339), fin, t(v.Submitter)}); err != nil {
 				return err

@@ -185,25 +185,39 @@ func (f *workloadFixture) at(min int) time.Time { return f.t0.Add(time.Duration(
 func (f *workloadFixture) view(uid string) views.Workload {
 	w := views.Workload{Kind: "Job", Type: "Job", Category: "Train", ProjectID: &f.alpha, ProjectName: "alpha", DepartmentName: "research",
 		Namespace: "team-alpha", Gang: 1, Nodes: []string{}}
+	// Run:ai's fields: the one tenant and cluster, alpha's department, created otherwise than
+	// through Arbiter; the phase changed at the last phase event, else at the queue time.
+	w.TenantID, w.ClusterID, w.DepartmentID, w.Source, w.CurrentNodePools = 1, store.SeedID("cluster", "arbiter").String(), f.research, "Other", []string{}
 	switch uid {
 	case f.trainA:
-		w.ID, w.Name, w.Priority, w.PriorityValue, w.Preemptible, w.Phase = f.trainA, "train-a", "low", 40, true, "Pending"
+		w.ID, w.Name, w.PriorityName, w.PriorityValue, w.Preemptible, w.Phase = f.trainA, "train-a", "low", 40, true, "Pending"
 		w.QueuePosition, w.RequestedGPUs, w.Reason, w.Message, w.CreatedAt = ptr.To(1), 4, "InsufficientCapacity", "Waiting for 4 free GPUs.", f.at(0)
 		w.EstimatedStartAt, w.EstimateBasis = ptr.To(f.at(90)), trainABasis
+		w.RunAIPhase, w.PhaseUpdatedAt = "Pending", f.at(0)
+		w.Conditions = []views.RunAICondition{{Type: "Admitted", Status: "False", Reason: w.Reason, Message: w.Message, LastTransitionTime: ptr.To(f.at(0))}}
 	case f.trainB:
-		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase = f.trainB, "train-b", "high", 125, "Running"
+		w.ID, w.Name, w.PriorityName, w.PriorityValue, w.Phase = f.trainB, "train-b", "high", 125, "Running"
 		w.RequestedGPUs, w.AllocatedGPUs, w.Nodes, w.NodePool = 8, 8, []string{"n1", "n2"}, "default"
 		w.CreatedAt, w.StartedAt = f.at(1), ptr.To(f.at(2))
+		w.RunAIPhase, w.PhaseUpdatedAt, w.CurrentNodePools = "Running", f.at(2), []string{"default"}
+		w.Conditions = []views.RunAICondition{{Type: "Admitted", Status: "True", LastTransitionTime: ptr.To(f.at(2))}}
 	case f.serveC:
-		w.ID, w.Name, w.Priority, w.PriorityValue, w.Phase, w.Type, w.Category = f.serveC, "serve-c", "very-high", 150, "Completed", "InferenceService", "Deploy"
+		w.ID, w.Name, w.PriorityName, w.PriorityValue, w.Phase, w.Type, w.Category = f.serveC, "serve-c", "very-high", 150, "Completed", "InferenceService", "Deploy"
 		w.CreatedAt, w.StartedAt, w.FinishedAt = f.at(2), ptr.To(f.at(2)), ptr.To(f.at(30))
+		w.RunAIPhase, w.PhaseUpdatedAt, w.CompletedAt, w.DeletedAt, w.Conditions = "Completed", f.at(2), w.FinishedAt, w.FinishedAt, []views.RunAICondition{}
 	}
+	w.Priority, w.PriorityClassName, w.PhaseMessage, w.K8sPhaseUpdatedAt = w.PriorityValue, w.PriorityName, w.Message, w.PhaseUpdatedAt
 	w.Preemptibility = "non-preemptible"
 	if w.Preemptible {
 		w.Preemptibility = "preemptible"
 	}
 	return w
 }
+
+// recordClock ignores what the database's clock and the time a test runs decide: when the
+// record was written, and the pending and running times that grow while a workload waits or
+// runs (checked apart where they are fixed).
+var recordClock = cmpopts.IgnoreFields(views.RunAIWorkload{}, "UpdatedAt", "TotalPendingTimeSeconds", "TotalRunningTimeSeconds")
 
 // pendingSeconds grows with the clock: tests that compare a pending workload ignore it and
 // check it apart.

@@ -40,30 +40,34 @@ func TestWorkloadList(t *testing.T) {
 	raw := decodeList[json.RawMessage](t, get(t, srv, "/api/v1/workloads").body, "workloads").Items[1]
 	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
 	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
-		"priority", "priorityValue", "preemptible", "preemptibility", "phase", "reason", "message", "queuePosition", "gang", "requestedGpus",
-		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter", "estimatedStartAt", "estimateBasis"}
+		"priorityName", "priorityValue", "preemptible", "preemptibility", "k8sPhase", "reason", "message", "queuePosition", "gang", "requestedGpus",
+		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter", "estimatedStartAt", "estimateBasis",
+		// Run:ai's
+		"phase", "phaseMessage", "priority", "priorityClassName", "tenantId", "clusterId", "departmentId", "source", "submittedBy", "updatedAt",
+		"phaseUpdatedAt", "k8sPhaseUpdatedAt", "completedAt", "deletedAt", "runningPods", "conditions", "currentNodePools", "distributedFramework",
+		"totalPendingTimeSeconds", "totalRunningTimeSeconds"}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("fields of a workload (-want +got):\n%s", diff)
 	}
 	b := named(t, first.Items, "train-b", func(w views.Workload) string { return w.Name })
-	if diff := cmp.Diff(f.view(f.trainB), b, asWritten); diff != "" {
+	if diff := cmp.Diff(f.view(f.trainB), b, asWritten, recordClock); diff != "" {
 		t.Errorf("train-b (-want +got):\n%s", diff)
 	}
 	a := named(t, first.Items, "train-a", func(w views.Workload) string { return w.Name })
-	if diff := cmp.Diff(f.view(f.trainA), a, asWritten, pendingSeconds); diff != "" {
+	if diff := cmp.Diff(f.view(f.trainA), a, asWritten, pendingSeconds, recordClock); diff != "" {
 		t.Errorf("train-a (-want +got):\n%s", diff)
 	}
 	if waited := time.Duration(a.PendingSeconds) * time.Second; waited < time.Since(f.t0)-5*time.Second {
 		t.Errorf("train-a has waited %v, want about %v", waited, time.Since(f.t0))
 	}
 
-	// deleted=true adds finished workloads from history.
-	if got := workloads(t, srv, "deleted=true"); got != "train-a,train-b,serve-c,beta-job,gamma-job,orphan" {
+	// deleted=true lists only finished workloads, from history (Run:ai's "only deleted").
+	if got := workloads(t, srv, "deleted=true"); got != "serve-c" {
 		t.Errorf("deleted=true: %s", got)
 	}
 	completed := list[views.Workload](t, srv, "/api/v1/workloads?deleted=true&filterBy=phase==Completed", "workloads")
-	if diff := cmp.Diff([]views.Workload{f.view(f.serveC)}, completed, asWritten); diff != "" {
+	if diff := cmp.Diff([]views.Workload{f.view(f.serveC)}, completed, asWritten, recordClock); diff != "" {
 		t.Errorf("completed workloads (-want +got):\n%s", diff)
 	}
 
@@ -74,7 +78,9 @@ func TestWorkloadList(t *testing.T) {
 		"filterBy=namespace==scratch":                       "orphan",
 		"filterBy=name=^train":                              "train-a,train-b",
 		"filterBy=phase==Pending,projectName!=alpha":        "beta-job,gamma-job,orphan",
-		"filterBy=priority==high":                           "train-b",
+		"filterBy=priority==125":                            "train-b",
+		"filterBy=priorityName==high":                       "train-b",
+		"filterBy=priorityClassName==high":                  "train-b",
 		"filterBy=preemptible==false":                       "train-b",
 		"filterBy=reason==NoProject":                        "orphan",
 		"filterBy=type==Job,category==Train":                "train-a,train-b,beta-job,gamma-job,orphan",
@@ -138,11 +144,11 @@ func TestWorkloadGetAndEvents(t *testing.T) {
 	t.Parallel()
 	f := newWorkloadAPI(t, &fakeLabeler{})
 	srv := f.srv
-	if diff := cmp.Diff(f.view(f.trainB), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.trainB), asWritten); diff != "" {
+	if diff := cmp.Diff(f.view(f.trainB), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.trainB), asWritten, recordClock); diff != "" {
 		t.Errorf("GET (-want +got):\n%s", diff)
 	}
 	// A finished workload is still found by id.
-	if diff := cmp.Diff(f.view(f.serveC), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.serveC), asWritten); diff != "" {
+	if diff := cmp.Diff(f.view(f.serveC), getAs[views.Workload](t, srv, "/api/v1/workloads/"+f.serveC), asWritten, recordClock); diff != "" {
 		t.Errorf("GET a finished workload (-want +got):\n%s", diff)
 	}
 	evs := list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")
@@ -242,8 +248,8 @@ func TestWorkloadPatch(t *testing.T) {
 			t.Fatalf("PATCH priority = %d %s", r.status, r.body)
 		}
 		raised := f.view(f.trainA)
-		raised.Priority, raised.PriorityValue = "high", 125
-		if diff := cmp.Diff(raised, decode[views.Workload](t, r.body), asWritten, pendingSeconds); diff != "" {
+		raised.PriorityName, raised.PriorityValue, raised.PriorityClassName, raised.Priority = "high", 125, "high", 125
+		if diff := cmp.Diff(raised, decode[views.Workload](t, r.body), asWritten, pendingSeconds, recordClock); diff != "" {
 			t.Errorf("answer (-want +got):\n%s", diff)
 		}
 		call := lab.last(t)

@@ -35,6 +35,10 @@ type Records interface {
 	CountVisibleWorkloads(ctx context.Context, q listquery.Query, includeFinished bool, scope store.WorkloadScope) (int, error)
 	WorkloadRecord(ctx context.Context, uid string) (store.WorkloadRecord, error)
 	WorkloadEvents(ctx context.Context, uid string) ([]store.WorkloadEvent, error)
+	// FirstWorkloadEvents are a workload's first n events (a page of its history).
+	FirstWorkloadEvents(ctx context.Context, uid string, n int) ([]store.WorkloadEvent, error)
+	// WorkloadRecordsOf are the records of the workloads with these uids (the pods list's).
+	WorkloadRecordsOf(ctx context.Context, uids []string) ([]store.WorkloadRecord, error)
 	// CountWorkloads counts the records scope may see: by phase, pending ones by reason, and
 	// preemptions and reclaims since a time (the Overview's tiles).
 	CountWorkloads(ctx context.Context, scope store.WorkloadScope, since time.Time) (store.WorkloadCounts, error)

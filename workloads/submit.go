@@ -199,6 +199,7 @@ func (s *Service) Submit(ctx context.Context, who Caller, sub Submission) (store
 		DepartmentName: sub.Project.DepartmentName, PriorityName: sub.Priority.Name, PriorityValue: sub.Priority.Value,
 		Preemptibility: sub.Preemptibility, Phase: "Pending", Gang: int(w.Pods()), RequestedGPUs: int(w.GPUs) * int(w.Pods()),
 		QueuedAt: created, Submitter: w.Submitter,
+		DepartmentID: sub.Project.DepartmentID.String(), PhaseUpdatedAt: created, // as a read of the record derives them
 	}
 	changes := map[string]any{"type": sub.Type.Name, "project": sub.Project.Name, "namespace": ref.Namespace, "image": w.Image,
 		"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": sub.Priority.Name, "preemptibility": sub.Preemptibility}

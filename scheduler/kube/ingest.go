@@ -25,6 +25,10 @@ type podEntry struct {
 	controller *metav1.OwnerReference
 	created    time.Time
 	started    time.Time
+	// phase and containers are what the API answers of the pod (PodMeta): its status.phase
+	// and its containers' names and images.
+	phase      corev1.PodPhase
+	containers []Container
 	// bound is when the API server bound the pod: its PodScheduled=True condition's time.
 	bound time.Time
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
@@ -76,6 +80,11 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		active:     podActive(p),
 		controller: metav1.GetControllerOfNoCopy(p),
 		created:    p.CreationTimestamp.Time,
+		phase:      p.Status.Phase,
+		containers: make([]Container, 0, len(p.Spec.Containers)),
+	}
+	for _, ct := range p.Spec.Containers {
+		e.containers = append(e.containers, Container{Name: ct.Name, Image: ct.Image})
 	}
 	if p.Status.StartTime != nil {
 		e.started = p.Status.StartTime.Time

@@ -37,6 +37,14 @@ type PodMeta struct {
 	Terminating     bool
 	ScheduledReason string
 	Created         time.Time // the pod's creation (the bind latency metric)
+	Started         time.Time // status.startTime; zero until the kubelet starts it
+	Phase           string    // status.phase
+	Containers      []Container
+}
+
+// Container names one of a pod's containers and its image.
+type Container struct {
+	Name, Image string
 }
 
 // View is one cycle's snapshot with what the applier and the recorder need beyond it.

@@ -49,7 +49,8 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 			}
 		}
 		m.Pods = append(m.Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
-			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, Created: e.created})
+			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, Created: e.created,
+			Started: e.started, Phase: string(e.phase), Containers: e.containers})
 	}
 	return &builtWorkload{w: w, meta: m}
 }

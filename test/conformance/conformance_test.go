@@ -13,9 +13,6 @@
 // test needs, made by internal/extract (go generate) from shared/reference/runai-openapi.json
 // beside the repository, and TestExtractIsCurrent checks it against the document when the
 // document is there.
-//
-// Not yet checked (listed in notYetChecked with why): the Workload API's list and get
-// (/api/v1/workloads and /api/v1/workloads/{workloadId}).
 package conformance
 
 import (
@@ -360,14 +357,6 @@ var checked = []struct {
 
 // notYetChecked are the shared pairs this test does not call yet, and why.
 var notYetChecked = map[string]string{}
-
-func init() {
-	for _, r := range []string{
-		"GET /api/v1/workloads", "GET /api/v1/workloads/{workloadId}",
-	} {
-		notYetChecked[r] = "Run:ai's Workload requires fields Arbiter's workload view lacks (source, priorityClassName, k8sPhase, …) and an integer priority; checked next"
-	}
-}
 
 // TestSharedRoutesConform calls every route in checked against one Arbiter and organization.
 func TestSharedRoutesConform(t *testing.T) {

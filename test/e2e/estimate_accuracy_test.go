@@ -65,7 +65,7 @@ func TestEstimateAccuracyOnTheDemo(t *testing.T) {
 		for _, item := range list {
 			w, _ := item.(map[string]any)
 			id, _ := w["id"].(string)
-			phase, _ := w["phase"].(string)
+			phase, _ := w["k8sPhase"].(string) // Arbiter's phase
 			s := byID[id]
 			if s == nil {
 				s = &seen{}

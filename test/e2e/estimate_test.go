@@ -81,7 +81,7 @@ func TestEveryReplicaAnswersTheSameEstimate(t *testing.T) {
 		}
 		at, _ = w["estimatedStartAt"].(string)
 		basis, _ = w["estimateBasis"].(string)
-		phase, _ = w["phase"].(string)
+		phase, _ = w["k8sPhase"].(string) // Arbiter's phase
 		return at, basis, phase
 	}
 	var at, basis string
