@@ -77,8 +77,11 @@ type Cache struct {
 	// again before it lets go of the lock.
 	members      map[types.UID]map[types.UID]*podEntry
 	byController map[types.UID]map[types.UID]*podEntry
-	built        map[types.UID]*builtWorkload
-	dirty        map[types.UID]struct{}
+	// awaiting are the pending pods waiting for an owner of theirs the cache has not seen yet,
+	// by that owner's UID (place): placed once it arrives, dropped with the pod.
+	awaiting map[types.UID]map[types.UID]*podEntry
+	built    map[types.UID]*builtWorkload
+	dirty    map[types.UID]struct{}
 	// order is built's workloads sorted by UID, or nil to be sorted afresh (see reorder);
 	// orderEdits counts workloads that came or went in the current write.
 	order      []*builtWorkload
@@ -109,6 +112,7 @@ func NewCache(schedulerName string) *Cache {
 		boundAt:       map[string]time.Time{},
 		members:       map[types.UID]map[types.UID]*podEntry{},
 		byController:  map[types.UID]map[types.UID]*podEntry{},
+		awaiting:      map[types.UID]map[types.UID]*podEntry{},
 		built:         map[types.UID]*builtWorkload{},
 		dirty:         map[types.UID]struct{}{},
 		occupied:      map[string]scheduler.Resources{},

@@ -76,14 +76,23 @@ func (c *Cache) indexSettings(s *Settings) {
 	}
 }
 
-// place files an Arbiter pod that still wants resources under its workload (S4).
+// place files an Arbiter pod that still wants resources under its workload (S4). A pending
+// pod one of whose owners is of a kind Arbiter watches but is not in the cache yet (its watch
+// lags the pods') waits for it in awaiting: grouped under the owners seen so far it would make
+// a workload of its own for a moment (a ReplicaSet's, before its Deployment's), which a cycle
+// could place and the records would keep. A bound pod is placed at once: it holds resources.
 func (c *Cache) place(e *podEntry) {
 	if !e.ours || !e.active {
 		return
 	}
+	uid := types.UID(e.pod.UID)
+	if missing := c.unseenOwner(e); missing != "" && e.pod.NodeName == "" {
+		e.awaitingOwner = missing
+		addMember(c.awaiting, missing, uid, e)
+		return
+	}
 	top, _ := c.topOwner(e)
 	e.workload = top.UID
-	uid := types.UID(e.pod.UID)
 	addMember(c.members, e.workload, uid, e)
 	if e.controller != nil {
 		addMember(c.byController, e.controller.UID, uid, e)
@@ -91,12 +100,16 @@ func (c *Cache) place(e *podEntry) {
 	c.dirty[e.workload] = struct{}{}
 }
 
-// unplace takes a pod out of its workload.
+// unplace takes a pod out of its workload, or out of awaiting.
 func (c *Cache) unplace(e *podEntry) {
+	uid := types.UID(e.pod.UID)
+	if e.awaitingOwner != "" {
+		removeMember(c.awaiting, e.awaitingOwner, uid)
+		e.awaitingOwner = ""
+	}
 	if e.workload == "" {
 		return
 	}
-	uid := types.UID(e.pod.UID)
 	removeMember(c.members, e.workload, uid)
 	if e.controller != nil {
 		removeMember(c.byController, e.controller.UID, uid)
@@ -172,6 +185,51 @@ func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
 		cur = next
 	}
 	return cur, false
+}
+
+// unseenOwner is the UID of the first owner on the pod's way up to its top owner that is of a
+// kind Arbiter watches (watchedOwners) but is not in the cache, or "" when every owner of a
+// watched kind is in. An owner of a kind Arbiter does not watch ends the walk (topOwner groups
+// by its reference).
+func (c *Cache) unseenOwner(e *podEntry) types.UID {
+	ref := e.controller
+	for depth := 0; ref != nil && depth < 10; depth++ {
+		cur := c.owners[ref.UID]
+		if cur == nil {
+			if watchedKind(ref) {
+				return ref.UID
+			}
+			return ""
+		}
+		if cur.Kind == "Job" && cur.Group == "batch" && cur.Controller != nil && cur.Controller.Kind == "CronJob" {
+			return ""
+		}
+		ref = cur.Controller
+	}
+	return ""
+}
+
+// watchedKind reports whether ref names a kind of watchedOwners.
+func watchedKind(ref *metav1.OwnerReference) bool {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	for _, k := range watchedOwners {
+		if k.Kind == ref.Kind && k.GVR.Group == gv.Group {
+			return true
+		}
+	}
+	return false
+}
+
+// placeAwaiting places the pods that waited for the owner uid, now in the cache; it returns
+// how many there were.
+func (c *Cache) placeAwaiting(uid types.UID) int {
+	waiting := c.awaiting[uid]
+	n := len(waiting) // placing takes each out of waiting
+	for _, e := range waiting {
+		c.unplace(e)
+		c.place(e)
+	}
+	return n
 }
 
 func ownerFromRef(ref *metav1.OwnerReference, namespace string, created time.Time) *owner {

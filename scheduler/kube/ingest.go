@@ -35,8 +35,10 @@ type podEntry struct {
 	// written only when it changes (S23).
 	scheduledReason string
 	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
-	// not Arbiter's or no longer active.
+	// not Arbiter's, no longer active, or awaiting an owner.
 	workload types.UID
+	// awaitingOwner is the UID of the owner the pending pod waits for (Cache.awaiting), or "".
+	awaitingOwner types.UID
 }
 
 // UpsertNode records a node.
@@ -191,6 +193,9 @@ func (c *Cache) UpsertOwner(o *owner) {
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
 		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+	}
+	if c.placeAwaiting(o.UID) > 0 {
+		decides = true
 	}
 	c.refresh()
 	c.mu.Unlock()

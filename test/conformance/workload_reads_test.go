@@ -42,6 +42,14 @@ var workloadReads = []struct {
 	check func(t *testing.T, c *client, o *workloadOrg)
 }{
 	{"GET /api/v1/workloads", func(t *testing.T, c *client, o *workloadOrg) {
+		// Run:ai's deleted=true lists only deleted workloads: the four the submission checks
+		// deleted, once their pods are gone (a deleted workload runs until then).
+		deletedCount := len(o.submitted)
+		var deleted struct{ Workloads []runAIWorkload }
+		poll.Until(t, "the deleted workloads are listed with deleted=true", 2*time.Minute, func() bool {
+			c.do(t, exchange{method: "GET", route: "/api/v1/workloads", query: url.Values{"deleted": {"true"}, "search": {"conformance"}, "sortBy": {"name"}}, want: 200, out: &deleted})
+			return len(deleted.Workloads) == deletedCount
+		})
 		var w struct{ WorkloadID string }
 		c.do(t, exchange{method: "POST", route: "/api/v1/workloads/trainings", body: submission("reads", o, c.clusterID(t, &o.org), gpuSpec), want: 202, out: &w})
 		o.submitted[readsKind] = w.WorkloadID
@@ -54,12 +62,6 @@ var workloadReads = []struct {
 		if got := running.Workloads[0]; got.ID != w.WorkloadID || got.K8sPhase != "Running" || got.ClusterID != c.clusterID(t, &o.org) || got.TenantID != 1 {
 			t.Errorf("the running workload is %+v: want the reads' training %s, Running, in the one cluster and tenant", got, w.WorkloadID)
 		}
-		// Run:ai's deleted=true lists only deleted workloads: the four the submission checks deleted.
-		var deleted struct{ Workloads []runAIWorkload }
-		poll.Until(t, "the deleted workloads are listed with deleted=true", 2*time.Minute, func() bool {
-			c.do(t, exchange{method: "GET", route: "/api/v1/workloads", query: url.Values{"deleted": {"true"}, "search": {"conformance"}, "sortBy": {"name"}}, want: 200, out: &deleted})
-			return len(deleted.Workloads) == len(o.submitted)-1
-		})
 		for _, d := range deleted.Workloads {
 			if d.DeletedAt == nil || d.ID == w.WorkloadID {
 				t.Errorf("deleted=true lists %+v: want only deleted workloads, each with deletedAt", d)
