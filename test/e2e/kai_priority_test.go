@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,7 +26,7 @@ import (
 // priority with KAI's class names. A queue of one GPU: train-pod runs first, at train (read
 // as low, preemptible, S7/S8); build-pod comes next, at build (read as high, non-preemptible),
 // and preempts it (S16), as KAI's README tells. Neither name is reported as unknown, and the
-// workload's history says which class its priority was read from. A pod naming an alias in
+// workload's history (API and console) says which class its priority was read from. A pod naming an alias in
 // spec.priorityClassName is admitted by Kubernetes, as the alias exists as a PriorityClass (S1).
 func TestKAIExampleManifestsRunUnchanged(t *testing.T) {
 	t.Parallel()
@@ -59,6 +60,20 @@ func TestKAIExampleManifestsRunUnchanged(t *testing.T) {
 		t.Errorf("GET the events of build-pod = %d %s, want a Queued event saying %q", status, history, want)
 	}
 
+	// So does its page in the console, in its timeline.
+	ctx := newBrowser(t)
+	loginAsAdmin(t, ctx, e.a)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.a.URL+"/workloads/"+string(build.UID)), chromedp.WaitVisible(`#timeline li.event-Queued`)); err != nil {
+		t.Fatalf("open build-pod's page: %v", err)
+	}
+	queued, err := chromedp.Run(ctx, chromedp.Text(`#timeline li.event-Queued`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "read from its priority class build"; !strings.Contains(strings.Join(strings.Fields(queued), " "), want) {
+		t.Errorf("build-pod's page says it was queued with %q, want it to contain %q", queued, want)
+	}
+
 	// spec.priorityClassName naming an alias: Kubernetes admits the pod (the class exists) and
 	// Arbiter reads it as very-high, non-preemptible; the queue's one GPU is build-pod's, so it
 	// waits.
@@ -68,7 +83,8 @@ func TestKAIExampleManifestsRunUnchanged(t *testing.T) {
 			Containers: []corev1.Container{{Name: "main", Image: "example.invalid/x:1", Resources: corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
 	}
-	created, err := e.client.CoreV1().Pods(ns).Create(e.ctx, serve, metav1.CreateOptions{})
+	var created *corev1.Pod
+	created, err = e.client.CoreV1().Pods(ns).Create(e.ctx, serve, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a pod whose spec.priorityClassName is inference was refused: %v", err)
 	}
