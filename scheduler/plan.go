@@ -112,6 +112,7 @@ type PendingWorkload struct {
 	Name           string
 	Project        string // empty for NoProject
 	Priority       Priority
+	PriorityAlias  string // the KAI or Run:ai class name Priority was read as, if any (S7)
 	Preemptibility Preemptibility
 	Reason         Reason
 	Message        string // a sentence saying what to do
@@ -130,6 +131,7 @@ type RunningWorkload struct {
 	Name           string
 	Project        string
 	Priority       Priority
+	PriorityAlias  string // the KAI or Run:ai class name Priority was read as, if any (S7)
 	Preemptibility Preemptibility
 	NodePool       string
 	GPUs           int64 // GPUs of its bound pods

@@ -255,7 +255,7 @@ func (c *cycle) fillRunning(rr *runningReport) {
 			}
 			r := &c.plan.Running[l.at]
 			*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-				Priority: c.priority(ws), Preemptibility: c.preemptibilityOf(ws), GPUs: l.gpus}
+				Priority: c.priority(ws), PriorityAlias: c.resolutions[ws.res].alias, Preemptibility: c.preemptibilityOf(ws), GPUs: l.gpus}
 			if l.pool >= 0 {
 				r.NodePool = c.pools[l.pool].pool.Name
 			}
@@ -300,7 +300,7 @@ func preemptibility(preemptible bool) Preemptibility {
 
 func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	ws := &c.wls[wi]
-	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws),
+	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws), PriorityAlias: c.resolutions[ws.res].alias,
 		Preemptibility: c.preemptibilityOf(ws), QueuePosition: pos}
 	if ws.project >= 0 {
 		e.Project = c.projects[ws.project].name

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"strconv"
+	"strings"
 )
 
 // Labels and annotations the resolution reads (S5, S7, S8).
@@ -48,7 +49,10 @@ type Warning struct {
 
 // Resolution is a workload's effective priority and preemptibility.
 type Resolution struct {
-	Priority       Priority
+	Priority Priority
+	// PriorityAlias is the KAI or Run:ai priority class name the priority was read as (an
+	// alias of a dictionary entry), "" when it was not.
+	PriorityAlias  string
 	Preemptibility Preemptibility
 	Warnings       []Warning
 }
@@ -57,6 +61,8 @@ type Resolution struct {
 // The API builds one to show and dry-run what the scheduler would decide.
 type Catalog struct {
 	priorities map[string]Priority
+	aliases    map[string]alias // KAI's and Run:ai's class names whose entry is in the dictionary
+	aliasNames string           // their names, for warnings
 	categories map[string]Category
 	types      map[string][]WorkloadType
 }
@@ -77,6 +83,7 @@ func NewCatalog(priorities []Priority, categories []Category, types []WorkloadTy
 	for _, t := range types {
 		c.types[t.Name] = append(c.types[t.Name], t)
 	}
+	c.indexAliases()
 	return c
 }
 
@@ -118,8 +125,12 @@ func (c *Catalog) typeAndCategory(w *Workload) (*WorkloadType, *Category) {
 func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
 	var r Resolution
 	t, cat := c.typeAndCategory(w)
-	r.Priority = c.resolvePriority(w, policy, t, cat, &r.Warnings)
-	r.Preemptibility = c.resolvePreemptibility(w, policy, t, cat, r.Priority, &r.Warnings)
+	var a *alias
+	r.Priority, a = c.resolvePriority(w, policy, t, cat, &r.Warnings)
+	if a != nil {
+		r.PriorityAlias = a.Name
+	}
+	r.Preemptibility = c.resolvePreemptibility(w, policy, t, cat, r.Priority, a, &r.Warnings)
 	return r
 }
 
@@ -127,7 +138,7 @@ func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
 func (c *Catalog) ResolvePriority(w *Workload, policy Policy) (Priority, []Warning) {
 	var warnings []Warning
 	t, cat := c.typeAndCategory(w)
-	p := c.resolvePriority(w, policy, t, cat, &warnings)
+	p, _ := c.resolvePriority(w, policy, t, cat, &warnings)
 	return p, warnings
 }
 
@@ -150,19 +161,22 @@ func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {
 	*warnings = append(*warnings, Warning{Workload: w.UID, Code: code, Message: msg})
 }
 
-func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) Priority {
-	p, found := c.userPriority(w, policy, t, cat, warnings)
+// resolvePriority is S7, and the alias the priority was read as (nil when none).
+func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias) {
+	p, a, found := c.userPriority(w, policy, t, cat, warnings)
 	if !found {
 		p, found = c.defaultPriority(policy, t, cat)
 	}
 	if !found {
 		p = c.clusterDefault()
 	}
-	return c.clamp(w, p, policy, warnings)
+	return c.clamp(w, p, policy, warnings), a
 }
 
-// userPriority is S7 steps 1-3: what the user asked for on the workload.
-func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, bool) {
+// userPriority is S7 steps 1-3: what the user asked for on the workload, a dictionary entry
+// or an alias of one. A label naming neither is skipped with one warning per name, however
+// many places carry it.
+func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias, bool) {
 	type source struct {
 		value, where string
 		ok           bool
@@ -179,29 +193,48 @@ func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat 
 		{pod, "the pod's label " + LabelPriority, podOK, true},
 		{spec, "the pod's spec.priorityClassName", spec != "", false},
 	}
-	for _, s := range sources {
+	var unknown []unknownValue
+	chosen := -1
+	var p Priority
+	var a *alias
+	for i, s := range sources {
 		if !s.ok {
 			continue
 		}
-		p, known := c.priorities[s.value]
-		if !known {
-			if s.isLabel {
-				warn(warnings, w, InvalidPriority, "Priority "+strconv.Quote(s.value)+" in "+s.where+
-					" is not in the priority dictionary; it is ignored. Use one of the dictionary's names.")
-			}
-			continue
+		var known bool
+		if p, a, known = c.lookup(s.value); known {
+			chosen = i
+			break
 		}
-		if policy.ForbidPriorityChange {
-			if p.Name == c.policyPriority(policy, t, cat).Name {
-				return p, true // what the policy gives anyway: asked for explicitly, no change (S9)
-			}
-			warn(warnings, w, PriorityChangeNotAllowed, "The project does not allow changing priority; "+
-				s.where+" ("+s.value+") is ignored.")
-			return Priority{}, false
+		if s.isLabel {
+			unknown = noteUnknown(unknown, s.value, s.where)
 		}
-		return p, true
 	}
-	return Priority{}, false
+	for _, u := range unknown {
+		warn(warnings, w, InvalidPriority, "Priority "+strconv.Quote(u.value)+" in "+strings.Join(u.places, " and ")+
+			" is not in the priority dictionary; it is ignored. Use one of the dictionary's names"+c.aliasHint()+".")
+	}
+	if chosen < 0 {
+		return Priority{}, nil, false
+	}
+	if policy.ForbidPriorityChange {
+		if p.Name == c.policyPriority(policy, t, cat).Name {
+			return p, a, true // what the policy gives anyway: asked for explicitly, no change (S9)
+		}
+		s := sources[chosen]
+		warn(warnings, w, PriorityChangeNotAllowed, "The project does not allow changing priority; "+
+			s.where+" ("+s.value+") is ignored.")
+		return Priority{}, nil, false
+	}
+	return p, a, true
+}
+
+// aliasHint names the aliases, for a warning about a name that is neither an entry nor one.
+func (c *Catalog) aliasHint() string {
+	if c.aliasNames == "" {
+		return ""
+	}
+	return ", or one of KAI's and Run:ai's priority class names (" + c.aliasNames + ")"
 }
 
 // policyPriority is the priority a workload gets without asking for one (S7 steps 4-7 and
@@ -249,28 +282,47 @@ func validPreemptibility(v string) bool {
 	return v == string(Preemptible) || v == string(NonPreemptible) || v == string(SemiPreemptible)
 }
 
-func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, warnings *[]Warning) Preemptibility {
+// resolvePreemptibility is S8. An alias the priority was read as gives KAI's preemptibility
+// for its class, after the labels and before the type's: a KAI manifest that names a class
+// asks for its preemptibility as much as for its priority.
+func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, a *alias, warnings *[]Warning) Preemptibility {
 	owner, ownerOK := w.Labels[LabelPreemptibility]
 	pod, podOK := firstPodLabel(w, LabelPreemptibility)
+	var invalid []unknownValue
+	chosen, where := "", ""
 	for _, s := range [2]struct {
 		v, where string
 		ok       bool
-	}{{owner, "the workload's", ownerOK}, {pod, "the pod's", podOK}} {
+	}{{owner, "the workload's label", ownerOK}, {pod, "the pod's label", podOK}} {
 		if !s.ok {
 			continue
 		}
 		if validPreemptibility(s.v) {
-			if policy.ForbidPreemptibilityChange && Preemptibility(s.v) != c.defaultPreemptibility(t, cat, p) {
-				warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
-					s.where+" label "+LabelPreemptibility+" ("+s.v+") is ignored.")
-				break
-			}
-			return Preemptibility(s.v)
+			chosen, where = s.v, s.where
+			break
 		}
-		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(s.v)+" in "+s.where+" label "+
+		invalid = noteUnknown(invalid, s.v, s.where)
+	}
+	for _, u := range invalid {
+		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(u.value)+" in "+strings.Join(u.places, " and ")+" "+
 			LabelPreemptibility+" is not preemptible, non-preemptible or semi-preemptible; it is ignored.")
 	}
-	return c.defaultPreemptibility(t, cat, p)
+	def := c.defaultPreemptibility(t, cat, p)
+	switch {
+	case chosen != "" && policy.ForbidPreemptibilityChange && Preemptibility(chosen) != def:
+		warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
+			where+" "+LabelPreemptibility+" ("+chosen+") is ignored.")
+		return def
+	case chosen != "":
+		return Preemptibility(chosen)
+	case a == nil:
+		return def
+	case policy.ForbidPreemptibilityChange && a.Preemptibility != def:
+		warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
+			"the priority class "+a.Name+"'s preemptibility ("+string(a.Preemptibility)+", as KAI gives it) is ignored.")
+		return def
+	}
+	return a.Preemptibility
 }
 
 // defaultPreemptibility is S8 steps 3-5: what a workload gets without a label. A label naming

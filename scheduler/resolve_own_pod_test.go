@@ -9,13 +9,14 @@ import (
 // TestABarePodsLabelIsReadOnce: a bare pod is its own top owner, so its labels are the
 // workload's labels and the pod's labels at once. An invalid value is one mistake and is
 // reported once, by Resolve and by a cycle (which resolves through its memo) alike; a Job
-// whose own label and whose pod's label are both invalid has two.
+// whose own label and whose pod's label are invalid in two different ways has two.
 func TestABarePodsLabelIsReadOnce(t *testing.T) {
 	labels := map[string]string{LabelPriority: "ultra", LabelPreemptibility: "sometimes"}
 	bare := Workload{UID: "uid-bare", Namespace: "ns", Name: "bare", Kind: "Pod", Type: "Standard training", Labels: labels,
 		Pods: []Pod{{UID: "uid-bare", Namespace: "ns", Name: "bare", Labels: labels, Requests: Resources{GPUs: 1}}}}
+	podLabels := map[string]string{LabelPriority: "mega", LabelPreemptibility: "never"}
 	job := Workload{UID: "uid-job", Namespace: "ns", Name: "job", Kind: "Job", Group: "batch", Type: "Standard training", Labels: labels,
-		Pods: []Pod{{UID: "uid-job-pod", Namespace: "ns", Name: "job-x", Labels: labels, Requests: Resources{GPUs: 1}}}}
+		Pods: []Pod{{UID: "uid-job-pod", Namespace: "ns", Name: "job-x", Labels: podLabels, Requests: Resources{GPUs: 1}}}}
 	codes := func(ws []Warning) map[string][]WarningCode {
 		out := map[string][]WarningCode{}
 		for _, w := range ws {

@@ -72,6 +72,7 @@ type resolved struct {
 	key         resolveKey
 	next        int32 // the next resolution whose key has the same hash, or -1
 	prio        Priority
+	alias       string // the KAI or Run:ai class name prio was read as, if any
 	preemptible bool
 	semi        bool // semi-preemptible (S26): preemptible is false, for its minimum
 	warnings    []Warning
@@ -178,9 +179,9 @@ func (c *cycle) resolveIn(m *resolveMemo, w *Workload, j int32) int32 {
 		looked := lookUpLabels(w)
 		l = &looked
 	}
-	// userPriority stops at the first source naming a dictionary entry; a source it does not
-	// reach stays out of the key
-	known := func(name string) bool { _, ok := c.catalog.priorities[name]; return ok }
+	// userPriority stops at the first source naming a dictionary entry or an alias of one; a
+	// source it does not reach stays out of the key
+	known := c.catalog.knownPriority
 	ok := l.Present&hasOwnerPrio != 0
 	if ok {
 		k.ownerPrio, k.present = l.OwnerPriority, k.present|hasOwnerPrio
@@ -216,7 +217,7 @@ func (c *cycle) resolveIn(m *resolveMemo, w *Workload, j int32) int32 {
 			policy = c.projects[j].policy
 		}
 		full := c.catalog.Resolve(w, policy)
-		i = m.add(h, resolved{key: k, prio: full.Priority, preemptible: full.Preemptibility == Preemptible,
+		i = m.add(h, resolved{key: k, prio: full.Priority, alias: full.PriorityAlias, preemptible: full.Preemptibility == Preemptible,
 			semi: full.Preemptibility == SemiPreemptible, warnings: full.Warnings})
 	}
 	m.last = i

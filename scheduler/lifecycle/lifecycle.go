@@ -215,6 +215,7 @@ func (s State) Observe(c Cycle) Change {
 			}
 		}
 		prev, known := s[w.UID]
+		alias := "" // the KAI or Run:ai class name its priority was read as (S7)
 		switch {
 		case evicted[w.UID] != nil:
 			rec.Phase = scheduler.PhasePreempted
@@ -226,10 +227,12 @@ func (s State) Observe(c Cycle) Change {
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = rw.Priority.Name, int(rw.Priority.Value), string(rw.Preemptibility)
+			alias = rw.PriorityAlias
 			rec.NodePool, rec.AllocatedGPUs = rw.NodePool, int(rw.GPUs)
 		case pending[w.UID] != nil:
 			pw := pending[w.UID]
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = pw.Priority.Name, int(pw.Priority.Value), string(pw.Preemptibility)
+			alias = pw.PriorityAlias
 			rec.Reason, rec.Message, rec.QueuePosition = string(pw.Reason), pw.Message, pw.QueuePosition
 			if w.Phase == scheduler.PhaseRunning {
 				rec.Phase = scheduler.PhasePending // a gang partly bound still waits
@@ -258,7 +261,7 @@ func (s State) Observe(c Cycle) Change {
 		}
 		if !known {
 			ch.Events = append(ch.Events, Event{Workload: w.UID, At: w.QueuedAt, Kind: "Queued",
-				Message: "Queued in project " + orNone(w.Project) + " at priority " + orNone(rec.PriorityName) + "."})
+				Message: "Queued in project " + orNone(w.Project) + " at priority " + orNone(rec.PriorityName) + aliasNote(alias) + "."})
 			if rec.Phase == scheduler.PhaseSuspended {
 				event("Suspended", "", "Suspended by Arbiter.")
 			}
@@ -373,4 +376,13 @@ func (s State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int
 	}
 	b := max(0, allocated-deserved)
 	return &b
+}
+
+// aliasNote says that a priority was read from a KAI or Run:ai priority class name (S7), so
+// that a KAI user sees where "high" came from; "" when it was not.
+func aliasNote(alias string) string {
+	if alias == "" {
+		return ""
+	}
+	return ", read from its priority class " + alias + " (KAI's and Run:ai's name)"
 }

@@ -187,6 +187,18 @@ func TestS24_Phases(t *testing.T) {
 			after:     State{"uid-train": recorded(waitingRec, false)},
 		},
 		{
+			name:      "a workload whose priority was read from a KAI or Run:ai class name says so when it is Queued (S7)",
+			workloads: []scheduler.Workload{job("train", pending, "")},
+			plan: scheduler.Plan{Pending: []scheduler.PendingWorkload{func() scheduler.PendingWorkload {
+				pw := waits("train", scheduler.InsufficientCapacity, 1)
+				pw.PriorityAlias = "train"
+				return pw
+			}()}},
+			want: Change{Records: []Record{waitingRec}, Events: []Event{event("train", "Queued", "",
+				"Queued in project vision at priority low, read from its priority class train (KAI's and Run:ai's name).")}},
+			after: State{"uid-train": recorded(waitingRec, false)},
+		},
+		{
 			name: "a workload submitted through Arbiter records its submitter from the annotation",
 			workloads: []scheduler.Workload{func() scheduler.Workload {
 				w := job("train", pending, "")

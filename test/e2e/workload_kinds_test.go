@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,7 +54,9 @@ func TestS7_S8_LabelsOverrideTypeDefaults(t *testing.T) {
 }
 
 // TestS1_PriorityClassesAreKeptInSync: the dictionary exists in the cluster as PriorityClasses
-// with preemptionPolicy Never; a deleted or changed one is put back; the API reports Synced.
+// with preemptionPolicy Never, and so do its aliases (KAI's and older Run:ai's class names,
+// S7) with their entry's value; a deleted or changed one is put back; the API reports Synced.
+// An alias class that is not Arbiter's (KAI's own, where KAI is installed too) is left as it is.
 func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 1)
@@ -71,8 +75,9 @@ func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
 		sort.Strings(got)
 		return strings.Join(got, ",")
 	}
-	want := "high=125,low=40,medium-high=90,medium-low=65,medium=80,very-high=150,very-low=25"
-	e.eventually("the seven PriorityClasses exist", 30*time.Second, func() bool { return check() == want })
+	want := "build-preemptible=80,build=125,high=125,inference=150,interactive-preemptible=80,low=40,medium-high=90,medium-low=65,medium=80," +
+		"train=40,very-high=150,very-low=25"
+	e.eventually("the seven PriorityClasses and the five aliases exist", 30*time.Second, func() bool { return check() == want })
 
 	// Someone edits the cluster behind Arbiter's back: it is corrected.
 	if err := e.client.SchedulingV1().PriorityClasses().Delete(e.ctx, "medium", metav1.DeleteOptions{}); err != nil {
@@ -84,6 +89,29 @@ func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
 	prios, _ := body["priorities"].([]any)
 	if status != 200 || len(prios) != 1 || prios[0].(map[string]any)["clusterStatus"] != "Synced" {
 		t.Errorf("GET priorities = %d %v, want high Synced", status, body)
+	}
+
+	// KAI's own train class (value 50, not Arbiter's) takes the place of Arbiter's: every
+	// Arbiter on this cluster leaves it as it is, through a sync that puts back another class.
+	classes := e.client.SchedulingV1().PriorityClasses()
+	kaiTrain := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train", Labels: map[string]string{"app": "kai-scheduler"}},
+		Value: 50, Description: "KAI's train"}
+	t.Cleanup(func() { _ = classes.Delete(context.Background(), "train", metav1.DeleteOptions{}) })
+	e.eventually("KAI's train class replaces Arbiter's", 30*time.Second, func() bool {
+		if pc, err := classes.Get(e.ctx, "train", metav1.GetOptions{}); err == nil && pc.Labels["app"] == "kai-scheduler" {
+			return true
+		}
+		_ = classes.Delete(e.ctx, "train", metav1.DeleteOptions{})
+		_, err := classes.Create(e.ctx, kaiTrain, metav1.CreateOptions{})
+		return err == nil
+	})
+	if err := classes.Delete(e.ctx, "build", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	withoutTrain := strings.Replace(want, "train=40,", "", 1)
+	e.eventually("a deleted alias class is recreated", 30*time.Second, func() bool { return check() == withoutTrain })
+	if pc, err := classes.Get(e.ctx, "train", metav1.GetOptions{}); err != nil || pc.Value != 50 || pc.Labels["app"] != "kai-scheduler" {
+		t.Errorf("KAI's train class after a sync = %v, %v; want it left as KAI made it", pc, err)
 	}
 }
 
