@@ -28,6 +28,8 @@ func (h *departments) routes(r router) {
 	r.api.GET("/org-unit/departments/:id", h.getDepartment)
 	r.api.PUT("/org-unit/departments/:id", h.putDepartment)
 	r.api.DELETE("/org-unit/departments/:id", h.deleteDepartment)
+	r.api.PUT("/org-unit/departments/:id/resources", func(c echo.Context) error { return h.changeDepartmentResources(c, false) })
+	r.api.PATCH("/org-unit/departments/:id/resources", func(c echo.Context) error { return h.changeDepartmentResources(c, true) })
 	r.page(http.MethodGet, "/departments", routenames.Departments, h.departmentsPage)
 	r.page(http.MethodGet, "/departments.csv", routenames.DepartmentsCSV, h.departmentsCSV)
 	r.page(http.MethodPost, "/departments", routenames.DepartmentCreate, h.createDepartmentForm)
@@ -257,4 +259,36 @@ func formPriorityFence(c echo.Context) (store.DepartmentUpdate, error) {
 	n, err := formInt("priorityOffset", "priority offset", c.FormValue("priorityOffset"), math.MinInt32, math.MaxInt32)
 	u.PriorityOffset = store.Optional[int]{Set: true, Value: n}
 	return u, err
+}
+
+// changeDepartmentResources replaces a department's quotas (Run:ai's PUT .../resources) or,
+// merging, those of the pools the body names, keeping the others (PATCH; store.MergeQuotas).
+// Admins only, as every department change; the answer is the quotas as they now are.
+func (h *departments) changeDepartmentResources(c echo.Context, merge bool) error {
+	id, err := adminChange(c, "update", "department", "change a department")
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Resources []quotaRequest `json:"resources"`
+	}
+	if err := decodeJSONArray(c, "resources", &req); err != nil {
+		return err
+	}
+	in, err := quotaInputs(req.Resources)
+	if err != nil {
+		return err
+	}
+	d, err := h.org.store.PatchDepartment(c.Request().Context(), id, func(d store.Department) (store.DepartmentUpdate, error) {
+		list := in
+		if merge { // onto the quotas as they are under the row lock
+			list = store.MergeQuotas(d.Quotas, in)
+		}
+		u := store.DepartmentUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &list}}
+		return u, mayChangeFields(c, departmentFieldRoles, departmentFieldsSet(u), auth.System)
+	}, actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.org.departmentView(d).Resources)
 }

@@ -30,6 +30,7 @@ func (h *projects) routes(r router) {
 	r.api.PUT("/org-unit/projects/:id", h.putProject)
 	r.api.DELETE("/org-unit/projects/:id", h.deleteProject)
 	r.api.PUT("/org-unit/projects/:id/resources", h.putProjectResources)
+	r.api.PATCH("/org-unit/projects/:id/resources", h.patchProjectResources)
 	r.page(http.MethodGet, "/projects", routenames.Projects, h.projectsPage)
 	r.page(http.MethodGet, "/projects.csv", routenames.ProjectsCSV, h.projectsCSV)
 	r.page(http.MethodPost, "/projects", routenames.ProjectCreate, h.createProjectForm)
@@ -210,7 +211,14 @@ func (h *projects) putProject(c echo.Context) error {
 }
 
 // putProjectResources replaces the project's quotas with the body, a JSON array of Quota.
-func (h *projects) putProjectResources(c echo.Context) error {
+// putProjectResources replaces a project's quotas (Run:ai's PUT .../resources).
+func (h *projects) putProjectResources(c echo.Context) error { return h.changeProjectResources(c, false) }
+
+// patchProjectResources replaces the quotas of the pools the body names and keeps the others
+// (Run:ai's PATCH .../resources; store.MergeQuotas).
+func (h *projects) patchProjectResources(c echo.Context) error { return h.changeProjectResources(c, true) }
+
+func (h *projects) changeProjectResources(c echo.Context, merge bool) error {
 	id, err := changeTarget(c, "update", "project")
 	if err != nil {
 		return err
@@ -231,8 +239,15 @@ func (h *projects) putProjectResources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u := store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &in}}
-	p, err := h.org.store.PatchProject(c.Request().Context(), id, projectChange(c, u), actor(c))
+	change := func(p store.Project) (store.ProjectUpdate, error) {
+		list := in
+		if merge { // onto the quotas as they are under the row lock
+			list = store.MergeQuotas(p.Quotas, in)
+		}
+		u := store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &list}}
+		return u, mayChangeProject(c, p, u)
+	}
+	p, err := h.org.store.PatchProject(c.Request().Context(), id, change, actor(c))
 	if err != nil {
 		return err
 	}

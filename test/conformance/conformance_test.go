@@ -347,6 +347,26 @@ var checked = []struct {
 		c.do(t, exchange{method: "PUT", route: "/api/v1/org-unit/projects/{projectId}/resources", params: map[string]string{"projectId": o.secondProjectID},
 			body: gpus(o.poolID, 1), want: 200})
 	}},
+	{"PATCH /api/v1/org-unit/projects/{projectId}/resources", func(t *testing.T, c *client, o *org) {
+		var quotas []struct{ GPU struct{ Deserved int } }
+		c.do(t, exchange{method: "PATCH", route: "/api/v1/org-unit/projects/{projectId}/resources", params: map[string]string{"projectId": o.secondProjectID},
+			body: gpus(o.poolID, 2), want: 200, out: &quotas})
+		if len(quotas) != 1 || quotas[0].GPU.Deserved != 2 {
+			t.Errorf("the project's quotas after the PATCH are %+v, want the one pool's, 2 deserved", quotas)
+		}
+	}},
+	{"PUT /api/v1/org-unit/departments/{departmentId}/resources", func(t *testing.T, c *client, o *org) {
+		c.do(t, exchange{method: "PUT", route: "/api/v1/org-unit/departments/{departmentId}/resources", params: map[string]string{"departmentId": o.secondDepartmentID},
+			body: gpus(o.poolID, 4), want: 200})
+	}},
+	{"PATCH /api/v1/org-unit/departments/{departmentId}/resources", func(t *testing.T, c *client, o *org) {
+		var quotas []struct{ GPU struct{ Deserved int } }
+		c.do(t, exchange{method: "PATCH", route: "/api/v1/org-unit/departments/{departmentId}/resources", params: map[string]string{"departmentId": o.secondDepartmentID},
+			body: gpus(o.poolID, 3), want: 200, out: &quotas})
+		if len(quotas) != 1 || quotas[0].GPU.Deserved != 3 {
+			t.Errorf("the department's quotas after the PATCH are %+v, want the one pool's, 3 deserved", quotas)
+		}
+	}},
 	{"DELETE /api/v1/org-unit/projects/{projectId}", func(t *testing.T, c *client, o *org) {
 		c.do(t, exchange{method: "DELETE", route: "/api/v1/org-unit/projects/{projectId}", params: map[string]string{"projectId": o.secondProjectID}, want: 204})
 	}},
