@@ -212,11 +212,15 @@ func (h *projects) putProject(c echo.Context) error {
 
 // putProjectResources replaces the project's quotas with the body, a JSON array of Quota.
 // putProjectResources replaces a project's quotas (Run:ai's PUT .../resources).
-func (h *projects) putProjectResources(c echo.Context) error { return h.changeProjectResources(c, false) }
+func (h *projects) putProjectResources(c echo.Context) error {
+	return h.changeProjectResources(c, false)
+}
 
 // patchProjectResources replaces the quotas of the pools the body names and keeps the others
 // (Run:ai's PATCH .../resources; store.MergeQuotas).
-func (h *projects) patchProjectResources(c echo.Context) error { return h.changeProjectResources(c, true) }
+func (h *projects) patchProjectResources(c echo.Context) error {
+	return h.changeProjectResources(c, true)
+}
 
 func (h *projects) changeProjectResources(c echo.Context, merge bool) error {
 	id, err := changeTarget(c, "update", "project")
