@@ -176,9 +176,9 @@ func TestWorkloadHistoryIsEventsAndPhaseUpdates(t *testing.T) {
 		}
 		Spec struct {
 			Event *struct {
-				CreatedAt                                             time.Time
-				Type, Message, Reason, Source, Kind, Actor, ClusterID string
-				InvolvedObject                                        views.InvolvedObject
+				CreatedAt                                                 time.Time
+				ID, Type, Message, Reason, Source, Kind, Actor, ClusterID string
+				InvolvedObject                                            views.InvolvedObject
 			}
 			PhaseUpdate *struct{ Phase, PhaseMessage string }
 		}
@@ -188,6 +188,9 @@ func TestWorkloadHistoryIsEventsAndPhaseUpdates(t *testing.T) {
 		for _, r := range rs {
 			switch {
 			case r.Spec.Event != nil:
+				if r.Spec.Event.ID == "" {
+					t.Errorf("a history event has no id: %+v", r.Spec.Event)
+				}
 				out = append(out, fmt.Sprintf("%s Event %s %s %q", r.Meta.CreationTimestamp.Format("15:04"), r.Spec.Event.Kind, r.Spec.Event.Type, r.Spec.Event.Message))
 			case r.Spec.PhaseUpdate != nil:
 				out = append(out, fmt.Sprintf("%s %s %s", r.Meta.CreationTimestamp.Format("15:04"), r.Meta.Type, r.Spec.PhaseUpdate.Phase))
