@@ -1,16 +1,10 @@
 package migrations_test
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
-	"github.com/golang-migrate/migrate/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 )
 
 // TestAccessKeysDownKeepsServiceAccounts: going below the schema of people's access keys
@@ -19,23 +13,11 @@ import (
 // below); going up again works.
 func TestAccessKeysDownKeepsServiceAccounts(t *testing.T) {
 	t.Parallel()
-	dbURL := testdb.NewURL(t)
-	m := migrator(t, dbURL)
-	if err := m.Migrate(17); err != nil && !errors.Is(err, migrate.ErrNoChange) { // the schema of people's access keys
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	s := newSchemaAt(t, 17)
+	m, ctx, conn := s.m, s.ctx, s.conn
 	exec := func(sql string, args ...any) {
 		t.Helper()
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
+		s.exec(t, sql, args...)
 	}
 	exec(`INSERT INTO users (id, issuer, subject) VALUES ('00000000-0000-4000-8000-0000000000aa', 'local', 'rita')`)
 	exec(`INSERT INTO api_keys (id, name, secret_hash, owner_user_id, expires_at, created_by)

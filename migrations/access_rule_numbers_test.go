@@ -1,16 +1,11 @@
 package migrations_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/golang-migrate/migrate/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 )
 
 // TestAccessRulesAreNumberedInTheOrderTheyWereMade: the rules there are when access rules get
@@ -19,18 +14,8 @@ import (
 // and up again number them afresh.
 func TestAccessRulesAreNumberedInTheOrderTheyWereMade(t *testing.T) {
 	t.Parallel()
-	dbURL := testdb.NewURL(t)
-	m := migrator(t, dbURL)
-	if err := m.Migrate(15); err != nil && !errors.Is(err, migrate.ErrNoChange) { // the schema before access rules were numbered
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	s := newSchemaAt(t, 15)
+	m, ctx, conn := s.m, s.ctx, s.conn
 	exec := func(sql string, args ...any) error {
 		_, err := conn.Exec(ctx, sql, args...)
 		return err

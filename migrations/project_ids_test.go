@@ -1,7 +1,6 @@
 package migrations_test
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -11,9 +10,7 @@ import (
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
-	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/migrations"
 )
 
@@ -39,23 +36,11 @@ func migrator(t *testing.T, dbURL string) *migrate.Migrate {
 // renamed one's name later is not theirs); those stay without a project id.
 func TestWorkloadRecordsWithoutProjectIDGetTheProjectThatHeldTheirName(t *testing.T) {
 	t.Parallel()
-	dbURL := testdb.NewURL(t)
-	m := migrator(t, dbURL)
-	if err := m.Migrate(13); err != nil { // the schema before workloads were scoped by project id
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	s := newSchemaAt(t, 13)
+	m, ctx, conn := s.m, s.ctx, s.conn
 	exec := func(sql string, args ...any) {
 		t.Helper()
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
+		s.exec(t, sql, args...)
 	}
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 9, 0, 0, 0, time.UTC) }
 	exec(`INSERT INTO departments (id, name) VALUES ('00000000-0000-0000-0000-0000000000d1', 'research')`)

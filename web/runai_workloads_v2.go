@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"time"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/labstack/echo/v4"
 	"k8s.io/utils/ptr"
@@ -61,39 +63,23 @@ func decodeWorkloadV2(c echo.Context) (workloads.ManifestRequest, error) {
 // submit creates the manifest's workload (202, Run:ai's WorkloadV2), or with ?dryRun=true
 // answers what the scheduler would do with it (200, as the native routes' dry run).
 func (h *workloadsV2) submit(c echo.Context) error {
-	dry, err := boolParam(c, "dryRun")
-	if err != nil {
-		return err
-	}
-	target(c, map[bool]string{true: "dry-run", false: "create"}[dry], "workload", "")
-	if err := workloads.MaySubmitAny(identity(c)); err != nil {
-		return err
-	}
-	req, err := decodeWorkloadV2(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	sub, err := h.service.PrepareManifest(ctx, identity(c), req)
-	if err != nil {
-		return err
-	}
-	if dry {
-		p, err := h.service.DryRunManifest(ctx, caller(c), sub)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, NewPredictionJSON(p))
-	}
-	rec, err := h.service.SubmitManifest(ctx, caller(c), sub)
-	if err != nil {
-		return err
-	}
-	target(c, "create", "workload", rec.UID)
-	obj := sub.Object.DeepCopy()
-	obj.SetName(rec.Name) // with the suffix Arbiter added to a prefix
-	m := workloads.Manifested{Visible: workloads.Visible{Record: rec, Project: &sub.Project}, Kind: sub.Kind, Object: obj}
-	return c.JSON(http.StatusAccepted, workloadV2View(m, "Running", clusterID(c)))
+	return submissionCourse[workloads.ManifestSubmission]{
+		prepare: func(c echo.Context, ctx context.Context) (workloads.ManifestSubmission, error) {
+			req, err := decodeWorkloadV2(c)
+			if err != nil {
+				return workloads.ManifestSubmission{}, err
+			}
+			return h.service.PrepareManifest(ctx, identity(c), req)
+		},
+		dryRun: h.service.DryRunManifest,
+		submit: h.service.SubmitManifest,
+		answer: func(c echo.Context, sub workloads.ManifestSubmission, rec store.WorkloadRecord) any {
+			obj := sub.Object.DeepCopy()
+			obj.SetName(rec.Name) // with the suffix Arbiter added to a prefix
+			m := workloads.Manifested{Visible: workloads.Visible{Record: rec, Project: &sub.Project}, Kind: sub.Kind, Object: obj}
+			return workloadV2View(m, "Running", clusterID(c))
+		},
+	}.run(c)
 }
 
 func (h *workloadsV2) manifested(c echo.Context, read bool) (workloads.Manifested, error) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -35,41 +36,23 @@ func (h *submissions) routes(r router) {
 // submit creates a workload of kind k (202, the workload as submitted), or with ?dryRun=true
 // answers what the scheduler would do with it (200, docs/api.md "Dry runs").
 func (h *submissions) submit(k native.Kind) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		dry, err := boolParam(c, "dryRun")
-		if err != nil {
-			return err
-		}
-		target(c, map[bool]string{true: "dry-run", false: "create"}[dry], "workload", "")
-		if err := workloads.MaySubmitAny(identity(c)); err != nil {
-			return err
-		}
-		var req native.Request
-		if err := decodeJSON(c, &req, native.Accepted...); err != nil {
-			return err
-		}
-		if err := checkClusterID(optional[string]{Set: req.ClusterID != "", Value: req.ClusterID}, clusterID(c)); err != nil {
-			return err
-		}
-		ctx := c.Request().Context()
-		s, err := h.service.Prepare(ctx, identity(c), k, req)
-		if err != nil {
-			return err
-		}
-		if dry {
-			p, err := h.service.DryRun(ctx, caller(c), s)
-			if err != nil {
-				return err
+	return submissionCourse[workloads.Submission]{
+		prepare: func(c echo.Context, ctx context.Context) (workloads.Submission, error) {
+			var req native.Request
+			if err := decodeJSON(c, &req, native.Accepted...); err != nil {
+				return workloads.Submission{}, err
 			}
-			return c.JSON(http.StatusOK, NewPredictionJSON(p))
-		}
-		rec, err := h.service.Submit(ctx, caller(c), s)
-		if err != nil {
-			return err
-		}
-		target(c, "create", "workload", rec.UID)
-		return c.JSON(http.StatusAccepted, submittedView(rec, s.RequestedName, clusterID(c)))
-	}
+			if err := checkClusterID(optional[string]{Set: req.ClusterID != "", Value: req.ClusterID}, clusterID(c)); err != nil {
+				return workloads.Submission{}, err
+			}
+			return h.service.Prepare(ctx, identity(c), k, req)
+		},
+		dryRun: h.service.DryRun,
+		submit: h.service.Submit,
+		answer: func(c echo.Context, s workloads.Submission, rec store.WorkloadRecord) any {
+			return submittedView(rec, s.RequestedName, clusterID(c))
+		},
+	}.run
 }
 
 // submitted is the workload with the path's id, which must be of kind k and visible to the
