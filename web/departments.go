@@ -269,21 +269,12 @@ func (h *departments) changeDepartmentResources(c echo.Context, merge bool) erro
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Resources []quotaRequest `json:"resources"`
-	}
-	if err := decodeJSONArray(c, "resources", &req); err != nil {
-		return err
-	}
-	in, err := quotaInputs(req.Resources)
+	quotas, err := decodeResources(c, merge)
 	if err != nil {
 		return err
 	}
 	d, err := h.org.store.PatchDepartment(c.Request().Context(), id, func(d store.Department) (store.DepartmentUpdate, error) {
-		list := in
-		if merge { // onto the quotas as they are under the row lock
-			list = store.MergeQuotas(d.Quotas, in)
-		}
+		list := quotas(d.Quotas)
 		u := store.DepartmentUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &list}}
 		return u, mayChangeFields(c, departmentFieldRoles, departmentFieldsSet(u), auth.System)
 	}, actor(c))
@@ -291,4 +282,26 @@ func (h *departments) changeDepartmentResources(c echo.Context, merge bool) erro
 		return err
 	}
 	return c.JSON(http.StatusOK, h.org.departmentView(d).Resources)
+}
+
+// decodeResources reads Run:ai's resources body (a JSON array of quotas) and gives the unit's
+// new quota list from its quotas as they are under its row lock: the body's (PUT), or the
+// body's merged onto them (PATCH, merge; store.MergeQuotas).
+func decodeResources(c echo.Context, merge bool) (func(current []store.Quota) []store.QuotaInput, error) {
+	var req struct {
+		Resources []quotaRequest `json:"resources"`
+	}
+	if err := decodeJSONArray(c, "resources", &req); err != nil {
+		return nil, err
+	}
+	in, err := quotaInputs(req.Resources)
+	if err != nil {
+		return nil, err
+	}
+	return func(current []store.Quota) []store.QuotaInput {
+		if merge {
+			return store.MergeQuotas(current, in)
+		}
+		return in
+	}, nil
 }

@@ -233,21 +233,12 @@ func (h *projects) changeProjectResources(c echo.Context, merge bool) error {
 	if err := mayChangeFieldsSomewhere(c, projectFieldRoles, []string{"resources"}); err != nil {
 		return err
 	}
-	var req struct {
-		Resources []quotaRequest `json:"resources"`
-	}
-	if err := decodeJSONArray(c, "resources", &req); err != nil {
-		return err
-	}
-	in, err := quotaInputs(req.Resources)
+	quotas, err := decodeResources(c, merge)
 	if err != nil {
 		return err
 	}
 	change := func(p store.Project) (store.ProjectUpdate, error) {
-		list := in
-		if merge { // onto the quotas as they are under the row lock
-			list = store.MergeQuotas(p.Quotas, in)
-		}
+		list := quotas(p.Quotas)
 		u := store.ProjectUpdate{Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &list}}
 		return u, mayChangeProject(c, p, u)
 	}

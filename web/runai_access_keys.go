@@ -132,12 +132,18 @@ func (h *access) postAccessKey(c echo.Context) error {
 		"clientSecret": secret, "createdAt": k.CreatedAt.UTC(), "expiresAt": k.ExpiresAt.UTC()})
 }
 
-func (h *access) getAccessKey(c echo.Context) error {
-	id, err := pathID(c, "accessKeyId")
-	if err != nil {
-		return err
+// ownAccessKey is the path's access key id and the caller, who must hold their own keys
+// (keyHolder; manage: to change them).
+func ownAccessKey(c echo.Context, manage bool) (id, owner uuid.UUID, err error) {
+	if id, err = pathID(c, "accessKeyId"); err != nil {
+		return id, owner, err
 	}
-	owner, err := keyHolder(c, false)
+	owner, err = keyHolder(c, manage)
+	return id, owner, err
+}
+
+func (h *access) getAccessKey(c echo.Context) error {
+	id, owner, err := ownAccessKey(c, false)
 	if err != nil {
 		return err
 	}
@@ -150,11 +156,7 @@ func (h *access) getAccessKey(c echo.Context) error {
 
 func (h *access) deleteAccessKey(c echo.Context) error {
 	target(c, "delete", "access-key", c.Param("accessKeyId"))
-	id, err := pathID(c, "accessKeyId")
-	if err != nil {
-		return err
-	}
-	owner, err := keyHolder(c, true)
+	id, owner, err := ownAccessKey(c, true)
 	if err != nil {
 		return err
 	}
@@ -167,11 +169,7 @@ func (h *access) deleteAccessKey(c echo.Context) error {
 
 func (h *access) regenerateAccessKeySecret(c echo.Context) error {
 	target(c, "regenerate-secret", "access-key", c.Param("accessKeyId"))
-	id, err := pathID(c, "accessKeyId")
-	if err != nil {
-		return err
-	}
-	owner, err := keyHolder(c, true)
+	id, owner, err := ownAccessKey(c, true)
 	if err != nil {
 		return err
 	}
