@@ -79,6 +79,9 @@ type Cache struct {
 	byController map[types.UID]map[types.UID]*podEntry
 	built        map[types.UID]*builtWorkload
 	dirty        map[types.UID]struct{}
+	// trainJobSets maps a TrainJob to the JobSet the Trainer made for it, whose replicated jobs
+	// give the TrainJob's gang and pods (kinds.go); an entry goes with its JobSet.
+	trainJobSets map[types.UID]types.UID
 	// order is built's workloads sorted by UID, or nil to be sorted afresh (see reorder);
 	// orderEdits counts workloads that came or went in the current write.
 	order      []*builtWorkload
@@ -111,6 +114,7 @@ func NewCache(schedulerName string) *Cache {
 		byController:  map[types.UID]map[types.UID]*podEntry{},
 		built:         map[types.UID]*builtWorkload{},
 		dirty:         map[types.UID]struct{}{},
+		trainJobSets:  map[types.UID]types.UID{},
 		occupied:      map[string]scheduler.Resources{},
 		changed:       make(chan struct{}, 1),
 	}

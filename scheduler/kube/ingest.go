@@ -30,6 +30,9 @@ type podEntry struct {
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
 	// written only when it changes (S23).
 	scheduledReason string
+	// minMembers is the pod's arbiter.dev/min-members annotation: the gang of a workload whose
+	// top owner is of a kind Arbiter does not watch (S5's fallback).
+	minMembers string
 	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
 	// not Arbiter's or no longer active.
 	workload types.UID
@@ -76,6 +79,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		active:     podActive(p),
 		controller: metav1.GetControllerOfNoCopy(p),
 		created:    p.CreationTimestamp.Time,
+		minMembers: p.Annotations[scheduler.AnnotationMinMembers],
 	}
 	if p.Status.StartTime != nil {
 		e.started = p.Status.StartTime.Time
@@ -103,6 +107,11 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	c.pods[p.UID] = e
 	c.place(e)
+	if old == nil && len(c.members[p.UID]) > 0 {
+		// Pods were grouped under it before it came: a LeaderWorkerSet's workers, whose
+		// StatefulSet the leader owns, belong to the leader's top owner.
+		c.regroup(p.UID)
+	}
 	c.occupy(e, +1)
 	c.refresh()
 	c.mu.Unlock()
@@ -124,7 +133,8 @@ func needsCycle(old, e *podEntry) bool {
 	}
 	return old.ours != e.ours || old.active != e.active || old.pod.NodeName != e.pod.NodeName ||
 		old.pod.Terminating != e.pod.Terminating || old.pod.PriorityClassName != e.pod.PriorityClassName ||
-		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller)
+		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller) ||
+		old.minMembers != e.minMembers
 }
 
 // holds reports whether a pod of another scheduler holds capacity on a node (S3).
@@ -182,6 +192,10 @@ func (c *Cache) UpsertOwner(o *owner) {
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
 		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+		if parent, ok := trainJobOf(o); ok {
+			c.trainJobSets[parent] = o.UID
+			decides = c.parentChanged(parent) || decides
+		}
 	}
 	c.refresh()
 	c.mu.Unlock()
@@ -196,7 +210,7 @@ func sameOwnerDecision(a, b *owner) bool {
 	return controllerUID(a.Controller) == controllerUID(b.Controller) && a.Suspended == b.Suspended &&
 		a.Finished == b.Finished && a.Failed == b.Failed && a.TemplateCount == b.TemplateCount &&
 		a.Created.Equal(b.Created) && a.Deadline.Equal(b.Deadline) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
-		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
+		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template) && reflect.DeepEqual(a.Roles, b.Roles))
 }
 
 // DeleteOwner forgets a controller object, asking for a cycle when that can change a decision
@@ -209,9 +223,29 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 		c.forgetWaiting(uid)
 	}
 	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
+	if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == uid {
+		delete(c.trainJobSets, parent)
+		decides = c.parentChanged(parent) || decides
+	}
 	c.refresh()
 	c.mu.Unlock()
 	if decides {
 		c.notify()
 	}
+}
+
+// trainJobOf reports the TrainJob an owner is the JobSet of.
+func trainJobOf(o *owner) (types.UID, bool) {
+	if o == nil || o.Kind != "JobSet" || o.Controller == nil || o.Controller.Kind != "TrainJob" {
+		return "", false
+	}
+	return o.Controller.UID, true
+}
+
+// parentChanged rebuilds a top owner whose gang or pods come from a child that changed (a
+// TrainJob's JobSet), and reports whether that can change a decision.
+func (c *Cache) parentChanged(uid types.UID) bool {
+	c.dirty[uid] = struct{}{}
+	o := c.owners[uid]
+	return len(c.members[uid]) > 0 || o != nil && arbiterSuspended(o)
 }
