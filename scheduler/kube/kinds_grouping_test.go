@@ -35,11 +35,11 @@ func TestS5_AnUnknownKindIsGroupedUnderItsOwner(t *testing.T) {
 		groupedBy  string
 	}{
 		{"the pods that exist, all or nothing", 2, "", 3, 0,
-			"grouped by owner Gadget/g (kind not known: gang = the 3 pods that exist)"},
+			"Grouped by owner Gadget/g (kind not known: gang = the 3 pods that exist)."},
 		{"the pods that exist, placed together", 3, "", 3, 3,
-			"grouped by owner Gadget/g (kind not known: gang = the 3 pods that exist)"},
+			"Grouped by owner Gadget/g (kind not known: gang = the 3 pods that exist)."},
 		{"min-members on its pods", 2, "2", 2, 0, // the gang is 2, but all 3 pending pods are placed as one
-			"grouped by owner Gadget/g (kind not known: gang from arbiter.dev/min-members on its pods)"},
+			"Grouped by owner Gadget/g (kind not known: gang from arbiter.dev/min-members on its pods)."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestS4_AKnownKindNotCachedYetIsNotTheFallback(t *testing.T) {
 	if w == nil {
 		t.Fatal("no workload under the Job")
 	}
-	if gang, _ := scheduler.ResolveGangSize(w); gang != 1 || m.GroupedBy != "grouped by owner Job/train" {
+	if gang, _ := scheduler.ResolveGangSize(w); gang != 1 || m.GroupedBy != "Grouped by owner Job/train." {
 		t.Errorf("gang %d, grouped by %q; want 1, by owner Job/train", gang, m.GroupedBy)
 	}
 }

@@ -36,11 +36,11 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
 	switch {
 	case bare:
-		m.GroupedBy = "a pod without a controller: its own workload"
+		m.GroupedBy = "A pod without a controller: its own workload."
 	case top.Unknown:
 		m.GroupedBy = unknownKindGang(&w, top, pods)
 	default:
-		m.GroupedBy = "grouped by owner " + top.Kind + "/" + top.Name
+		m.GroupedBy = "Grouped by owner " + top.Kind + "/" + top.Name + "."
 	}
 	for _, e := range pods {
 		if bare && w.QueuedAt.After(e.created) {
@@ -67,15 +67,15 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 // (the owner's own annotations are not read), else the pods that exist. It returns the
 // sentence that says so.
 func unknownKindGang(w *scheduler.Workload, top *owner, pods []*podEntry) string {
-	by := "grouped by owner " + top.Kind + "/" + top.Name + " (kind not known: "
+	by := "Grouped by owner " + top.Kind + "/" + top.Name + " (kind not known: "
 	for _, e := range pods {
 		if e.minMembers != "" {
 			w.Annotations = map[string]string{scheduler.AnnotationMinMembers: e.minMembers}
-			return by + "gang from " + scheduler.AnnotationMinMembers + " on its pods)"
+			return by + "gang from " + scheduler.AnnotationMinMembers + " on its pods)."
 		}
 	}
 	w.Gang = scheduler.GangSpec{Existing: int32(len(pods))}
-	return by + "gang = the " + strconv.Itoa(len(pods)) + " pods that exist)"
+	return by + "gang = the " + strconv.Itoa(len(pods)) + " pods that exist)."
 }
 
 // gangOf is the gang spec of a top owner (S5): its own, but a TrainJob's is that of the JobSet
@@ -117,7 +117,7 @@ func (c *Cache) suspendedWorkload(o *owner) *builtWorkload {
 		w.Pods[i].UID, w.Pods[i].Name = "", ""
 	}
 	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true,
-		GroupedBy: "suspended by Arbiter: its pods are those its templates make"}}
+		GroupedBy: "Suspended by Arbiter: its pods are those its templates will make."}}
 }
 
 // templateWorkload builds a workload from its owner and the pods its templates make, named
