@@ -107,10 +107,8 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	c.pods[p.UID] = e
 	c.place(e)
-	if old == nil && len(c.members[p.UID]) > 0 {
-		// Pods were grouped under it before it came: a LeaderWorkerSet's workers, whose
-		// StatefulSet the leader owns, belong to the leader's top owner.
-		c.regroup(p.UID)
+	if old == nil || controllerUID(old.controller) != controllerUID(e.controller) {
+		c.regroupOwnedBy(p.UID)
 	}
 	c.occupy(e, +1)
 	c.refresh()
@@ -157,6 +155,9 @@ func (c *Cache) DeletePod(uid types.UID) {
 	}
 	delete(c.pods, uid)
 	delete(c.assumed, uid)
+	if e != nil {
+		c.regroupOwnedBy(uid)
+	}
 	c.refresh()
 	c.mu.Unlock()
 	if e == nil || e.ours || holds(e) {
@@ -188,6 +189,7 @@ func (c *Cache) UpsertOwner(o *owner) {
 	c.mu.Lock()
 	old := c.owners[o.UID]
 	c.owners[o.UID] = o
+	c.indexOwnedByPod(old, o)
 	decides := false
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
@@ -219,6 +221,7 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
 	old := c.owners[uid]
 	delete(c.owners, uid)
+	c.indexOwnedByPod(old, nil)
 	if c.built[uid] == nil {
 		c.forgetWaiting(uid)
 	}
@@ -248,4 +251,38 @@ func (c *Cache) parentChanged(uid types.UID) bool {
 	c.dirty[uid] = struct{}{}
 	o := c.owners[uid]
 	return len(c.members[uid]) > 0 || o != nil && arbiterSuspended(o)
+}
+
+// indexOwnedByPod keeps ownedByPod as an owner changes from old to o (either may be nil).
+func (c *Cache) indexOwnedByPod(old, o *owner) {
+	podController := func(o *owner) types.UID {
+		if o == nil || o.Controller == nil || o.Controller.Kind != "Pod" || o.Controller.APIVersion != "v1" {
+			return ""
+		}
+		return o.Controller.UID
+	}
+	if was := podController(old); was != "" && was != podController(o) {
+		if set := c.ownedByPod[was]; set != nil {
+			delete(set, old.UID)
+			if len(set) == 0 {
+				delete(c.ownedByPod, was)
+			}
+		}
+	}
+	if now := podController(o); now != "" {
+		set := c.ownedByPod[now]
+		if set == nil {
+			set = map[types.UID]struct{}{}
+			c.ownedByPod[now] = set
+		}
+		set[o.UID] = struct{}{}
+	}
+}
+
+// regroupOwnedBy files again the pods under the owners a pod controls, whose top owner is
+// found through it (see ownedByPod).
+func (c *Cache) regroupOwnedBy(pod types.UID) {
+	for uid := range c.ownedByPod[pod] {
+		c.regroup(uid)
+	}
 }

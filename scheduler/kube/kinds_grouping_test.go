@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 )
@@ -136,4 +138,47 @@ func TestS5_ALeaderWorkerSetsGroupsAreGangsOfOneWorkload(t *testing.T) {
 	if len(groups) != 1 || len(plan.Binds) != 4 {
 		t.Errorf("bound %d pods in groups %v; want one whole group of 4 (6 GPUs hold one group)", len(plan.Binds), groups)
 	}
+}
+
+// TestS4_ALeaderPodsComingAndGoingRegroupsItsWorkers: whichever order a LeaderWorkerSet's
+// leader pod comes and goes in, the workloads kept as events arrive are those a cache built
+// afresh from the same objects has.
+func TestS4_ALeaderPodsComingAndGoingRegroupsItsWorkers(t *testing.T) {
+	lwsObj := readKind(t, "leaderworkerset.yaml")
+	lws := controllerRef("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", lwsObj.GetName(), string(lwsObj.GetUID()))
+	leaderSts := controllerRef("apps/v1", "StatefulSet", "sample", "leader-sts")
+	leaderRef := controllerRef("v1", "Pod", "sample-0", "leader-0")
+	workerSts := controllerRef("apps/v1", "StatefulSet", "sample-0", "workers-0")
+	state := &clusterState{nodes: map[string]*corev1.Node{}, owners: map[types.UID]*owner{}, pods: map[types.UID]*corev1.Pod{}}
+	c := NewCache("arbiter")
+	putOwner := func(o *owner) { state.owners[o.UID] = o; c.UpsertOwner(o) }
+	putPod := func(p *corev1.Pod) { state.pods[p.UID] = p; c.UpsertPod(p) }
+	workloads := func(c *Cache) []string {
+		var out []string
+		for _, w := range cycleView(c, t0.Add(time.Hour), foreseeSettings()).Snapshot.Workloads {
+			out = append(out, w.UID+" "+w.Kind+"/"+w.Name+":"+strconv.Itoa(len(w.Pods)))
+		}
+		return out
+	}
+	same := func(step string) {
+		t.Helper()
+		if d := cmp.Diff(workloads(state.fresh()), workloads(c)); d != "" {
+			t.Errorf("%s: kept as events arrived (-fresh +kept):\n%s", step, d)
+		}
+	}
+	putOwner(ownerFrom(lwsObj))
+	putOwner(ownerFrom(ownerObj("apps/v1", "StatefulSet", "sample", "leader-sts", &lws, nil)))
+	putOwner(ownerFrom(ownerObj("apps/v1", "StatefulSet", "sample-0", "workers-0", &leaderRef, nil)))
+	for i := 1; i < 4; i++ {
+		putPod(gpuPod("sample-0-"+strconv.Itoa(i), "w"+strconv.Itoa(i), 1, &workerSts))
+	}
+	same("workers before their leader")
+	putPod(gpuPod("sample-0", "leader-0", 1, &leaderSts))
+	same("the leader came")
+	if got := workloads(c); !cmp.Equal(got, []string{"lws-uid LeaderWorkerSet/leaderworkerset-sample:4"}) {
+		t.Errorf("workloads %v, want the LeaderWorkerSet with its 4 pods", got)
+	}
+	delete(state.pods, "leader-0")
+	c.DeletePod("leader-0")
+	same("the leader went")
 }
