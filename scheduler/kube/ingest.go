@@ -194,6 +194,10 @@ func (c *Cache) UpsertOwner(o *owner) {
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
 		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+		if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == o.UID {
+			delete(c.trainJobSets, parent) // put back just below if it still has that parent
+			decides = c.parentChanged(parent) || decides
+		}
 		if parent, ok := trainJobOf(o); ok {
 			c.trainJobSets[parent] = o.UID
 			decides = c.parentChanged(parent) || decides
