@@ -1,14 +1,12 @@
 package kube
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/scheduler"
 )
@@ -16,19 +14,7 @@ import (
 // readKind decodes a controller's object from testdata/kinds, as a dynamic informer delivers it.
 func readKind(t *testing.T, file string) *unstructured.Unstructured {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "kinds", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(js); err != nil { // integers as int64, as informers decode them
-		t.Fatalf("%s: %v", file, err)
-	}
-	return u
+	return readTestdata(t, filepath.Join("kinds", file))
 }
 
 // roleSummary is what a test reads of a role: its name, how many pods it makes and the GPUs
