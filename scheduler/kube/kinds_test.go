@@ -130,9 +130,10 @@ func TestS20_ASuspendedWorkloadOfEveryKindIsAdmittedAgain(t *testing.T) {
 	}
 }
 
-// TestS20_ATrainJobsJobSetGivesItsGang: a TrainJob's gang is its JobSet's first stage once the
-// JobSet is known (the runtime's initializers run before its nodes), and its pods under it.
-func TestS20_ATrainJobsJobSetGivesItsGang(t *testing.T) {
+// TestS5_ATrainJobsGangIsItsJobSetsFirstStage: a TrainJob's gang is its JobSet's first stage
+// once the JobSet is known (the runtime's initializers run before its nodes), and the
+// JobSet's pods are under the TrainJob.
+func TestS5_ATrainJobsGangIsItsJobSetsFirstStage(t *testing.T) {
 	c := NewCache("arbiter")
 	train := readKind(t, "trainjob.yaml")
 	c.UpsertOwner(ownerFrom(train))
