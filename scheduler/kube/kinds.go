@@ -91,8 +91,9 @@ func readKubeflow(o *owner, obj map[string]any) {
 }
 
 // readRayCluster: a Ray cluster's gang is its head and each worker group's minReplicas, times
-// the group's numOfHosts (a multi-host group makes that many pods per replica). A suspended
-// one comes back with each group's replicas (kept within its minimum and maximum).
+// the group's numOfHosts (a multi-host group makes that many pods per replica); a worker group
+// suspended on its own makes none. A suspended cluster comes back with each group's replicas
+// (kept within its minimum and maximum).
 func readRayCluster(o *owner, obj map[string]any, path ...string) {
 	o.Gang.Replicas = []int32{1}
 	if head, ok, _ := unstructured.NestedMap(obj, append(path, "headGroupSpec")...); ok {
@@ -101,6 +102,9 @@ func readRayCluster(o *owner, obj map[string]any, path ...string) {
 	groups, _, _ := unstructured.NestedSlice(obj, append(path, "workerGroupSpecs")...)
 	for i, g := range groups {
 		m, _ := g.(map[string]any)
+		if off, _, _ := unstructured.NestedBool(m, "suspend"); off {
+			continue // a suspended worker group makes no pods
+		}
 		hosts, ok, _ := unstructured.NestedInt64(m, "numOfHosts")
 		if !ok || hosts < 1 {
 			hosts = 1

@@ -82,6 +82,25 @@ func TestS5_GangOfEachKindFromItsManifest(t *testing.T) {
 	}
 }
 
+// TestS5_ARayWorkerGroupSuspendedOnItsOwnMakesNoPods: a worker group with its own suspend
+// switch on counts neither in the cluster's gang nor in the pods it comes back with.
+func TestS5_ARayWorkerGroupSuspendedOnItsOwnMakesNoPods(t *testing.T) {
+	u := readKind(t, "raycluster.yaml")
+	groups, _, _ := unstructured.NestedSlice(u.Object, "spec", "workerGroupSpecs")
+	groups[1].(map[string]any)["suspend"] = true
+	if err := unstructured.SetNestedSlice(u.Object, groups, "spec", "workerGroupSpecs"); err != nil {
+		t.Fatal(err)
+	}
+	o := ownerFrom(u)
+	w := scheduler.Workload{Kind: o.Kind, Group: o.Group, Gang: o.Gang}
+	if gang, _ := scheduler.ResolveGangSize(&w); gang != 2 {
+		t.Errorf("gang %d, want the head and workergroup's one", gang)
+	}
+	if d := cmp.Diff([]roleSummary{{"head", 1, 0}, {"workergroup", 1, 0}}, summarise(o.Roles)); d != "" {
+		t.Errorf("roles (-want +got):\n%s", d)
+	}
+}
+
 // TestS20_ASuspendedWorkloadOfEveryKindIsAdmittedAgain: a workload Arbiter suspended has no
 // pods; it is built from the pods its roles make (a TrainJob's from its JobSet's) and
 // resumed once they fit.
