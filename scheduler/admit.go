@@ -111,11 +111,23 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	slices.SortStableFunc(pending, func(a, b int32) int { return cmp.Compare(c.pods[b].req.GPUs, c.pods[a].req.GPUs) })
 	c.unitBuf = pending
 	one := ws.suspended || c.pend[ws.pend].gang > 1
-	reserved := false
+	grouped := one && !ws.suspended && ws.w.Gang.GroupSize > 0
+	if grouped {
+		c.byGangGroup(pending)
+	}
+	reserved, placed, incomplete, have := false, false, false, int32(0)
 	for i := 0; i < len(pending); {
 		n := 1
 		if one {
 			n = len(pending)
+		}
+		if grouped {
+			// each group is a gang of its own (S5), placed whole once all its pods exist
+			n = c.groupRun(pending[i:])
+			if h := c.groupPods(ws, c.pods[pending[i]].pod.GangGroup); h < ws.w.Gang.GroupSize {
+				i, incomplete, have = i+n, true, h
+				continue
+			}
 		}
 		ok, evicted := c.tryUnit(wi, pending[i:i+n], allowEvict)
 		if !ok {
@@ -125,8 +137,16 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 			}
 			return
 		}
-		reserved = reserved || evicted
+		reserved, placed = reserved || evicted, true
 		i += n
+	}
+	if incomplete && !reserved {
+		// the groups that are whole are placed; the workload waits for the others' pods
+		if !placed {
+			ws.outcome = skipped
+		}
+		*c.failOf(ws) = failure{reason: GangIncomplete, pool: -1, amount: int64(ws.w.Gang.GroupSize), bound: int64(have)}
+		return
 	}
 	c.admittedClaimant(wi)
 	switch {
@@ -141,6 +161,34 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	default:
 		ws.outcome = admitted
 	}
+}
+
+// byGangGroup orders a workload's pods to place by their group, keeping the order within each.
+func (c *cycle) byGangGroup(pending []int32) {
+	slices.SortStableFunc(pending, func(a, b int32) int {
+		return cmp.Compare(c.pods[a].pod.GangGroup, c.pods[b].pod.GangGroup)
+	})
+}
+
+// groupRun is how many pods at the start of pending are of the first one's group.
+func (c *cycle) groupRun(pending []int32) int {
+	g := c.pods[pending[0]].pod.GangGroup
+	n := 1
+	for n < len(pending) && c.pods[pending[n]].pod.GangGroup == g {
+		n++
+	}
+	return n
+}
+
+// groupPods counts the pods of one group of the workload that are placed or waiting.
+func (c *cycle) groupPods(ws *wlState, group string) int32 {
+	have := int32(0)
+	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		if ps := &c.pods[k]; ps.pod.GangGroup == group && !ps.terminating {
+			have++
+		}
+	}
+	return have
 }
 
 // toPlace appends to buf the workload's pods still to be placed: not bound, not placed in

@@ -109,12 +109,16 @@ func (c *cycle) freeCouldTake(p *projectState, gpus int64) bool {
 }
 
 // pendingUnit is what a workload's next attempt places as one: all its pending pods when it
-// is a gang or suspended, else the largest of them. The slice is the cycle's, until the next
+// is a gang or suspended (a group of them when each group is a gang), else the largest of them. The slice is the cycle's, until the next
 // call.
 func (c *cycle) pendingUnit(wi int32) []int32 {
 	ws := &c.wls[wi]
 	unit := c.toPlace(ws, c.claimBuf[:0])
 	c.claimBuf = unit[:0]
+	if !ws.suspended && ws.w.Gang.GroupSize > 0 && c.pend[ws.pend].gang > 1 && len(unit) > 1 {
+		c.byGangGroup(unit) // each group is a gang of its own (S5): the first one
+		return unit[:c.groupRun(unit)]
+	}
 	if ws.suspended || c.pend[ws.pend].gang > 1 || len(unit) < 2 {
 		return unit
 	}

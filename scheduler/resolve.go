@@ -352,13 +352,18 @@ func kubeflowKind(kind string) bool {
 
 func rayKind(kind string) bool { return kind == "RayCluster" || kind == "RayJob" }
 
+// jobSetKind: a JobSet, or a TrainJob (Kubeflow Trainer runs each as one).
+func jobSetKind(kind string) bool { return kind == "JobSet" || kind == "TrainJob" }
+
 func distributedType(t string) bool {
 	return t == "Distributed training" || t == "Distributed inference"
 }
 
 // CanSuspend reports whether a kind has a suspend switch, so that preemptionMode suspend
 // applies to it (S20); other kinds are terminated.
-func CanSuspend(kind string) bool { return kind == "Job" || kubeflowKind(kind) || rayKind(kind) }
+func CanSuspend(kind string) bool {
+	return kind == "Job" || jobSetKind(kind) || kubeflowKind(kind) || rayKind(kind)
+}
 
 func sum32(xs []int32) int {
 	n := 0
@@ -390,10 +395,12 @@ func ResolveGangSize(w *Workload) (int, []Warning) {
 		if w.Gang.Completions != nil {
 			n = min(n, int(*w.Gang.Completions)-int(w.Gang.Succeeded))
 		}
-	case kubeflowKind(w.Kind), rayKind(w.Kind), distributedType(w.Type):
+	case kubeflowKind(w.Kind), rayKind(w.Kind), jobSetKind(w.Kind), distributedType(w.Type):
 		n = sum32(w.Gang.Replicas)
 	case w.Kind == "LeaderWorkerSet":
 		n = int(w.Gang.GroupSize)
+	case w.Gang.Existing > 0:
+		n = int(w.Gang.Existing)
 	}
 	return max(n, 1), warnings
 }

@@ -254,10 +254,14 @@ type GangSpec struct {
 	Parallelism, Completions *int32
 	Succeeded                int32
 	// Kubeflow jobs: every replicaSpecs[*].replicas; Ray: 1 for the head then each worker
-	// group's minReplicas; native distributed types: the replica count.
+	// group's minReplicas; JobSet (and a TrainJob's): each replicated job of the first stage,
+	// replicas × pods per Job; native distributed types: the replica count.
 	Replicas []int32
-	// LeaderWorkerSet: the group size.
+	// LeaderWorkerSet: the group size (the leader counted). Each group is a gang of its own:
+	// pods carry their group in Pod.GangGroup.
 	GroupSize int32
+	// Existing is set for a top owner of a kind Arbiter does not know: the pods that exist.
+	Existing int32
 }
 
 // Pod is one of a workload's pods, bound or not. For a suspended workload the pods are those
@@ -272,6 +276,9 @@ type Pod struct {
 	Tolerations          []Toleration
 	NodeName             string // the node it is bound to; empty while pending
 	Terminating          bool   // deleted but still holding its node's resources
+	// GangGroup is the group a pod belongs to when each group of its workload is a gang of its
+	// own (GangSpec.GroupSize: a LeaderWorkerSet's group index); read only then.
+	GangGroup string
 }
 
 // PodRef names a pod.

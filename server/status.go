@@ -154,6 +154,18 @@ func podViews(w *scheduler.Workload, meta *kube.WorkloadMeta) []views.WorkloadPo
 	return pods
 }
 
+// WorkloadGrouping says which rule grouped a workload's pods in the last cycle's view, or "".
+func (last lastPods) WorkloadGrouping(uid string) string {
+	r := last()
+	if r == nil || r.View == nil {
+		return ""
+	}
+	if _, m := r.Workload(uid); m != nil {
+		return m.GroupedBy
+	}
+	return ""
+}
+
 // preemptibilityStandings gives the web layer what a change of a running workload's
 // preemptibility is checked against (S14), from the scheduler's last cycle; nil (not a typed
 // nil) without a scheduler.

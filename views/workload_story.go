@@ -16,9 +16,11 @@ type WorkloadStoryPage struct {
 	// says why there are none to show.
 	PodsKnown bool
 	PodsNote  string
-	Pods      []WorkloadPod
-	Events    []StoryEvent
-	Why       *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
+	// PodsGrouping says which rule grouped the pods under this workload; "" when not known.
+	PodsGrouping string
+	Pods         []WorkloadPod
+	Events       []StoryEvent
+	Why          *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
 	// LiveHref is this page's address while the workload has not finished: the page refreshes
 	// itself from it every few seconds; "" once it has finished (nothing more will change).
 	LiveHref string

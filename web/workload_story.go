@@ -22,6 +22,12 @@ type WorkloadPods interface {
 	Pods() []views.WorkloadPod
 }
 
+// WorkloadGrouping, when the pods' source has it, says in a sentence which rule grouped a
+// workload's pods (its owner; for a kind Arbiter does not know, where its gang came from).
+type WorkloadGrouping interface {
+	WorkloadGrouping(uid string) string
+}
+
 // workloadStory is a workload's page: its record, the next step, its pods and its history.
 type workloadStory struct {
 	service *workloads.Service // the records, who may see and act on what, stop, run and delete (as the API)
@@ -166,6 +172,9 @@ func (h *workloadStory) story(c echo.Context, w workloads.Visible) (views.Worklo
 			m.PodsNote = "The scheduler's last cycle saw no pods of this workload (it has finished, or is not seen yet)."
 		} else if len(pods) == 0 {
 			m.PodsNote = "The workload has no pods now."
+		}
+		if g, ok := h.pods.(WorkloadGrouping); ok {
+			m.PodsGrouping = g.WorkloadGrouping(r.UID)
 		}
 	}
 	links := map[string]*views.WorkloadLink{}

@@ -261,3 +261,29 @@ func TestStoryPageFollowsTheWorkloadAndShowsThePrediction(t *testing.T) {
 		t.Error("a prediction without victims' outcome is shown")
 	}
 }
+
+// groupedPods is fakePods with the sentence saying which rule grouped each workload.
+type groupedPods struct {
+	fakePods
+	by map[string]string
+}
+
+func (g groupedPods) WorkloadGrouping(uid string) string { return g.by[uid] }
+
+// TestWorkloadStorySaysWhichRuleGroupedItsPods: a workload whose top owner is of a kind
+// Arbiter does not know says so on its page, with where its gang came from.
+func TestWorkloadStorySaysWhichRuleGroupedItsPods(t *testing.T) {
+	t.Parallel()
+	f, victim := storyFixture(t)
+	d := deps(f.st)
+	d.Workloads, d.OrgStatus = f.st, storyStatus{}
+	const sentence = "Grouped by owner Gadget/g (kind not known: gang = the 2 pods that exist)."
+	d.Pods = groupedPods{fakePods{victim: {{Name: "g-0", Phase: "Pending", GPUs: 1}, {Name: "g-1", Phase: "Pending", GPUs: 1}}},
+		map[string]string{victim: sentence}}
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	admin := newAPIKey(t, f.st, "admin", "system", "")
+	if got := words(byID(page(t, srv, admin, "/workloads/"+victim, 200), "pods-grouping")); got != sentence {
+		t.Errorf("the pods section says %q, want %q", got, sentence)
+	}
+}

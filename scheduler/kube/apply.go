@@ -263,8 +263,8 @@ func (s *Scheduler) patchPodCondition(ctx context.Context, p PodMeta, cond corev
 	return err
 }
 
-// setSuspended flips a top owner's suspend switch (S20): spec.suspend for Jobs and Ray jobs,
-// spec.runPolicy.suspend for Kubeflow jobs. Suspending marks the object as suspended by
+// setSuspended flips a top owner's suspend switch (S20): spec.suspend for Jobs, JobSets,
+// TrainJobs, RayClusters and RayJobs, spec.runPolicy.suspend for Kubeflow's jobs (kinds.go). Suspending marks the object as suspended by
 // Arbiter, so that only Arbiter's suspensions are resumed by Arbiter.
 func (s *Scheduler) setSuspended(ctx context.Context, o ownerRef, suspend bool) error {
 	gv, err := schema.ParseGroupVersion(o.APIVersion)

@@ -82,6 +82,13 @@ type Cache struct {
 	awaiting map[types.UID]map[types.UID]*podEntry
 	built    map[types.UID]*builtWorkload
 	dirty    map[types.UID]struct{}
+	// trainJobSets maps a TrainJob to the JobSet the Trainer made for it, whose replicated jobs
+	// give the TrainJob's gang and pods (kinds.go); an entry goes with its JobSet.
+	trainJobSets map[types.UID]types.UID
+	// ownedByPod lists, for a pod, the owners it controls (a LeaderWorkerSet's leader owns its
+	// workers' StatefulSet): the pods under them are walked through it to their top owner, so
+	// its coming and going files them again. Entries go with their owners.
+	ownedByPod map[types.UID]map[types.UID]struct{}
 	// order is built's workloads sorted by UID, or nil to be sorted afresh (see reorder);
 	// orderEdits counts workloads that came or went in the current write.
 	order      []*builtWorkload
@@ -115,6 +122,8 @@ func NewCache(schedulerName string) *Cache {
 		awaiting:      map[types.UID]map[types.UID]*podEntry{},
 		built:         map[types.UID]*builtWorkload{},
 		dirty:         map[types.UID]struct{}{},
+		trainJobSets:  map[types.UID]types.UID{},
+		ownedByPod:    map[types.UID]map[types.UID]struct{}{},
 		occupied:      map[string]scheduler.Resources{},
 		changed:       make(chan struct{}, 1),
 	}

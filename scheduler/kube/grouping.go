@@ -161,7 +161,9 @@ func (c *Cache) regroup(uid types.UID) int {
 
 // topOwner follows controller references up from a pod to its workload's top owner (S4): a
 // Job owned by a CronJob is its own workload; a bare pod is its own workload; an owner that is
-// not cached (a kind Arbiter does not watch) ends the walk with what its reference says.
+// not cached (a kind Arbiter does not watch) ends the walk with what its reference says. A
+// controller that is a pod (a LeaderWorkerSet's leader owns its group's workers) is walked
+// through to the pod's own controller.
 func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
 	if e.controller == nil {
 		return &owner{
@@ -169,34 +171,48 @@ func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
 			Name: e.pod.Name, Labels: e.pod.Labels, Created: e.created,
 		}, true
 	}
-	ref := e.controller
-	cur := c.owners[ref.UID]
-	if cur == nil {
-		return ownerFromRef(ref, e.pod.Namespace, e.created), false
-	}
+	ref, namespace, created := e.controller, e.pod.Namespace, e.created
+	var cur *owner
 	for depth := 0; depth < 10; depth++ {
+		next := c.owners[ref.UID]
+		if next == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
+			if p := c.pods[ref.UID]; p != nil && p.controller != nil {
+				ref = p.controller
+				continue
+			}
+		}
+		if next == nil {
+			return ownerFromRef(ref, namespace, created), false
+		}
+		cur = next
 		if cur.Controller == nil || (cur.Kind == "Job" && cur.Group == "batch" && cur.Controller.Kind == "CronJob") {
 			break
 		}
-		next := c.owners[cur.Controller.UID]
-		if next == nil {
-			return ownerFromRef(cur.Controller, cur.Namespace, cur.Created), false
-		}
-		cur = next
+		ref, namespace, created = cur.Controller, cur.Namespace, cur.Created
+	}
+	if cur == nil {
+		return ownerFromRef(ref, namespace, created), false
 	}
 	return cur, false
 }
 
 // unseenOwner is the UID of the first owner on the pod's way up to its top owner that is of a
-// kind Arbiter watches (watchedOwners) but is not in the cache, or "" when every owner of a
+// kind Arbiter watches (watchedOwners) but is not in the cache yet, or "" when every owner of a
 // watched kind is in. An owner of a kind Arbiter does not watch ends the walk (topOwner groups
-// by its reference).
+// by its reference); a controller that is a pod is walked through, as topOwner does.
 func (c *Cache) unseenOwner(e *podEntry) types.UID {
 	ref := e.controller
 	for depth := 0; ref != nil && depth < 10; depth++ {
 		cur := c.owners[ref.UID]
+		if cur == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
+			if p := c.pods[ref.UID]; p != nil && p.controller != nil {
+				ref = p.controller
+				continue
+			}
+		}
 		if cur == nil {
-			if watchedKind(ref) {
+			gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+			if _, watched := resourceOf(gv.Group, ref.Kind); watched {
 				return ref.UID
 			}
 			return ""
@@ -207,17 +223,6 @@ func (c *Cache) unseenOwner(e *podEntry) types.UID {
 		ref = cur.Controller
 	}
 	return ""
-}
-
-// watchedKind reports whether ref names a kind of watchedOwners.
-func watchedKind(ref *metav1.OwnerReference) bool {
-	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	for _, k := range watchedOwners {
-		if k.Kind == ref.Kind && k.GVR.Group == gv.Group {
-			return true
-		}
-	}
-	return false
 }
 
 // placeAwaiting places the pods that waited for the owner uid, now in the cache; it returns
@@ -232,15 +237,19 @@ func (c *Cache) placeAwaiting(uid types.UID) int {
 	return n
 }
 
+// ownerFromRef is an owner that is not cached, as its reference names it. Unknown marks a
+// kind Arbiter does not watch: its workload is grouped by the fallback rule (S5).
 func ownerFromRef(ref *metav1.OwnerReference, namespace string, created time.Time) *owner {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	return &owner{UID: ref.UID, Kind: ref.Kind, Group: gv.Group, APIVersion: ref.APIVersion, Namespace: namespace, Name: ref.Name, Created: created}
+	_, known := resourceOf(gv.Group, ref.Kind)
+	return &owner{UID: ref.UID, Kind: ref.Kind, Group: gv.Group, APIVersion: ref.APIVersion, Namespace: namespace,
+		Name: ref.Name, Created: created, Unknown: !known}
 }
 
 // arbiterSuspended reports whether an owner is a workload Arbiter suspended (S20): pending
-// work whose pods will be made from its template.
+// work whose pods will be made from its templates.
 func arbiterSuspended(o *owner) bool {
-	return o.Suspended && o.Annotations[AnnotationSuspendedBy] != "" && o.Template != nil && !o.Finished
+	return o.Suspended && o.Annotations[AnnotationSuspendedBy] != "" && !o.Finished
 }
 
 // refresh rebuilds what the current write made stale: the dirty workloads, their order and the
@@ -271,7 +280,7 @@ func (c *Cache) refresh() {
 func (c *Cache) build(key types.UID) {
 	b := c.groupWorkload(key)
 	if b == nil {
-		if o := c.owners[key]; o != nil && arbiterSuspended(o) {
+		if o := c.owners[key]; o != nil && arbiterSuspended(o) && len(c.rolesOf(o)) > 0 {
 			b = c.suspendedWorkload(o)
 		}
 	}

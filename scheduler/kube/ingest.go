@@ -34,6 +34,9 @@ type podEntry struct {
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
 	// written only when it changes (S23).
 	scheduledReason string
+	// minMembers is the pod's arbiter.dev/min-members annotation: the gang of a workload whose
+	// top owner is of a kind Arbiter does not watch (S5's fallback).
+	minMembers string
 	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
 	// not Arbiter's, no longer active, or awaiting an owner.
 	workload types.UID
@@ -84,6 +87,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		created:    p.CreationTimestamp.Time,
 		phase:      p.Status.Phase,
 		containers: make([]Container, 0, len(p.Spec.Containers)),
+		minMembers: p.Annotations[scheduler.AnnotationMinMembers],
 	}
 	for _, ct := range p.Spec.Containers {
 		e.containers = append(e.containers, Container{Name: ct.Name, Image: ct.Image})
@@ -114,6 +118,9 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	c.pods[p.UID] = e
 	c.place(e)
+	if old == nil || controllerUID(old.controller) != controllerUID(e.controller) {
+		c.regroupOwnedBy(p.UID)
+	}
 	c.occupy(e, +1)
 	c.refresh()
 	c.mu.Unlock()
@@ -135,7 +142,8 @@ func needsCycle(old, e *podEntry) bool {
 	}
 	return old.ours != e.ours || old.active != e.active || old.pod.NodeName != e.pod.NodeName ||
 		old.pod.Terminating != e.pod.Terminating || old.pod.PriorityClassName != e.pod.PriorityClassName ||
-		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller)
+		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller) ||
+		old.minMembers != e.minMembers
 }
 
 // holds reports whether a pod of another scheduler holds capacity on a node (S3).
@@ -158,6 +166,9 @@ func (c *Cache) DeletePod(uid types.UID) {
 	}
 	delete(c.pods, uid)
 	delete(c.assumed, uid)
+	if e != nil {
+		c.regroupOwnedBy(uid)
+	}
 	c.refresh()
 	c.mu.Unlock()
 	if e == nil || e.ours || holds(e) {
@@ -189,10 +200,19 @@ func (c *Cache) UpsertOwner(o *owner) {
 	c.mu.Lock()
 	old := c.owners[o.UID]
 	c.owners[o.UID] = o
+	c.indexOwnedByPod(old, o)
 	decides := false
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
 		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+		if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == o.UID {
+			delete(c.trainJobSets, parent) // put back just below if it still has that parent
+			decides = c.parentChanged(parent) || decides
+		}
+		if parent, ok := trainJobOf(o); ok {
+			c.trainJobSets[parent] = o.UID
+			decides = c.parentChanged(parent) || decides
+		}
 	}
 	if c.placeAwaiting(o.UID) > 0 {
 		decides = true
@@ -210,7 +230,7 @@ func sameOwnerDecision(a, b *owner) bool {
 	return controllerUID(a.Controller) == controllerUID(b.Controller) && a.Suspended == b.Suspended &&
 		a.Finished == b.Finished && a.Failed == b.Failed && a.TemplateCount == b.TemplateCount &&
 		a.Created.Equal(b.Created) && a.Deadline.Equal(b.Deadline) && maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
-		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template))
+		reflect.DeepEqual(a.Gang, b.Gang) && (!a.Suspended || reflect.DeepEqual(a.Template, b.Template) && reflect.DeepEqual(a.Roles, b.Roles))
 }
 
 // DeleteOwner forgets a controller object, asking for a cycle when that can change a decision
@@ -219,13 +239,68 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
 	old := c.owners[uid]
 	delete(c.owners, uid)
+	c.indexOwnedByPod(old, nil)
 	if c.built[uid] == nil {
 		c.forgetWaiting(uid)
 	}
 	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
+	if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == uid {
+		delete(c.trainJobSets, parent)
+		decides = c.parentChanged(parent) || decides
+	}
 	c.refresh()
 	c.mu.Unlock()
 	if decides {
 		c.notify()
+	}
+}
+
+// trainJobOf reports the TrainJob an owner is the JobSet of.
+func trainJobOf(o *owner) (types.UID, bool) {
+	if o == nil || o.Kind != "JobSet" || o.Controller == nil || o.Controller.Kind != "TrainJob" {
+		return "", false
+	}
+	return o.Controller.UID, true
+}
+
+// parentChanged rebuilds a top owner whose gang or pods come from a child that changed (a
+// TrainJob's JobSet), and reports whether that can change a decision.
+func (c *Cache) parentChanged(uid types.UID) bool {
+	c.dirty[uid] = struct{}{}
+	o := c.owners[uid]
+	return len(c.members[uid]) > 0 || o != nil && arbiterSuspended(o)
+}
+
+// indexOwnedByPod keeps ownedByPod as an owner changes from old to o (either may be nil).
+func (c *Cache) indexOwnedByPod(old, o *owner) {
+	podController := func(o *owner) types.UID {
+		if o == nil || o.Controller == nil || o.Controller.Kind != "Pod" || o.Controller.APIVersion != "v1" {
+			return ""
+		}
+		return o.Controller.UID
+	}
+	if was := podController(old); was != "" && was != podController(o) {
+		if set := c.ownedByPod[was]; set != nil {
+			delete(set, old.UID)
+			if len(set) == 0 {
+				delete(c.ownedByPod, was)
+			}
+		}
+	}
+	if now := podController(o); now != "" {
+		set := c.ownedByPod[now]
+		if set == nil {
+			set = map[types.UID]struct{}{}
+			c.ownedByPod[now] = set
+		}
+		set[o.UID] = struct{}{}
+	}
+}
+
+// regroupOwnedBy files again the pods under the owners a pod controls, whose top owner is
+// found through it (see ownedByPod).
+func (c *Cache) regroupOwnedBy(pod types.UID) {
+	for uid := range c.ownedByPod[pod] {
+		c.regroup(uid)
 	}
 }

@@ -9,14 +9,12 @@ package kube
 import (
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +37,9 @@ const (
 	// AnnotationQueuedAt keeps a workload's original queue time across re-creation (S10).
 	AnnotationQueuedAt = "arbiter.dev/queued-at"
 	resourceGPU        = corev1.ResourceName("nvidia.com/gpu")
+	// labelLWSGroupIndex is the group a LeaderWorkerSet's pod belongs to, set by its
+	// controller on the leader and its workers: each group is a gang (S5).
+	labelLWSGroupIndex = "leaderworkerset.sigs.k8s.io/group-index"
 )
 
 // ownerKind is a kind of top owner Arbiter watches, and how.
@@ -76,7 +77,11 @@ var watchedOwners = []ownerKind{
 	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}, "TFJob", watchDynamic},
 	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "jaxjobs"}, "JAXJob", watchDynamic},
 	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "xgboostjobs"}, "XGBoostJob", watchDynamic},
+	// MPIJob is served at v1 by Kubeflow's training-operator and at v2beta1 by mpi-operator.
+	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "mpijobs"}, "MPIJob", watchDynamic},
 	{schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}, "MPIJob", watchDynamic},
+	{schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}, "JobSet", watchDynamic},
+	{schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}, "TrainJob", watchDynamic},
 	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, "RayCluster", watchDynamic},
 	{schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayjobs"}, "RayJob", watchDynamic},
 	{schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, "LeaderWorkerSet", watchDynamic},
@@ -96,12 +101,20 @@ type owner struct {
 	Annotations map[string]string
 	Created     time.Time
 	Gang        scheduler.GangSpec
-	// Suspended is spec.suspend (Job, RayJob) or spec.runPolicy.suspend (Kubeflow).
+	// Suspended is the kind's suspend switch (see kinds.go): spec.suspend, or
+	// spec.runPolicy.suspend for Kubeflow's jobs.
 	Suspended bool
-	// Template is the pod template of a suspendable owner, with how many pods it makes, so a
-	// suspended workload can be admitted before its pods exist (S20).
+	// Template is the pod template of a Job (or of an object a dry run reads), with how many
+	// pods it makes, so a suspended workload can be admitted before its pods exist (S20).
 	Template      *corev1.PodTemplateSpec
 	TemplateCount int32
+	// Roles are the pods a custom resource makes, one entry per template (a PyTorchJob's
+	// master and workers, a RayCluster's head and worker groups), for the same purpose: one
+	// template cannot describe them all.
+	Roles []podRole
+	// Unknown is set for an owner that is not cached because Arbiter does not watch its kind:
+	// only its reference from a pod or another owner is known.
+	Unknown bool
 	// Finished is set for a Job that completed or failed; Started and Ended are its
 	// status.startTime and when it finished (its completionTime, else the condition's time).
 	Finished       bool
@@ -169,57 +182,6 @@ func ownerFromJob(j *batchv1.Job) *owner {
 	}
 	if o.Finished && j.Status.CompletionTime != nil {
 		o.Ended = j.Status.CompletionTime.Time
-	}
-	return o
-}
-
-// ownerFrom extracts an owner from an object served by a dynamic informer (custom resources),
-// reading the spec fields S5 and S20 need.
-func ownerFrom(u *unstructured.Unstructured) *owner {
-	o := ownerOf(u, u.GetAPIVersion(), u.GetKind())
-	obj := u.Object
-	switch {
-	case o.Kind == "Job" && o.Group == "batch":
-		var j batchv1.Job
-		if err := runtimeConverter.FromUnstructured(obj, &j); err == nil {
-			return ownerFromJob(&j)
-		}
-	case o.Group == "kubeflow.org" && strings.HasSuffix(o.Kind, "Job"):
-		spec, _, _ := unstructured.NestedMap(obj, "spec")
-		for key, v := range spec {
-			if !strings.HasSuffix(key, "ReplicaSpecs") {
-				continue
-			}
-			roles, _ := v.(map[string]any)
-			for _, role := range sortedKeys(roles) {
-				r, _ := roles[role].(map[string]any)
-				n, ok, _ := unstructured.NestedInt64(r, "replicas")
-				if !ok {
-					n = 1
-				}
-				o.Gang.Replicas = append(o.Gang.Replicas, int32(n))
-			}
-		}
-		o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "runPolicy", "suspend")
-	case o.Group == "ray.io" && (o.Kind == "RayCluster" || o.Kind == "RayJob"):
-		path := []string{"spec"}
-		if o.Kind == "RayJob" {
-			path = []string{"spec", "rayClusterSpec"}
-			o.Suspended, _, _ = unstructured.NestedBool(obj, "spec", "suspend")
-		}
-		o.Gang.Replicas = []int32{1}
-		groups, _, _ := unstructured.NestedSlice(obj, append(path, "workerGroupSpecs")...)
-		for _, g := range groups {
-			m, _ := g.(map[string]any)
-			n, _, _ := unstructured.NestedInt64(m, "minReplicas")
-			o.Gang.Replicas = append(o.Gang.Replicas, int32(n))
-		}
-	case o.Kind == "LeaderWorkerSet":
-		n, ok, _ := unstructured.NestedInt64(obj, "spec", "leaderWorkerTemplate", "size")
-		if !ok {
-			n = 1
-		}
-		o.Gang.GroupSize = int32(n)
 	}
 	return o
 }
@@ -311,7 +273,7 @@ func schedulingPod(p *corev1.Pod) scheduler.Pod {
 		UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Labels: p.Labels,
 		PriorityClassName: p.Spec.PriorityClassName, Requests: podRequests(&p.Spec),
 		NodeSelector: p.Spec.NodeSelector, NodeName: p.Spec.NodeName,
-		Terminating: p.DeletionTimestamp != nil,
+		Terminating: p.DeletionTimestamp != nil, GangGroup: p.Labels[labelLWSGroupIndex],
 	}
 	sp.RequiredAffinity = requiredAffinity(&p.Spec)
 	for _, t := range p.Spec.Tolerations {

@@ -26,7 +26,10 @@ type WorkloadMeta struct {
 	Bare bool
 	// Suspendable is set when the top owner has a suspend switch Arbiter knows.
 	Suspendable bool
-	Pods        []PodMeta
+	// GroupedBy is a sentence saying which rule grouped the workload's pods (S4, S5): the
+	// owner it is grouped by, and for a kind Arbiter does not know, where its gang came from.
+	GroupedBy string
+	Pods      []PodMeta
 }
 
 // PodMeta names a pod and its current PodScheduled=False reason.

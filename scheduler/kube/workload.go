@@ -29,11 +29,19 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	x := &c.index
 	w := scheduler.Workload{
 		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
-		Labels: top.Labels, Annotations: top.Annotations, Gang: top.Gang, Phase: scheduler.PhasePending,
+		Labels: top.Labels, Annotations: top.Annotations, Gang: c.gangOf(top), Phase: scheduler.PhasePending,
 		QueuedAt: queuedAt(top, pods[0].created), Type: workloadType(top, x.typeByKind, x.typeBySlug),
 		Deadline: top.Deadline, Pods: make([]scheduler.Pod, 0, len(pods)),
 	}
 	m := &WorkloadMeta{Owner: top.ref(), Bare: bare, Suspendable: scheduler.CanSuspend(top.Kind), Pods: make([]PodMeta, 0, len(pods))}
+	switch {
+	case bare:
+		m.GroupedBy = "A pod without a controller: its own workload."
+	case top.Unknown:
+		m.GroupedBy = unknownKindGang(&w, top, pods)
+	default:
+		m.GroupedBy = "Grouped by owner " + top.Kind + "/" + top.Name + "."
+	}
 	for _, e := range pods {
 		if bare && w.QueuedAt.After(e.created) {
 			w.QueuedAt = e.created
@@ -55,34 +63,94 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	return &builtWorkload{w: w, meta: m}
 }
 
-// suspendedWorkload builds a workload Arbiter suspended from its owner's pod template (S20).
+// unknownKindGang is S5's fallback for a top owner of a kind Arbiter does not watch, which it
+// knows only by reference: the gang is the arbiter.dev/min-members annotation of its pods
+// (the owner's own annotations are not read), else the pods that exist. It returns the
+// sentence that says so.
+func unknownKindGang(w *scheduler.Workload, top *owner, pods []*podEntry) string {
+	by := "Grouped by owner " + top.Kind + "/" + top.Name + " (kind not known: "
+	for _, e := range pods {
+		if e.minMembers != "" {
+			w.Annotations = map[string]string{scheduler.AnnotationMinMembers: e.minMembers}
+			return by + "gang from " + scheduler.AnnotationMinMembers + " on its pods)."
+		}
+	}
+	w.Gang = scheduler.GangSpec{Existing: int32(len(pods))}
+	return by + "gang = the " + strconv.Itoa(len(pods)) + " pods that exist)."
+}
+
+// gangOf is the gang spec of a top owner (S5): its own, but a TrainJob's is that of the JobSet
+// the Trainer made for it once it is known (the runtime's replicated jobs, with the
+// TrainJob's nodes written in), since the runtime may start initializers before the nodes.
+func (c *Cache) gangOf(o *owner) scheduler.GangSpec {
+	if child := c.trainJobSet(o); child != nil {
+		return child.Gang
+	}
+	return o.Gang
+}
+
+// rolesOf is what a suspended top owner's pods will be: its own roles or template, or for a
+// TrainJob its JobSet's.
+func (c *Cache) rolesOf(o *owner) []podRole {
+	if o.Kind == "TrainJob" {
+		if child := c.trainJobSet(o); child != nil {
+			return child.podRoles()
+		}
+		return nil
+	}
+	return o.podRoles()
+}
+
+func (c *Cache) trainJobSet(o *owner) *owner {
+	if o.Kind != "TrainJob" {
+		return nil
+	}
+	if uid, ok := c.trainJobSets[o.UID]; ok {
+		return c.owners[uid]
+	}
+	return nil
+}
+
+// suspendedWorkload builds a workload Arbiter suspended from its owner's pod templates (S20).
 func (c *Cache) suspendedWorkload(o *owner) *builtWorkload {
 	w := c.templateWorkload(o, scheduler.PhaseSuspended, o.Created)
 	for i := range w.Pods {
 		w.Pods[i].UID, w.Pods[i].Name = "", ""
 	}
-	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true}}
+	return &builtWorkload{w: w, meta: &WorkloadMeta{Owner: o.ref(), Suspendable: true,
+		GroupedBy: "Suspended by Arbiter: its pods are those its templates will make."}}
 }
 
-// templateWorkload builds a workload from its owner and the pods its template makes, named
-// <owner>-<i>: a suspended one (S20), or one not created yet (a dry run). Its type (S4),
+// templateWorkload builds a workload from its owner and the pods its templates make, named
+// <owner>-<role>-<i>: a suspended one (S20), or one not created yet (a dry run). Its type (S4),
 // project (S6) and queue time (S10, created when the owner has no creation time) are found as
 // for a workload built from its pods.
 func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.Time) scheduler.Workload {
 	x := &c.index
 	w := scheduler.Workload{
 		UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
-		Labels: o.Labels, Annotations: o.Annotations, Gang: o.Gang, Phase: phase,
+		Labels: o.Labels, Annotations: o.Annotations, Gang: c.gangOf(o), Phase: phase,
 		QueuedAt: queuedAt(o, created), Type: workloadType(o, x.typeByKind, x.typeBySlug), Deadline: o.Deadline,
 	}
-	w.Project = projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
-	template := corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec}
-	template.Namespace = o.Namespace
-	for i := int32(0); i < max(o.TemplateCount, 1); i++ {
-		p := schedulingPod(&template)
-		p.Name = o.Name + "-" + strconv.Itoa(int(i))
-		p.UID = string(o.UID) + "-" + strconv.Itoa(int(i))
-		w.Pods = append(w.Pods, p)
+	for _, r := range c.rolesOf(o) {
+		if w.Project == "" {
+			w.Project = projectOf(o.Labels, r.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
+		}
+		template := corev1.Pod{ObjectMeta: r.Template.ObjectMeta, Spec: r.Template.Spec}
+		template.Namespace = o.Namespace
+		role := ""
+		if r.Name != "" {
+			role = strings.ToLower(r.Name) + "-"
+		}
+		for i := range r.Count {
+			p := schedulingPod(&template)
+			p.Name = o.Name + "-" + role + strconv.Itoa(int(i))
+			p.UID = string(o.UID) + "-" + role + strconv.Itoa(int(i))
+			w.Pods = append(w.Pods, p)
+		}
+	}
+	if w.Project == "" {
+		w.Project = projectOf(o.Labels, nil, o.Namespace, x.settings.NamespaceProject, x.projects)
 	}
 	return w
 }
