@@ -286,6 +286,10 @@ func (c *Cluster) start(ctx context.Context, bins *Binaries, ops []*OperatorBina
 		if err := c.startOperators(ctx, ops, progress); err != nil {
 			return err
 		}
+	} else if err := registerWebhooks(ctx, c.client, nil, nil); err != nil {
+		// A cluster that ran operators before keeps their CRDs (harmless) but must lose their
+		// webhooks, which nothing serves now.
+		return err
 	}
 	if len(pools) > 0 {
 		if err := c.syncNodes(ctx, pools, progress); err != nil {

@@ -48,7 +48,7 @@ type operator struct {
 var operators = []operator{
 	{
 		name: OperatorJobSet, module: "sigs.k8s.io/jobset", pkg: "sigs.k8s.io/jobset",
-		crdDirs: []string{"config/components/crd/bases"}, hint: "~3 min",
+		crdDirs: []string{"config/components/crd/bases"}, hint: "~6 min",
 	},
 	{
 		name: OperatorLWS, module: "sigs.k8s.io/lws", pkg: "sigs.k8s.io/lws/cmd",
@@ -57,18 +57,18 @@ var operators = []operator{
 	{
 		name: OperatorTrainingOperator, module: "github.com/kubeflow/training-operator",
 		pkg:     "github.com/kubeflow/training-operator/cmd/training-operator.v1",
-		crdDirs: []string{"manifests/base/crds"}, hint: "~3 min",
+		crdDirs: []string{"manifests/base/crds"}, hint: "~2 min",
 	},
 	{
 		// Trainer runs a TrainJob as a JobSet: it watches JobSets and needs their controller.
 		name: OperatorTrainer, module: "github.com/kubeflow/trainer/v2",
 		pkg:     "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
-		crdDirs: []string{"manifests/base/crds"}, requires: []string{OperatorJobSet}, hint: "~3 min",
+		crdDirs: []string{"manifests/base/crds"}, requires: []string{OperatorJobSet}, hint: "~2 min",
 	},
 	{
 		name: OperatorKubeRay, module: "github.com/ray-project/kuberay/ray-operator",
 		pkg:     "github.com/ray-project/kuberay/ray-operator",
-		crdDirs: []string{"config/crd/bases"}, hint: "~3 min",
+		crdDirs: []string{"config/crd/bases"}, hint: "~2 min, after jobset",
 	},
 }
 
