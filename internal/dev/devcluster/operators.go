@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -331,5 +330,5 @@ func operatorNames(bins []*OperatorBinaries) []string {
 	for _, b := range bins {
 		names = append(names, b.Name)
 	}
-	return slices.Clip(names)
+	return names
 }

@@ -122,14 +122,17 @@ func waitPods(t *testing.T, c *Cluster, ns, selector string, want ...string) []c
 }
 
 var (
-	jobSetGVR        = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
-	lwsGVR           = schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}
-	pyTorchJobGVR    = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
-	rayClusterGVR    = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
-	trainJobGVR      = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
-	trainRuntimeGVR  = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainingruntimes"}
-	nothingScheduler = "arbiter-test" // no scheduler by this name runs: the pods stay Pending
+	jobSetGVR       = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	lwsGVR          = schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}
+	pyTorchJobGVR   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
+	rayClusterGVR   = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
+	trainJobGVR     = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	trainRuntimeGVR = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainingruntimes"}
 )
+
+// nothingScheduler is the schedulerName of the tests' pod templates: no scheduler by this name
+// runs, so the pods stay Pending and the tests look at what the controllers create.
+const nothingScheduler = "arbiter-test"
 
 // A JobSet is defaulted by its webhook (the controller needs a success policy) and its
 // controller creates one Job per replica of each replicated job; the Jobs' pods pass the
@@ -325,7 +328,7 @@ spec:
 }
 
 // A TrainJob's controller (Trainer) creates a JobSet from its runtime, and the JobSet
-// controller that JobSet's Jobs.
+// controller that JobSet's Jobs, whose pods name the scheduler the runtime names.
 func TestTrainJobControllerCreatesItsJobSet(t *testing.T) {
 	c := clusterWithOperators(t)
 	ns := testNamespace(t, c.Client())
@@ -375,4 +378,12 @@ spec:
 		_, err := c.Client().BatchV1().Jobs(ns).Get(context.Background(), "finetune-node-0", metav1.GetOptions{})
 		return err
 	})
+	// The runtime's pod template is how a TrainJob's pods name their scheduler.
+	job, err := c.Client().BatchV1().Jobs(ns).Get(context.Background(), "finetune-node-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Spec.Template.Spec.SchedulerName; got != nothingScheduler {
+		t.Errorf("the Job's pods name scheduler %q, want the runtime's %q", got, nothingScheduler)
+	}
 }
