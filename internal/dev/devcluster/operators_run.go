@@ -54,13 +54,16 @@ func (c *Cluster) startOperators(ctx context.Context, ops []*OperatorBinaries, p
 	}
 	names := operatorNames(ops)
 	fmt.Fprintf(progress, "devcluster: installing the CRDs of %s\n", strings.Join(names, ", "))
+	var crds []string
 	for _, b := range ops {
-		if err := installCRDs(ctx, dyn, b.CRDDir()); err != nil {
+		installed, err := installCRDs(ctx, dyn, b.CRDDir())
+		if err != nil {
 			return fmt.Errorf("devcluster: installing the CRDs of %s: %w", b.Name, err)
 		}
+		crds = append(crds, installed...)
 	}
 	if err := c.watch(ctx, "the operators' CRDs to be established", func(ctx context.Context) error {
-		return waitCRDsEstablished(ctx, dyn, ops)
+		return waitCRDsEstablished(ctx, dyn, crds)
 	}); err != nil {
 		return err
 	}
@@ -201,45 +204,36 @@ func (c *Cluster) prepareKubeflow(ctx context.Context, names []string) error {
 }
 
 // installCRDs applies every CRD manifest in dir (server-side apply: the largest are far over the
-// annotation limit of a client-side apply).
-func installCRDs(ctx context.Context, dyn dynamic.Interface, dir string) error {
+// annotation limit of a client-side apply) and returns their names.
+func installCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no CRD in %s", dir)
+		return nil, fmt.Errorf("no CRD in %s", dir)
 	}
+	var names []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var obj map[string]any
 		if err := yaml.Unmarshal(b, &obj); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		u := &unstructured.Unstructured{Object: obj}
 		if _, err := dyn.Resource(crdResource).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "arbiter-devcluster", Force: true}); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(f), err)
+			return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
 		}
+		names = append(names, u.GetName())
 	}
-	return nil
+	return names, nil
 }
 
-// waitCRDsEstablished waits until every CRD of ops has the condition Established.
-func waitCRDsEstablished(ctx context.Context, dyn dynamic.Interface, ops []*OperatorBinaries) error {
-	var names []string
-	for _, b := range ops {
-		files, _ := filepath.Glob(filepath.Join(b.CRDDir(), "*.yaml"))
-		for _, f := range files {
-			// The files are named <group>_<plural>.yaml, the CRD <plural>.<group>.
-			base := strings.TrimSuffix(filepath.Base(f), ".yaml")
-			if g, p, ok := strings.Cut(base, "_"); ok {
-				names = append(names, p+"."+g)
-			}
-		}
-	}
+// waitCRDsEstablished waits until every CRD of names has the condition Established.
+func waitCRDsEstablished(ctx context.Context, dyn dynamic.Interface, names []string) error {
 	for _, n := range names {
 		for {
 			u, err := dyn.Resource(crdResource).Get(ctx, n, metav1.GetOptions{})
