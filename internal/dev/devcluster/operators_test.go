@@ -98,6 +98,17 @@ func ownedBy(meta metav1.Object, u *unstructured.Unstructured) bool {
 	return ref != nil && ref.UID == u.GetUID()
 }
 
+// checkSchedulerName fails the test for each pod that does not name nothingScheduler, the
+// scheduler its object's pod template names.
+func checkSchedulerName(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	for _, p := range pods {
+		if p.Spec.SchedulerName != nothingScheduler {
+			t.Errorf("pod %s names scheduler %q, want its template's %q", p.Name, p.Spec.SchedulerName, nothingScheduler)
+		}
+	}
+}
+
 // waitPods waits until the pods of selector in ns are exactly want (by name) and returns them.
 func waitPods(t *testing.T, c *Cluster, ns, selector string, want ...string) []corev1.Pod {
 	t.Helper()
@@ -179,6 +190,7 @@ spec:
 		}
 		return nil
 	})
+	var jobPods []corev1.Pod
 	poll.UntilNil(t, "the Jobs' two pods pass the JobSet pod webhooks", 60*time.Second, func() error {
 		pods, err := c.Client().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=train"})
 		if err != nil {
@@ -187,8 +199,10 @@ spec:
 		if len(pods.Items) != 2 {
 			return fmt.Errorf("%d pods", len(pods.Items))
 		}
+		jobPods = pods.Items
 		return nil
 	})
+	checkSchedulerName(t, jobPods)
 }
 
 // A LeaderWorkerSet's controller creates the leaders' StatefulSet and each group's workers'
@@ -221,6 +235,7 @@ spec:
 	})
 	// The leader's pod, then the workers' StatefulSet (serve-0) and its pods.
 	pods := waitPods(t, c, ns, "leaderworkerset.sigs.k8s.io/name=serve", "serve-0", "serve-0-1", "serve-0-2")
+	checkSchedulerName(t, pods)
 	groupKey := pods[0].Labels["leaderworkerset.sigs.k8s.io/group-key"]
 	if groupKey == "" {
 		t.Errorf("pod %s has no group-key label: %v", pods[0].Name, pods[0].Labels)
@@ -269,6 +284,7 @@ spec:
           containers: [{name: pytorch, image: pytorch/pytorch}]
 `)
 	pods := waitPods(t, c, ns, "training.kubeflow.org/job-name=mnist", "mnist-master-0", "mnist-worker-0", "mnist-worker-1")
+	checkSchedulerName(t, pods)
 	for _, p := range pods {
 		if !ownedBy(&p, job) {
 			t.Errorf("pod %s is not controlled by the PyTorchJob", p.Name)
@@ -303,6 +319,7 @@ spec:
         containers: [{name: ray-worker, image: rayproject/ray}]
 `)
 	var heads, workers int
+	var rayPods []corev1.Pod
 	poll.UntilNil(t, "the RayCluster's head and two workers exist", 60*time.Second, func() error {
 		list, err := c.Client().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "ray.io/cluster=ray"})
 		if err != nil {
@@ -323,8 +340,10 @@ spec:
 		if heads != 1 || workers != 2 {
 			return fmt.Errorf("%d head and %d worker pods", heads, workers)
 		}
+		rayPods = list.Items
 		return nil
 	})
+	checkSchedulerName(t, rayPods)
 }
 
 // A TrainJob's controller (Trainer) creates a JobSet from its runtime, and the JobSet
