@@ -47,7 +47,7 @@ func connectCluster(ctx context.Context, c Config, log *slog.Logger, out io.Writ
 		cfg, err := rest.InClusterConfig()
 		return cluster{config: cfg, stop: nothing}, err
 	}
-	return startLocalCluster(ctx, filepath.Join(c.DataDir, "devcluster"), log, out)
+	return startLocalCluster(ctx, filepath.Join(c.DataDir, "devcluster"), c.Demo, log, out)
 }
 
 // schedulerRun is the scheduler and what decides when it may act.

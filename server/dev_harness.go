@@ -35,10 +35,15 @@ func startPrivateDatabase(ctx context.Context, dir string, log *slog.Logger) (ur
 	}, nil
 }
 
-// startLocalCluster starts a local Kubernetes control plane (and kwok's nodes) in dir.
-func startLocalCluster(ctx context.Context, dir string, log *slog.Logger, out io.Writer) (cluster, error) {
+// startLocalCluster starts a local Kubernetes control plane (and kwok's nodes) in dir, with the
+// operators the demo's workloads need when withDemo.
+func startLocalCluster(ctx context.Context, dir string, withDemo bool, log *slog.Logger, out io.Writer) (cluster, error) {
 	log.Info("starting a local Kubernetes control plane", "dir", dir)
-	cl, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: devcluster.DefaultNodes, Progress: out})
+	opts := devcluster.Options{Dir: dir, Nodes: devcluster.DefaultNodes, Progress: out}
+	if withDemo {
+		opts.Operators = demo.Operators
+	}
+	cl, err := devcluster.Start(ctx, opts)
 	if err != nil {
 		return cluster{}, err
 	}

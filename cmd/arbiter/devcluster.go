@@ -11,16 +11,20 @@ import (
 )
 
 const devclusterUsage = `Usage:
-  arbiter devcluster up [--nodes SPEC] [--dir DIR] [--kube-scheduler]
+  arbiter devcluster up [--nodes SPEC] [--dir DIR] [--kube-scheduler] [--operators LIST]
                                   start a local control plane with fake GPU nodes and leave it running
   arbiter devcluster down [--dir DIR]
                                   stop the processes "up" started in DIR
   arbiter devcluster env [--dir DIR]
                                   print "export KUBECONFIG=..." for DIR's cluster
-  arbiter devcluster build        build all the binaries (kube-scheduler too) into the cache if
-                                  missing; "up" and tests build what they need themselves
+  arbiter devcluster build [--operators LIST]
+                                  build all the binaries (kube-scheduler too, and the operators
+                                  listed) into the cache if missing; "up" and tests build what
+                                  they need themselves
 
 SPEC is a comma-separated list of POOL=NODESxGPUS, e.g. a100=4x8,h100=2x8 (see docs/devcluster.md).
+LIST is a comma-separated list of operators whose CRDs are installed and controllers run against
+the cluster: jobset, lws, training-operator, trainer (adds jobset), kuberay, or all.
 `
 
 const defaultDevclusterDir = "./.arbiter/devcluster"
@@ -38,7 +42,12 @@ func runDevcluster(ctx context.Context, args []string) error {
 	case "up":
 		nodes := fs.String("nodes", devcluster.DefaultNodes, "node pools of fake GPU nodes, POOL=NODESxGPUS,...")
 		kubeScheduler := fs.Bool("kube-scheduler", false, "also run kube-scheduler (a benchmark baseline; Arbiter is the scheduler)")
+		operatorList := fs.String("operators", "", "operators to run: jobset,lws,training-operator,trainer,kuberay or all")
 		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		operators, err := devcluster.ParseOperators(*operatorList)
+		if err != nil {
 			return err
 		}
 		start := time.Now()
@@ -46,6 +55,7 @@ func runDevcluster(ctx context.Context, args []string) error {
 			Dir:           *dir,
 			Nodes:         *nodes,
 			KubeScheduler: *kubeScheduler,
+			Operators:     operators,
 			Progress:      os.Stderr,
 			Detach:        true,
 		})
@@ -72,7 +82,12 @@ func runDevcluster(ctx context.Context, args []string) error {
 		fmt.Printf("export KUBECONFIG=%s\n", kc)
 		return nil
 	case "build":
+		operatorList := fs.String("operators", "", "operators to build too: jobset,lws,training-operator,trainer,kuberay or all")
 		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		operators, err := devcluster.ParseOperators(*operatorList)
+		if err != nil {
 			return err
 		}
 		start := time.Now()
@@ -81,6 +96,13 @@ func runDevcluster(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "devcluster: binaries %s in %s (%s)\n", b.Version, b.Dir, time.Since(start).Round(time.Millisecond))
+		ops, err := devcluster.EnsureOperators(ctx, os.Stderr, operators...)
+		if err != nil {
+			return err
+		}
+		for _, o := range ops {
+			fmt.Fprintf(os.Stderr, "devcluster: operator %s %s in %s\n", o.Name, o.Version, o.Dir)
+		}
 		return nil
 	case "-h", "--help", "help":
 		fmt.Print(devclusterUsage)

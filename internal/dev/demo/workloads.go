@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -257,6 +258,8 @@ func Start(ctx context.Context, cfg *rest.Config, schedulerName string, seed uin
 
 type demoRunner struct {
 	client        kubernetes.Interface
+	dyn           dynamic.Interface // for the PyTorchJobs; nil submits none
+	noPyTorchJobs bool              // the cluster does not serve them
 	schedulerName string
 	log           *slog.Logger
 	mix           *Mix
@@ -272,7 +275,11 @@ func runDemoWorkloads(ctx context.Context, cfg *rest.Config, schedulerName strin
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	d := &demoRunner{client: client, schedulerName: schedulerName, log: log, mix: NewMix(seed, time.Now()), seed: seed}
+	dyn, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return err
+	}
+	d := &demoRunner{client: client, dyn: dyn, schedulerName: schedulerName, log: log, mix: NewMix(seed, time.Now()), seed: seed}
 	return d.run(ctx, 3*time.Second)
 }
 
@@ -293,6 +300,7 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 		return err
 	}
 	d.submitAll(ctx, d.mix.First(jobs, d.schedulerName))
+	d.distributed(ctx)
 	d.log.Info("demo workloads are trickling in", "projects", len(demoProjects), "namespaces", "vision, nlp, speech, search, ads",
 		"seed", d.seed)
 
@@ -310,6 +318,7 @@ func (d *demoRunner) run(ctx context.Context, tick time.Duration) error {
 			continue
 		}
 		d.submitAll(ctx, d.mix.Tick(time.Now(), jobs, d.schedulerName))
+		d.distributed(ctx)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -50,6 +51,10 @@ type Options struct {
 	// KubeScheduler also runs kube-scheduler (the benchmark baseline; it schedules only pods
 	// whose schedulerName is default-scheduler).
 	KubeScheduler bool
+	// Operators names the operators to run against the control plane (see ParseOperators and
+	// docs/devcluster.md): their CRDs are installed and their controllers started, built first
+	// if needed (see EnsureOperators). Those an operator requires are added.
+	Operators []string
 	// Progress receives progress lines (building, starting, ready); nil discards them.
 	Progress io.Writer
 	// Detach leaves the processes running when the calling process exits (the CLI's "up").
@@ -115,6 +120,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Operators, err = resolveOperators(opts.Operators); err != nil {
+		return nil, err
+	}
+	ops, err := EnsureOperators(ctx, progress, opts.Operators...)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := lockDir(ctx, dir, progress)
 	if err != nil {
 		return nil, err
@@ -149,6 +161,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		Version:       bins.Version,
 		BinDir:        bins.Dir,
 		KubeScheduler: opts.KubeScheduler,
+		Operators:     opts.Operators,
 		Detached:      opts.Detach,
 		OwnerPID:      os.Getpid(),
 		StartedAt:     time.Now().UTC(),
@@ -178,14 +191,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.writeConfig(token); err != nil {
 		return nil, err
 	}
-	if err := c.start(ctx, bins, opts, pools, progress); err != nil {
+	if err := c.start(ctx, bins, ops, opts, pools, progress); err != nil {
 		c.stop(10 * time.Second)
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Cluster) start(ctx context.Context, bins *Binaries, opts Options, pools []Pool, progress io.Writer) error {
+func (c *Cluster) start(ctx context.Context, bins *Binaries, ops []*OperatorBinaries, opts Options, pools []Pool, progress io.Writer) error {
 	st, dir := c.st, c.dir
 	pki := func(name string) string { return filepath.Join(dir, "pki", name) }
 	loop := "http://127.0.0.1:"
@@ -267,6 +280,15 @@ func (c *Cluster) start(ctx context.Context, bins *Binaries, opts Options, pools
 		}
 	}
 	if err := c.waitDefaultServiceAccount(ctx); err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		if err := c.startOperators(ctx, ops, progress); err != nil {
+			return err
+		}
+	} else if err := registerWebhooks(ctx, c.client, nil, nil); err != nil {
+		// A cluster that ran operators before keeps their CRDs (harmless) but must lose their
+		// webhooks, which nothing serves now.
 		return err
 	}
 	if len(pools) > 0 {
@@ -365,6 +387,9 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfi
 
 // Client returns an admin clientset for the cluster.
 func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Operators returns the operators running in the cluster.
+func (c *Cluster) Operators() []string { return slices.Clone(c.st.Operators) }
 
 // Dir returns the cluster's directory.
 func (c *Cluster) Dir() string { return c.dir }

@@ -66,6 +66,10 @@ func runMain(m *testing.M) int {
 	fmt.Fprintf(os.Stderr, "devcluster: test cluster ready in %s\n", time.Since(start).Round(10*time.Millisecond))
 	testCluster = c
 	code := m.Run()
+	if err := stopOperatorCluster(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the devcluster with operators:", err)
+		code = 1
+	}
 	pids := c.PIDs()
 	if err := c.Stop(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the devcluster:", err)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,16 +23,25 @@ import (
 
 // state is <dir>/state.json: what is running in a directory.
 type state struct {
-	Version       string    `json:"version"`
-	BinDir        string    `json:"binDir"`
-	EtcdPort      int       `json:"etcdPort"`
-	EtcdPeerPort  int       `json:"etcdPeerPort"`
-	APIServerPort int       `json:"apiServerPort"`
-	KubeScheduler bool      `json:"kubeScheduler"`
-	Detached      bool      `json:"detached"`
-	OwnerPID      int       `json:"ownerPID"`
-	StartedAt     time.Time `json:"startedAt"`
-	Processes     []procRef `json:"processes"`
+	Version       string   `json:"version"`
+	BinDir        string   `json:"binDir"`
+	EtcdPort      int      `json:"etcdPort"`
+	EtcdPeerPort  int      `json:"etcdPeerPort"`
+	APIServerPort int      `json:"apiServerPort"`
+	KubeScheduler bool     `json:"kubeScheduler"`
+	Operators     []string `json:"operators,omitempty"`
+	// OperatorPorts are the ports each operator was given.
+	OperatorPorts []operatorPorts `json:"operatorPorts,omitempty"`
+	Detached      bool            `json:"detached"`
+	OwnerPID      int             `json:"ownerPID"`
+	StartedAt     time.Time       `json:"startedAt"`
+	Processes     []procRef       `json:"processes"`
+}
+
+type operatorPorts struct {
+	Name    string `json:"name"`
+	Health  int    `json:"health"`
+	Webhook int    `json:"webhook"`
 }
 
 type procRef struct {
@@ -58,10 +68,18 @@ type proc struct {
 // against. A GOGC in the environment applies to all instead.
 const controlPlaneGOGC = "400"
 
-// run starts one component with its output in <dir>/logs/<name>.log, in its own process group,
-// and records it in state.json.
+// run starts one component of the control plane (see spawn) with its garbage collector's target.
 func (c *Cluster) run(bins *Binaries, name string, args ...string) error {
-	exe := bins.Path(name)
+	var env []string
+	if name != KubeScheduler && os.Getenv("GOGC") == "" {
+		env = append(env, "GOGC="+controlPlaneGOGC)
+	}
+	return c.spawn(name, bins.Path(name), env, args...)
+}
+
+// spawn starts executable exe as component name, with env added to this process's environment,
+// its output in <dir>/logs/<name>.log, in its own process group, and records it in state.json.
+func (c *Cluster) spawn(name, exe string, env []string, args ...string) error {
 	logPath := filepath.Join(c.dir, "logs", name+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -72,10 +90,7 @@ func (c *Cluster) run(bins *Binaries, name string, args ...string) error {
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// kwok reads ~/.kwok/kwok.yaml if it exists; keep it to the stages given here.
-	cmd.Env = append(os.Environ(), "HOME="+c.dir)
-	if name != KubeScheduler && os.Getenv("GOGC") == "" {
-		cmd.Env = append(cmd.Env, "GOGC="+controlPlaneGOGC)
-	}
+	cmd.Env = append(append(os.Environ(), "HOME="+c.dir), env...)
 	if c.spawner == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {
@@ -117,7 +132,8 @@ func (c *Cluster) run(bins *Binaries, name string, args ...string) error {
 // reuse returns the directory's running cluster if every recorded process is alive, the API
 // server is ready with this token, and the components match opts.
 func reuse(ctx context.Context, dir string, st *state, bins *Binaries, opts Options, token string) *Cluster {
-	if st.BinDir != bins.Dir || st.Version != bins.Version || st.KubeScheduler != opts.KubeScheduler || len(st.Processes) == 0 {
+	if st.BinDir != bins.Dir || st.Version != bins.Version || st.KubeScheduler != opts.KubeScheduler || len(st.Processes) == 0 ||
+		!slices.Equal(st.Operators, opts.Operators) {
 		return nil
 	}
 	for _, p := range st.Processes {
