@@ -60,7 +60,8 @@ func (k *Workloads) servesPyTorchJobs(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	raw, err := k.client.Discovery().RESTClient().Get().
-		AbsPath("/apis", pyTorchJobsResource.Group, pyTorchJobsResource.Version).Do(ctx).Raw()
+		AbsPath("/apis", pyTorchJobsResource.Group, pyTorchJobsResource.Version).
+		SetHeader("Accept", "application/json").Do(ctx).Raw()
 	served := false
 	switch {
 	case apierrors.IsNotFound(err): // the group version is not served at all
