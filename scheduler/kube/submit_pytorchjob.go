@@ -36,6 +36,14 @@ type servedKinds struct {
 	pyTorch   bool
 	askedAt   time.Time
 	askedOnce bool
+	now       func() time.Time // nil: the wall clock
+}
+
+func (s *servedKinds) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // DistributedMadeAs says what a distributed training submitted now is made as
@@ -54,7 +62,7 @@ func (k *Workloads) servesPyTorchJobs(ctx context.Context) (bool, error) {
 	s := k.served
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.askedOnce && time.Since(s.askedAt) < servedKindTTL {
+	if s.askedOnce && s.clock().Sub(s.askedAt) < servedKindTTL {
 		return s.pyTorch, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
@@ -74,7 +82,7 @@ func (k *Workloads) servesPyTorchJobs(ctx context.Context) (bool, error) {
 		}
 		served = slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == pyTorchJobsResource.Resource })
 	}
-	s.pyTorch, s.askedAt, s.askedOnce = served, time.Now(), true
+	s.pyTorch, s.askedAt, s.askedOnce = served, s.clock(), true
 	return served, nil
 }
 
