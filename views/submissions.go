@@ -11,6 +11,9 @@ type SubmittedWorkload struct {
 	DesiredPhase  string `json:"desiredPhase"`  // Running, Stopped or Deleted
 	ActualPhase   string `json:"actualPhase"`   // the record's phase in Run:ai's words (Suspended is Stopped)
 	ClusterID     string `json:"clusterId"`     // the installation's one cluster
+	// KindReason says why the workload was made as its kind, when a submission could have
+	// made another: a distributed training is a PyTorchJob or an indexed Job. Arbiter's own.
+	KindReason string `json:"kindReason,omitempty"`
 }
 
 // SubmissionAction is the answer to a DELETE, suspend or resume of a submitted workload: Run:ai's

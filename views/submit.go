@@ -58,6 +58,9 @@ type DryRunPanel struct {
 	EstimatedStart string
 	EstimateBasis  string
 	Problem        string
+	// MadeAs is what the workload would be made as, and why ("" for the kinds made as one
+	// thing): a distributed training is a PyTorchJob or an indexed Job.
+	MadeAs string
 }
 
 // DryRunVictim is a workload the dry run would evict, linked to its page.

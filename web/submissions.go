@@ -50,7 +50,9 @@ func (h *submissions) submit(k native.Kind) echo.HandlerFunc {
 		dryRun: h.service.DryRun,
 		submit: h.service.Submit,
 		answer: func(c echo.Context, s workloads.Submission, rec store.WorkloadRecord) any {
-			return submittedView(rec, s.RequestedName, clusterID(c))
+			v := submittedView(rec, s.RequestedName, clusterID(c))
+			v.KindReason = s.Workload.As.Reason
+			return v
 		},
 	}.run
 }

@@ -48,7 +48,16 @@ func (f *fakeCluster) SubmitWorkload(_ context.Context, w native.Workload) (nati
 		f.byUID = map[string]native.Workload{}
 	}
 	f.byUID[uid] = w
-	return native.Ref{UID: uid, Namespace: w.Namespace, Name: w.Name, Object: w.Kind.Object}, time.Now(), nil
+	object := w.Kind.Object
+	if w.As.Object != "" {
+		object = w.As.Object
+	}
+	return native.Ref{UID: uid, Namespace: w.Namespace, Name: w.Name, Object: object}, time.Now(), nil
+}
+
+// DistributedMadeAs answers as a cluster without training-operator does.
+func (f *fakeCluster) DistributedMadeAs(context.Context) (native.MadeAs, error) {
+	return native.DistributedMadeAs(false), nil
 }
 
 func (f *fakeCluster) SubmittedObjects(_ context.Context, r native.Ref) (native.Objects, error) {

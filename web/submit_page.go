@@ -286,11 +286,13 @@ func (h *submitPage) panel(c echo.Context, f views.SubmitForm) views.DryRunPanel
 	if err == nil {
 		var p scheduler.Prediction
 		if p, err = h.service.DryRun(c.Request().Context(), caller(c), s); err == nil {
-			return dryRunPanel(NewPredictionJSON(p))
+			d := dryRunPanel(NewPredictionJSON(p))
+			d.MadeAs = s.Workload.As.Reason
+			return d
 		}
 	}
 	_, msg := statusOf(err)
-	return views.DryRunPanel{Problem: msg}
+	return views.DryRunPanel{Problem: msg, MadeAs: s.Workload.As.Reason}
 }
 
 // dryRunPanel says a prediction in the panel's words.

@@ -46,10 +46,11 @@ func (a Action) DesiredPhase() string {
 	return "Deleted"
 }
 
-// KindOf is the native kind of a workload's record (by its type), if it is one.
+// KindOf is the native kind of a workload's record (by its type and object), if it is one: a
+// distributed training is a Job or a PyTorchJob.
 func KindOf(r store.WorkloadRecord) (native.Kind, bool) {
 	for _, k := range native.Kinds {
-		if k.Type == r.TypeName && k.Object == r.Kind {
+		if k.Type == r.TypeName && (k.Object == r.Kind || k == native.Distributed && r.Kind == native.AsPyTorchJob.Object) {
 			return k, true
 		}
 	}
@@ -76,7 +77,7 @@ func Refusal(who auth.Identity, w Visible, a Action) error {
 	r := w.Record
 	k, ok := KindOf(r)
 	if !ok {
-		return store.Conflict("workload %s is a %s %s, which Arbiter does not stop, run or delete (only the Jobs and Deployments of its four native types); do it in the cluster, or ask whoever created it", r.Name, cmp.Or(r.TypeName, "workload"), r.Kind)
+		return store.Conflict("workload %s is a %s %s, which Arbiter does not stop, run or delete (only the Jobs, Deployments and PyTorchJobs of its four native types); do it in the cluster, or ask whoever created it", r.Name, cmp.Or(r.TypeName, "workload"), r.Kind)
 	}
 	if a != Delete && !k.Suspendable() {
 		return store.Conflict("an inference cannot be stopped and run again: Arbiter would have to scale its Deployment to zero and remember its replicas, which it does not; delete it (DELETE /api/v1/workloads/%s/%s) and submit it again", k.Path, r.UID)

@@ -33,6 +33,8 @@ func (s *Service) DryRun(ctx context.Context, who Caller, sub Submission) (sched
 		obj = o.Job
 	case o.Deployment != nil:
 		obj = o.Deployment
+	case o.PyTorchJob != nil:
+		obj = o.PyTorchJob
 	default:
 		return scheduler.Prediction{}, errors.New("workloads: the submission builds no top owner")
 	}

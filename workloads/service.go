@@ -89,6 +89,9 @@ type Cluster interface {
 	SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error)
 	DeleteWorkload(ctx context.Context, r native.Ref) error
 	SuspendJob(ctx context.Context, r native.Ref, suspend bool) error
+	// DistributedMadeAs says what a distributed training submitted now is made as
+	// (native.DistributedMadeAs), by whether the cluster serves PyTorchJobs.
+	DistributedMadeAs(ctx context.Context) (native.MadeAs, error)
 	// SubmittedObjects reads a workload's top owner back, for a clone.
 	SubmittedObjects(ctx context.Context, r native.Ref) (native.Objects, error)
 	// SchedulerName is the scheduler name Arbiter's pods carry.

@@ -58,6 +58,9 @@ func (s *Service) Prepare(ctx context.Context, who auth.Identity, k native.Kind,
 	if err := s.resolvePools(ctx, &sub); err != nil {
 		return Submission{}, err
 	}
+	if err := s.resolveMadeAs(ctx, &sub.Workload); err != nil {
+		return Submission{}, err
+	}
 	sub.Workload.Namespace, sub.Workload.Project, sub.Workload.Submitter = p.Namespaces[0], p.Name, SubmitterOf(who)
 	return sub, nil
 }
@@ -141,6 +144,26 @@ func (s *Service) resolvePolicyOf(ctx context.Context, sub *Submission, priority
 	return nil
 }
 
+// resolveMadeAs decides what a distributed training is made as: a PyTorchJob when the cluster
+// serves training-operator's CRD, else an indexed Job (also without a cluster, where nothing
+// is made and a dry run foresees the Job).
+func (s *Service) resolveMadeAs(ctx context.Context, w *native.Workload) error {
+	if w.Kind != native.Distributed {
+		return nil
+	}
+	w.As = native.AsIndexedJob
+	if s.cluster == nil {
+		return nil
+	}
+	as, err := s.cluster.DistributedMadeAs(ctx)
+	if err != nil {
+		s.log.Warn("whether the cluster serves PyTorchJobs is not known", "err", err)
+		return store.Unavailable("the cluster did not say whether it runs Kubeflow training-operator, which decides what a distributed training is made as; try again shortly")
+	}
+	w.As = as
+	return nil
+}
+
 // resolvePools checks the requested node pools against the project's and finds their node
 // labels.
 func (s *Service) resolvePools(ctx context.Context, sub *Submission) error {
@@ -194,7 +217,7 @@ func (s *Service) Submit(ctx context.Context, who Caller, sub Submission) (store
 		return store.WorkloadRecord{}, s.submitError(who, w, sub.Project, err)
 	}
 	rec := store.WorkloadRecord{
-		UID: ref.UID, Namespace: ref.Namespace, Name: ref.Name, Kind: ref.Object, APIGroup: apiGroupOf(ref.Object),
+		UID: ref.UID, Namespace: ref.Namespace, Name: ref.Name, Kind: ref.Object, APIGroup: APIGroupOf(ref.Object),
 		TypeName: sub.Type.Name, CategoryName: ptr.Deref(sub.Type.CategoryName, ""), ProjectID: &sub.Project.ID, ProjectName: sub.Project.Name,
 		DepartmentName: sub.Project.DepartmentName, PriorityName: sub.Priority.Name, PriorityValue: sub.Priority.Value,
 		Preemptibility: sub.Preemptibility, Phase: "Pending", Gang: int(w.Pods()), RequestedGPUs: int(w.GPUs) * int(w.Pods()),
@@ -203,6 +226,9 @@ func (s *Service) Submit(ctx context.Context, who Caller, sub Submission) (store
 	}
 	changes := map[string]any{"type": sub.Type.Name, "project": sub.Project.Name, "namespace": ref.Namespace, "image": w.Image,
 		"gpusPerPod": w.GPUs, "pods": w.Pods(), "priority": sub.Priority.Name, "preemptibility": sub.Preemptibility}
+	if w.Kind == native.Distributed {
+		changes["madeAs"] = w.As.Object
+	}
 	// The workload exists now: a record that cannot be written is the scheduler's to write.
 	if err := s.subs.RecordSubmission(context.WithoutCancel(ctx), rec, who.Actor, changes); err != nil {
 		s.log.Warn("submitted workload not recorded ahead of the scheduler", "request_id", who.Actor.RequestID, "workload", ref.UID, "err", err)
@@ -224,9 +250,13 @@ func (s *Service) submitError(who Caller, w native.Workload, p store.Project, er
 	return store.Unavailable("the cluster did not accept the workload; try again shortly (the request id in X-Request-Id helps an operator find why)")
 }
 
-func apiGroupOf(object string) string {
-	if object == "Deployment" {
+// APIGroupOf is the API group of a top owner a native kind is made as.
+func APIGroupOf(object string) string {
+	switch object {
+	case "Deployment":
 		return "apps"
+	case native.AsPyTorchJob.Object:
+		return native.AsPyTorchJob.APIGroup
 	}
 	return "batch"
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,7 +28,7 @@ var ErrNotReady = errors.New("kube: the scheduler has not loaded its configurati
 const dryRunUID = "arbiter-dry-run"
 
 // DryRun says what the next cycle would do with obj, the top owner a submission would create
-// (a *batchv1.Job, *appsv1.Deployment or *corev1.Pod, with its namespace, labels and pod
+// (a *batchv1.Job, *appsv1.Deployment or *corev1.Pod, or an unstructured PyTorchJob, with its namespace, labels and pod
 // template; or a manifest's object of those kinds, a ReplicaSet or a StatefulSet, unstructured), had it been created now. Nothing is created or recorded, and no event is
 // written. The snapshot is the cache's as of now: what the informers have seen plus the binds
 // Arbiter made and the API server has not confirmed yet (S22); evictions in flight are as the
@@ -73,11 +74,18 @@ func (k *Workloads) DryRun(ctx context.Context, obj runtime.Object, in scheduler
 // proposedOwner reads the owner a submission would create now: its identity, labels, gang
 // (S5), deadline and the pods its template makes.
 func proposedOwner(obj runtime.Object, now time.Time) (*owner, error) {
+	var o *owner
+	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() == pyTorchJobsResource.GroupVersion().WithKind("PyTorchJob") {
+		// A distributed training made as a PyTorchJob: its gang and pods by its roles, as the
+		// cache reads a suspended one (kinds.go).
+		o = ownerFrom(u)
+		o.Created = now
+		return proposedIdentity(o)
+	}
 	obj, err := typedOwner(obj) // a manifest's object
 	if err != nil {
 		return nil, err
 	}
-	var o *owner
 	switch x := obj.(type) {
 	case *batchv1.Job:
 		if x.CreationTimestamp.IsZero() { // its deadline counts from its creation, now
@@ -105,8 +113,14 @@ func proposedOwner(obj runtime.Object, now time.Time) (*owner, error) {
 		o.Template = &corev1.PodTemplateSpec{ObjectMeta: x.ObjectMeta, Spec: x.Spec}
 		o.TemplateCount = 1
 	default:
-		return nil, fmt.Errorf("kube: a dry run takes a Job, a Deployment or a Pod, not %T", obj)
+		return nil, fmt.Errorf("kube: a dry run takes a Job, a Deployment, a PyTorchJob or a Pod, not %T", obj)
 	}
+	return proposedIdentity(o)
+}
+
+// proposedIdentity checks the proposed owner's namespace and gives it the dry run's UID when
+// it has none.
+func proposedIdentity(o *owner) (*owner, error) {
 	if o.Namespace == "" {
 		return nil, errors.New("kube: a dry run needs the object's namespace")
 	}

@@ -100,6 +100,7 @@ type Scheduler struct {
 	priorityCls  *priorityClassSync
 	ownersMu     sync.Mutex
 	ownerWatched map[schema.GroupVersionResource]bool
+	served       servedKinds // whether submissions may be made as PyTorchJobs (submit_pytorchjob.go)
 	// leading wakes the loop when this replica starts leading; newTerm makes the next cycle
 	// forget what the previous term wrote (pending reasons, warnings), which another leader
 	// may have changed meanwhile.

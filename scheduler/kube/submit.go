@@ -32,8 +32,8 @@ func (e *SubmitError) AlreadyExists() bool { return e.Exists }
 // Invalid says the API server refused the objects as they are (admission, a quota).
 func (e *SubmitError) Invalid() bool { return !e.Exists }
 
-// SubmitWorkload creates a submitted workload's objects in its namespace: the top owner (a Job
-// or a Deployment) with this scheduler's name on its pods, then its Service, owned by the top
+// SubmitWorkload creates a submitted workload's objects in its namespace: the top owner (a Job,
+// a Deployment or a PyTorchJob, as w.As says) with this scheduler's name on its pods, then its Service, owned by the top
 // owner so that deleting the workload deletes it. If the Service cannot be made the top owner
 // is deleted again, so a retry starts clean. It returns the top owner as created.
 func (k *Workloads) SubmitWorkload(ctx context.Context, w native.Workload) (native.Ref, time.Time, error) {
@@ -57,6 +57,17 @@ func (k *Workloads) SubmitWorkload(ctx context.Context, w native.Workload) (nati
 		if cerr == nil {
 			meta = d.ObjectMeta
 			ref = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
+		}
+		err = cerr
+	case o.PyTorchJob != nil:
+		p, cerr := k.dynamic.Resource(pyTorchJobsResource).Namespace(w.Namespace).Create(ctx, o.PyTorchJob, metav1.CreateOptions{})
+		if apierrors.IsNotFound(cerr) {
+			// The CRD went away since discovery was asked (servedKindTTL).
+			return native.Ref{}, time.Time{}, &SubmitError{Message: "the cluster no longer serves PyTorchJobs (Kubeflow training-operator's CRD); submit again to make an indexed Job instead"}
+		}
+		if cerr == nil {
+			meta = metav1.ObjectMeta{Name: p.GetName(), Namespace: p.GetNamespace(), UID: p.GetUID(), CreationTimestamp: p.GetCreationTimestamp()}
+			ref = metav1.OwnerReference{APIVersion: p.GetAPIVersion(), Kind: p.GetKind(), Name: p.GetName(), UID: p.GetUID()}
 		}
 		err = cerr
 	default:
@@ -102,8 +113,10 @@ func (k *Workloads) DeleteWorkload(ctx context.Context, r native.Ref) error {
 		err = k.client.BatchV1().Jobs(r.Namespace).Delete(ctx, r.Name, opts)
 	case "Deployment":
 		err = k.client.AppsV1().Deployments(r.Namespace).Delete(ctx, r.Name, opts)
+	case "PyTorchJob":
+		err = k.dynamic.Resource(pyTorchJobsResource).Namespace(r.Namespace).Delete(ctx, r.Name, opts)
 	default:
-		return fmt.Errorf("kube: Arbiter deletes only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
+		return fmt.Errorf("kube: Arbiter deletes only the Jobs, Deployments and PyTorchJobs it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return &WorkloadNotFoundError{UID: r.UID}
@@ -111,10 +124,13 @@ func (k *Workloads) DeleteWorkload(ctx context.Context, r native.Ref) error {
 	return err
 }
 
-// SuspendJob stops (suspend) or runs again a submitted Job by spec.suspend, Run:ai's STOP and
-// RUN. Stopping also drops Arbiter's own suspended-by mark, so that a Job its owner stopped is
+// SuspendJob stops (suspend) or runs again a submitted Job by spec.suspend, or a PyTorchJob by
+// spec.runPolicy.suspend, Run:ai's STOP and RUN. Stopping also drops Arbiter's own suspended-by mark, so that a Job its owner stopped is
 // not resumed by the scheduler (S20 resumes only what it suspended itself).
 func (k *Workloads) SuspendJob(ctx context.Context, r native.Ref, suspend bool) error {
+	if r.Object == "PyTorchJob" {
+		return k.suspendPyTorchJob(ctx, r, suspend)
+	}
 	if r.Object != "Job" {
 		return fmt.Errorf("kube: only Jobs are stopped and run again, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
@@ -152,8 +168,11 @@ func (k *Workloads) SubmittedObjects(ctx context.Context, r native.Ref) (native.
 		if err == nil {
 			uid = o.Deployment.UID
 		}
+	case "PyTorchJob":
+		o.PyTorchJob, err = k.ManifestObject(ctx, pyTorchJobsResource, r) // by list: the chart grants no get
+		return o, err
 	default:
-		return o, fmt.Errorf("kube: Arbiter reads back only the Jobs and Deployments it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
+		return o, fmt.Errorf("kube: Arbiter reads back only the Jobs, Deployments and PyTorchJobs it submits, not %s %s/%s", r.Object, r.Namespace, r.Name)
 	}
 	if apierrors.IsNotFound(err) || (err == nil && string(uid) != r.UID) {
 		return native.Objects{}, &WorkloadNotFoundError{UID: r.UID}

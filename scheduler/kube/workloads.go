@@ -23,13 +23,14 @@ type Workloads struct {
 	// last cycle's result, where the owner of a kind Arbiter does not watch is found.
 	settings *atomic.Pointer[Settings]
 	last     *atomic.Pointer[Result]
+	served   *servedKinds // discovery's last answer on the kinds a submission may be made as
 }
 
 // Workloads is the client for submitted and changed workloads, on this scheduler's clients
 // and cache.
 func (s *Scheduler) Workloads() *Workloads {
 	return &Workloads{schedulerName: s.opts.SchedulerName, client: s.client, dynamic: s.dynamic, cache: s.cache,
-		settings: &s.settings, last: &s.last}
+		settings: &s.settings, last: &s.last, served: &s.served}
 }
 
 // OwnerStopped reports whether a workload's top owner was suspended by its owner, not by

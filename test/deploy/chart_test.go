@@ -476,3 +476,22 @@ func TestChartRBACCreatesExactlyWhatIsSubmitted(t *testing.T) {
 		t.Errorf("the ClusterRole's create and delete (-want +got):\n%s", diff)
 	}
 }
+
+// TestChartRBACRunsADistributedTrainingAsAPyTorchJob: a distributed training is made as a
+// PyTorchJob where training-operator runs, so the ClusterRole creates, deletes, stops and runs
+// again (patch of runPolicy.suspend) and reads back (list) PyTorchJobs. Whether the CRD is
+// served is asked of discovery, which every authenticated client may read.
+func TestChartRBACRunsADistributedTrainingAsAPyTorchJob(t *testing.T) {
+	r := mustRender(t, "arbiter-system", withDatabase())
+	var verbs []string
+	for _, rule := range one[*rbacv1.ClusterRole](t, r).Rules {
+		if slices.Contains(rule.APIGroups, "kubeflow.org") && slices.Contains(rule.Resources, "pytorchjobs") {
+			verbs = append(verbs, rule.Verbs...)
+		}
+	}
+	for _, want := range []string{"create", "delete", "patch", "list"} {
+		if !slices.Contains(verbs, want) {
+			t.Errorf("the ClusterRole grants %v on kubeflow.org/pytorchjobs; it needs %s", verbs, want)
+		}
+	}
+}

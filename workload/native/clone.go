@@ -27,6 +27,13 @@ func RequestOf(o Objects) (r Request, pools []Pool) {
 			n := int(*o.Job.Spec.Parallelism)
 			r.Spec.NumWorkers = &n
 		}
+	case o.PyTorchJob != nil:
+		var workers int
+		var ok bool
+		if labels, pod, workers, ok = pyTorchJobRequest(o.PyTorchJob); !ok {
+			return r, nil
+		}
+		r.Spec.NumWorkers = &workers
 	case o.Deployment != nil:
 		labels, pod = o.Deployment.Labels, o.Deployment.Spec.Template.Spec
 		n := 1
@@ -43,7 +50,7 @@ func RequestOf(o Objects) (r Request, pools []Pool) {
 	}
 	c := pod.Containers[0]
 	for _, x := range pod.Containers {
-		if x.Name == containerName {
+		if x.Name == containerName || x.Name == pyTorchContainer {
 			c = x
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -29,12 +30,13 @@ const (
 	containerName = "main"
 )
 
-// Objects are what a submission creates: the top owner (a Job or a Deployment) and, for a
-// distributed training or an inference, a Service, which the caller makes owned by the top
-// owner once created (so deleting the workload deletes it).
+// Objects are what a submission creates: the top owner (a Job, a Deployment or a PyTorchJob)
+// and, for a distributed training made as an indexed Job or an inference, a Service, which the
+// caller makes owned by the top owner once created (so deleting the workload deletes it).
 type Objects struct {
 	Job        *batchv1.Job
 	Deployment *appsv1.Deployment
+	PyTorchJob *unstructured.Unstructured // training-operator's kubeflow.org/v1 PyTorchJob
 	Service    *corev1.Service
 }
 
@@ -42,7 +44,9 @@ type Objects struct {
 //
 //   - Workspace and Standard training: a Job of one pod that does not retry (backoffLimit 0);
 //     a workspace runs until it is stopped or deleted, as its command does not end.
-//   - Distributed training: an indexed Job of numWorkers pods whose gang is all of them
+//   - Distributed training made as a PyTorchJob (As, DistributedMadeAs): a master and
+//     numWorkers workers, which training-operator makes into pods and Services.
+//   - Distributed training made as an indexed Job: numWorkers pods whose gang is all of them
 //     (arbiter.dev/min-members, S5), and a headless Service of the same name, the pods'
 //     subdomain, so worker i is reachable as <name>-<i>.<name>.
 //   - Custom inference: a Deployment of minReplicas pods and a Service on its serving port.
@@ -67,6 +71,11 @@ func (w Workload) Objects() Objects {
 			}}},
 		}
 		return Objects{Deployment: d, Service: svc}
+	case Distributed:
+		if w.As == AsPyTorchJob {
+			return Objects{PyTorchJob: w.pyTorchJob()}
+		}
+		fallthrough
 	default:
 		pods := w.Pods()
 		j := objects.Job(w.Name, w.Namespace).Pods(pods).Obj()

@@ -47,7 +47,7 @@ func KindAt(path string) (Kind, bool) {
 }
 
 // Suspendable says whether the kind can be stopped and run again (Run:ai's STOP and RUN): a Job
-// by spec.suspend. An inference is refused: scaling a Deployment to zero would end its record
+// by spec.suspend, a distributed training made as a PyTorchJob by spec.runPolicy.suspend. An inference is refused: scaling a Deployment to zero would end its record
 // (a workload with no pods has finished), so it is stopped by deleting it.
 func (k Kind) Suspendable() bool { return k.Object == "Job" }
 
@@ -147,9 +147,10 @@ type Workload struct {
 	Preemptibility string
 	NodePools      []string // the requested pools' names; Pools their labels, filled in by the caller
 	Pools          []Pool
-	Workers        int32 // a distributed training's pods
-	Replicas       int32 // an inference's pods
-	Port           int32 // an inference's serving port
+	Workers        int32  // a distributed training's workers
+	As             MadeAs // what a distributed training is made as (DistributedMadeAs), set by the caller
+	Replicas       int32  // an inference's pods
+	Port           int32  // an inference's serving port
 	Submitter      string
 	SchedulerName  string
 }
@@ -157,10 +158,14 @@ type Workload struct {
 // Pool is a node pool's node label, which the pods are required to match.
 type Pool struct{ Name, LabelKey, LabelValue string }
 
-// Pods is how many pods the workload runs.
+// Pods is how many pods the workload runs: a distributed training's workers, and its master
+// when it is made as a PyTorchJob.
 func (w *Workload) Pods() int32 {
 	switch w.Kind {
 	case Distributed:
+		if w.As == AsPyTorchJob {
+			return w.Workers + 1
+		}
 		return w.Workers
 	case Inference:
 		return w.Replicas
@@ -279,7 +284,7 @@ func parseKindFields(w *Workload, s Spec) error {
 	switch w.Kind {
 	case Distributed:
 		if s.NumWorkers == nil {
-			return invalid("spec.numWorkers", "spec.numWorkers is required for a distributed training: how many pods run together, 2 or more")
+			return invalid("spec.numWorkers", "spec.numWorkers is required for a distributed training: how many workers run together, 2 or more")
 		}
 		if n := *s.NumWorkers; n < 2 || n > MaxWorkers {
 			return invalid("spec.numWorkers", "spec.numWorkers must be from 2 to %d, not %d (one pod is a standard training: POST /api/v1/workloads/trainings)", MaxWorkers, n)
@@ -417,5 +422,5 @@ const (
 // Ref names a submitted workload's top owner in the cluster.
 type Ref struct {
 	UID, Namespace, Name string
-	Object               string // "Job" or "Deployment"
+	Object               string // "Job", "Deployment" or "PyTorchJob"
 }

@@ -16,8 +16,26 @@ import (
 )
 
 // Operators are the operators the demo's distributed training needs on the local control
-// plane: Kubeflow training-operator runs its PyTorchJobs.
-var Operators = []string{devcluster.OperatorTrainingOperator}
+// plane: Kubeflow training-operator runs its PyTorchJobs, JobSet's controller its JobSets.
+var Operators = []string{devcluster.OperatorTrainingOperator, devcluster.OperatorJobSet}
+
+// distributedKind is a kind of distributed training the demo keeps one of at a time, run by
+// its operator's controller.
+type distributedKind struct {
+	kind     string // "PyTorchJob"
+	operator string // what runs it, as the demo's log says
+	gvr      schema.GroupVersionResource
+	project  string
+	build    func(schedulerName string) *unstructured.Unstructured
+	finished func(*unstructured.Unstructured) bool
+}
+
+// distributedKinds are the demo's distributed trainings: a PyTorchJob in nlp and a JobSet in
+// ads (a project that terminates what it loses, where vision would suspend).
+var distributedKinds = []distributedKind{
+	{kind: "PyTorchJob", operator: "Kubeflow training-operator", gvr: pyTorchJobs, project: pyTorchProject, build: PyTorchJob, finished: kubeflowJobFinished},
+	{kind: "JobSet", operator: "JobSet's controller", gvr: jobSets, project: jobSetProject, build: JobSet, finished: jobSetFinished},
+}
 
 var pyTorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
 
@@ -78,33 +96,46 @@ func PyTorchJob(schedulerName string) *unstructured.Unstructured {
 	}}
 }
 
-// distributed submits the demo's PyTorchJob when none of them is unfinished. On a cluster
-// that does not serve PyTorchJobs (no training-operator) it does nothing, and says so once.
+// distributed submits each of the demo's distributed trainings when none of its kind is
+// unfinished. On a cluster that does not serve a kind (its operator is not there) it submits
+// none of it, and says so once.
 func (d *demoRunner) distributed(ctx context.Context) {
-	if d.dyn == nil || d.noPyTorchJobs {
+	if d.dyn == nil {
 		return
 	}
-	list, err := d.dyn.Resource(pyTorchJobs).Namespace(pyTorchProject).List(ctx, metav1.ListOptions{LabelSelector: Label + "=true"})
+	for _, k := range distributedKinds {
+		d.oneAtATime(ctx, k)
+	}
+}
+
+func (d *demoRunner) oneAtATime(ctx context.Context, k distributedKind) {
+	if d.notServed[k.kind] {
+		return
+	}
+	list, err := d.dyn.Resource(k.gvr).Namespace(k.project).List(ctx, metav1.ListOptions{LabelSelector: Label + "=true"})
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		d.noPyTorchJobs = true
-		d.log.Info("demo: the cluster serves no PyTorchJobs (Kubeflow training-operator); the demo runs no distributed training")
+		if d.notServed == nil {
+			d.notServed = map[string]bool{}
+		}
+		d.notServed[k.kind] = true // one entry per distributed kind: bounded
+		d.log.Info("demo: the cluster serves no "+k.kind+"s ("+k.operator+"); the demo runs none", "kind", k.kind)
 		return
 	}
 	if err != nil {
-		d.warn(ctx, "listing demo PyTorchJobs", err)
+		d.warn(ctx, "listing demo "+k.kind+"s", err)
 		return
 	}
 	for i := range list.Items {
-		if !kubeflowJobFinished(&list.Items[i]) {
+		if !k.finished(&list.Items[i]) {
 			return
 		}
 	}
-	created, err := d.dyn.Resource(pyTorchJobs).Namespace(pyTorchProject).Create(ctx, PyTorchJob(d.schedulerName), metav1.CreateOptions{})
+	created, err := d.dyn.Resource(k.gvr).Namespace(k.project).Create(ctx, k.build(d.schedulerName), metav1.CreateOptions{})
 	if err != nil {
-		d.warn(ctx, "submitting a demo PyTorchJob", err)
+		d.warn(ctx, "submitting a demo "+k.kind, err)
 		return
 	}
-	d.log.Debug("demo PyTorchJob submitted", "pytorchjob", fmt.Sprintf("%s/%s", pyTorchProject, created.GetName()))
+	d.log.Debug("demo "+k.kind+" submitted", "object", fmt.Sprintf("%s/%s", k.project, created.GetName()))
 }
 
 // kubeflowJobFinished reports whether a Kubeflow job has the condition Succeeded or Failed.

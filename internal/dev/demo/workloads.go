@@ -258,8 +258,8 @@ func Start(ctx context.Context, cfg *rest.Config, schedulerName string, seed uin
 
 type demoRunner struct {
 	client        kubernetes.Interface
-	dyn           dynamic.Interface // for the PyTorchJobs; nil submits none
-	noPyTorchJobs bool              // the cluster does not serve them
+	dyn           dynamic.Interface // for the distributed trainings; nil submits none
+	notServed     map[string]bool   // the distributed kinds the cluster does not serve
 	schedulerName string
 	log           *slog.Logger
 	mix           *Mix
