@@ -105,6 +105,16 @@ func (e *env) kindPods(ns, selector string) []corev1.Pod {
 	return live
 }
 
+// scheduledReason is a pod's PodScheduled=False reason, if it has one.
+func scheduledReason(p corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
 func boundCount(pods []corev1.Pod) int {
 	n := 0
 	for _, p := range pods {
@@ -152,9 +162,19 @@ func testKindWithItsController(t *testing.T, kc kindCase) {
 		r, err := e.store.WorkloadRecord(e.ctx, uid)
 		return err == nil && r.Kind == kc.kind && r.Gang == 3 && r.Reason == "InsufficientCapacity" && len(e.kindPods(ns, selector)) == 3
 	})
-	if n := boundCount(e.kindPods(ns, selector)); n != 0 {
-		t.Fatalf("%d of the %s's pods were bound without the rest", n, kc.kind)
+	for _, p := range e.kindPods(ns, selector) {
+		if p.Spec.NodeName != "" {
+			t.Fatalf("pod %s of the %s was bound without the rest", p.Name, kc.kind)
+		}
 	}
+	e.eventually("each of the "+kc.kind+"'s pods says it waits for capacity", 30*time.Second, func() bool {
+		for _, p := range e.kindPods(ns, selector) {
+			if scheduledReason(p) != "InsufficientCapacity" {
+				return false
+			}
+		}
+		return true
+	})
 
 	t.Log("(d) the console's workload page shows the kind, its pods and its reason")
 	var podNames []string
@@ -218,12 +238,7 @@ func testKindWithItsController(t *testing.T, kc kindCase) {
 		on, _, _ := unstructured.NestedBool(u.Object, kc.suspendSwitch...)
 		return on
 	}
-	e.eventually("the urgent Job runs", time.Minute, func() bool {
-		r, m := e.pendingReason(ns, "urgent")
-		pods := e.kindPods(ns, selector)
-		t.Logf("DEBUG urgent %s %s; switch %v; %d pods, %d bound; events %v", r, m, switchOn(), len(pods), boundCount(pods), e.events(ns, name))
-		return e.running(ns, "urgent") == 1
-	})
+	e.eventually("the urgent Job runs", time.Minute, func() bool { return e.running(ns, "urgent") == 1 })
 	if kc.suspendSwitch != nil && !switchOn() {
 		t.Errorf("the urgent Job runs and the %s's %s is not set", kc.kind, strings.Join(kc.suspendSwitch, "."))
 	}
