@@ -251,8 +251,11 @@ func testKindWithItsController(t *testing.T, kc kindCase) {
 		}
 		return true
 	})
-	if n := boundCount(e.kindPods(ns, selector)); n != 0 {
-		t.Errorf("%d of the %s's pods are bound while the urgent Job runs: it was not preempted whole", n, kc.kind)
+	for _, p := range e.kindPods(ns, selector) {
+		if p.Spec.NodeName != "" {
+			t.Errorf("pod %s of the %s (made %s) is bound while the urgent Job runs: the gang was not kept whole",
+				p.Name, kc.kind, p.CreationTimestamp.Format(time.RFC3339))
+		}
 	}
 	e.eventually(kc.kind+" comes back whole once the urgent Job is done", 2*time.Minute, func() bool {
 		pods := e.kindPods(ns, selector)
