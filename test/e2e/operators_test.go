@@ -261,10 +261,10 @@ func testKindWithItsController(t *testing.T, kc kindCase) {
 		pods := e.kindPods(ns, selector)
 		return len(pods) == 3 && boundCount(pods) == 3 && (kc.suspendSwitch == nil || !switchOn())
 	})
-	h := e.history(uid)
-	if !slices.Contains(h, "Preempted") || (kc.suspendSwitch != nil && !slices.Contains(h, "Resumed")) {
-		t.Errorf("the %s's history %v lacks its preemption or resume", kc.kind, h)
-	}
+	e.eventually("the "+kc.kind+"'s history records its preemption (and resume)", 10*time.Second, func() bool {
+		h := e.history(uid)
+		return slices.Contains(h, "Preempted") && (kc.suspendSwitch == nil || slices.Contains(h, "Resumed"))
+	})
 }
 
 // checkWorkloadPage opens a workload's page in a real browser as the admin and waits until
