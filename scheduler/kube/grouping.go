@@ -197,15 +197,21 @@ func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
 }
 
 // unseenOwner is the UID of the first owner on the pod's way up to its top owner that is of a
-// kind Arbiter watches (watchedOwners) but is not in the cache yet, or "" when every owner of a
-// watched kind is in. An owner of a kind Arbiter does not watch ends the walk (topOwner groups
+// kind Arbiter watches (watchedOwners), or a pod, but is not in the cache yet, or "" when every
+// such owner is in. An owner of a kind Arbiter does not watch ends the walk (topOwner groups
 // by its reference); a controller that is a pod is walked through, as topOwner does.
 func (c *Cache) unseenOwner(e *podEntry) types.UID {
 	ref := e.controller
 	for depth := 0; ref != nil && depth < 10; depth++ {
 		cur := c.owners[ref.UID]
 		if cur == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
-			if p := c.pods[ref.UID]; p != nil && p.controller != nil {
+			p := c.pods[ref.UID]
+			if p == nil {
+				// A leader pod not seen yet, or deleted while its controller makes its
+				// group again: its workers would be a gang of their own under it.
+				return ref.UID
+			}
+			if p.controller != nil {
 				ref = p.controller
 				continue
 			}

@@ -120,6 +120,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	c.place(e)
 	if old == nil || controllerUID(old.controller) != controllerUID(e.controller) {
 		c.regroupOwnedBy(p.UID)
+		c.placeAwaiting(p.UID) // the workers that waited for their leader pod
 	}
 	c.occupy(e, +1)
 	c.refresh()

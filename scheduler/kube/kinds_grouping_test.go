@@ -187,3 +187,35 @@ func TestS4_ALeaderPodsComingAndGoingRegroupsItsWorkers(t *testing.T) {
 	c.DeletePod("leader-0")
 	same("the leader went")
 }
+
+// TestS5_WorkersWaitForTheirLeaderPod: a LeaderWorkerSet's workers whose leader pod is not in
+// the cache (not seen yet, or deleted while its group is made again) are not placed as a gang
+// of the pods that exist under the leader's reference: they wait for the leader, and with it
+// are under the LeaderWorkerSet, whose group is placed whole or not at all.
+func TestS5_WorkersWaitForTheirLeaderPod(t *testing.T) {
+	c := NewCache("arbiter")
+	c.UpsertNode(gpuNode("n1", 2)) // room for the two workers, not for the group of 3
+	lwsObj := readKind(t, "leaderworkerset.yaml")
+	c.UpsertOwner(ownerFrom(lwsObj))
+	lws := controllerRef("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", lwsObj.GetName(), string(lwsObj.GetUID()))
+	c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "StatefulSet", "sample", "leader-sts", &lws, nil)))
+	leaderSts := controllerRef("apps/v1", "StatefulSet", "sample", "leader-sts")
+	leader := controllerRef("v1", "Pod", "sample-0", "leader-0")
+	c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "StatefulSet", "sample-0", "workers-0", &leader, nil)))
+	workerSts := controllerRef("apps/v1", "StatefulSet", "sample-0", "workers-0")
+	for i := 1; i < 3; i++ {
+		c.UpsertPod(gpuPod("sample-0-"+strconv.Itoa(i), "w"+strconv.Itoa(i), 1, &workerSts))
+	}
+	if plan := cycleView(c, t0.Add(time.Hour), foreseeSettings()).Snapshot.Plan(); len(plan.Binds) != 0 {
+		t.Fatalf("%d workers bound without their leader, want none", len(plan.Binds))
+	}
+	c.UpsertPod(gpuPod("sample-0", "leader-0", 1, &leaderSts))
+	view := cycleView(c, t0.Add(time.Hour), foreseeSettings())
+	w, _ := view.Workload(string(lwsObj.GetUID()))
+	if w == nil || len(w.Pods) != 3 {
+		t.Fatalf("the LeaderWorkerSet's workload is %+v, want its leader and 2 workers", w)
+	}
+	if plan := view.Snapshot.Plan(); len(plan.Binds) != 0 {
+		t.Errorf("%d pods of the group bound on 2 GPUs, want none", len(plan.Binds))
+	}
+}

@@ -46,7 +46,11 @@ func sharedCluster(t *testing.T) *devcluster.Cluster {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		shared.cluster, shared.err = devcluster.Start(ctx, devcluster.Options{Dir: shared.dir, Progress: os.Stderr})
+		shared.cluster, shared.err = devcluster.Start(ctx, devcluster.Options{
+			Dir: shared.dir, Progress: os.Stderr,
+			// The kinds' tests run each kind with its real controller.
+			Operators: devcluster.AllOperators,
+		})
 	})
 	if shared.err != nil {
 		t.Fatalf("local control plane: %v", shared.err)

@@ -12,9 +12,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workload/objects"
@@ -115,39 +112,6 @@ func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
 	}
 }
 
-var pytorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
-
-// ensurePyTorchJobCRD installs a PyTorchJob-shaped CustomResourceDefinition (no operator:
-// tests create the pods themselves, as the Kubeflow training operator would).
-func ensurePyTorchJobCRD(e *env) dynamic.Interface {
-	e.t.Helper()
-	dyn, err := dynamic.NewForConfig(sharedCluster(e.t).RESTConfig())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "pytorchjobs.kubeflow.org"},
-		"spec": map[string]any{
-			"group": "kubeflow.org", "scope": "Namespaced",
-			"names": map[string]any{"plural": "pytorchjobs", "singular": "pytorchjob", "kind": "PyTorchJob"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-			}},
-		},
-	}}
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dyn.Resource(crdGVR).Create(e.ctx, crd, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		e.t.Fatal(err)
-	}
-	e.eventually("the PyTorchJob kind is served", time.Minute, func() bool {
-		_, err := dyn.Resource(pytorchJobs).Namespace("default").List(e.ctx, metav1.ListOptions{})
-		return err == nil
-	})
-	return dyn
-}
-
 func gpuPod(e *env, name, namespace string, owner *metav1.OwnerReference) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
@@ -180,40 +144,36 @@ func (e *env) podsBound(namespace string, names ...string) int {
 	return n
 }
 
-// TestS4_S5_WorkloadKinds: a PyTorchJob-shaped custom resource is one workload whose gang is
-// the sum of its replicas (S5), placed all or nothing; a Deployment's pods are one workload
-// of type Deployment; a bare pod is its own workload.
+// TestS4_S5_WorkloadKinds: a PyTorchJob, its pods made by training-operator, is one workload
+// whose gang is the sum of its replicas (S5), placed all or nothing; a Deployment's pods are
+// one workload of type Deployment; a bare pod is its own workload.
 func TestS4_S5_WorkloadKinds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 4)
 	ns := e.project("kinds", 8, store.PolicyUpdate{})
-	dyn := ensurePyTorchJobCRD(e)
 
 	// A bare pod takes one of the four GPUs.
 	bare := gpuPod(e, "bare", ns, nil)
 	e.eventually("the bare pod runs", time.Minute, func() bool { return e.podsBound(ns, "bare") == 1 })
 
-	job := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-		"metadata": map[string]any{"name": "train", "namespace": ns},
-		"spec": map[string]any{"pytorchReplicaSpecs": map[string]any{
-			"Master": map[string]any{"replicas": int64(1)},
-			"Worker": map[string]any{"replicas": int64(3)},
-		}},
-	}}
-	created, err := dyn.Resource(pytorchJobs).Namespace(ns).Create(e.ctx, job, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	yes := true
-	owner := &metav1.OwnerReference{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "train", UID: created.GetUID(), Controller: &yes}
+	created := e.create(pyTorchJobGVR, ns, fmt.Sprintf(`
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: train}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template: {spec: {schedulerName: %[1]s, containers: [%[2]s]}}
+    Worker:
+      replicas: 3
+      template: {spec: {schedulerName: %[1]s, containers: [%[2]s]}}
+`, e.sched, gpuContainer("pytorch")))
 	names := []string{"train-master-0", "train-worker-0", "train-worker-1", "train-worker-2"}
-	for _, name := range names {
-		gpuPod(e, name, ns, owner)
-	}
-	e.eventually("the PyTorchJob waits as a gang of 4 for 3 free GPUs", 30*time.Second, func() bool {
+	e.eventually("the PyTorchJob waits as a gang of 4 for 3 free GPUs", time.Minute, func() bool {
 		r, err := e.store.WorkloadRecord(e.ctx, string(created.GetUID()))
-		return err == nil && r.Gang == 4 && r.Reason == "InsufficientCapacity" && r.TypeName == "PyTorchJob"
+		return err == nil && r.Gang == 4 && r.Reason == "InsufficientCapacity" && r.TypeName == "PyTorchJob" &&
+			len(e.kindPods(ns, "training.kubeflow.org/job-name=train")) == 4
 	})
 	if n := e.podsBound(ns, names...); n != 0 {
 		t.Fatalf("%d of the PyTorchJob's pods were placed without the rest", n)
