@@ -14,20 +14,21 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// ownCluster starts a local control plane for this test alone, stopped when it ends: a test
-// that freezes kube-apiserver must not freeze the cluster the other tests share.
-func ownCluster(t *testing.T) *devcluster.Cluster {
+// ownCluster starts a local control plane for this test alone, with the operators named,
+// stopped when it ends: a test that freezes kube-apiserver must not freeze the cluster the
+// other tests share, and one that needs other operators than the shared cluster's has its own.
+func ownCluster(t *testing.T, operators ...string) *devcluster.Cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "arbiter-e2e-own-cluster-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir})
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Operators: operators, Progress: testWriter{t}})
 	if err != nil {
 		os.RemoveAll(dir)
-		t.Fatalf("local control plane: %v", err)
+		t.Fatalf("local control plane with %v: %v", operators, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

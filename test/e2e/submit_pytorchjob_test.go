@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
@@ -25,34 +22,6 @@ import (
 // These tests submit a distributed training where the cluster runs Kubeflow training-operator
 // (it is made as a PyTorchJob) and where it does not (an indexed Job), each on a control plane
 // of its own: whether the PyTorchJob CRD is served is the point of each.
-
-var pyTorchJobsGVR = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
-
-// clusterRunning starts a local control plane of the test's own running operators (none: a
-// bare one), stopped when the test ends.
-func clusterRunning(t *testing.T, operators ...string) *devcluster.Cluster {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "arbiter-e2e-kinds-cluster-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Operators: operators, Progress: testWriter{t}})
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("local control plane with %v: %v", operators, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := c.Stop(ctx); err != nil {
-			t.Logf("stopping the control plane: %v", err)
-		}
-		os.RemoveAll(dir)
-	})
-	return c
-}
 
 // distributedBody is a distributed training of numWorkers workers of gpus GPUs each.
 func distributedBody(name, projectID string, numWorkers, gpus int) string {
@@ -69,7 +38,7 @@ func distributedBody(name, projectID string, numWorkers, gpus int) string {
 // a PyTorchJob and why, and the workload it lands on is one.
 func TestSubmitDistributed_PyTorchJobWhereTrainingOperatorRuns(t *testing.T) {
 	t.Parallel()
-	c := clusterRunning(t, devcluster.OperatorTrainingOperator)
+	c := ownCluster(t, devcluster.OperatorTrainingOperator)
 	e := newEnvOn(t, c, 3, 4)
 	ns := e.project("ddp", 12, store.PolicyUpdate{})
 	proj, err := e.store.ProjectNamed(e.ctx, "ddp-"+e.id)
@@ -82,7 +51,7 @@ func TestSubmitDistributed_PyTorchJobWhereTrainingOperatorRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	pyTorchJob := func(name string) (*unstructured.Unstructured, error) {
-		return dyn.Resource(pyTorchJobsGVR).Namespace(ns).Get(e.ctx, name, metav1.GetOptions{})
+		return dyn.Resource(pyTorchJobGVR).Namespace(ns).Get(e.ctx, name, metav1.GetOptions{})
 	}
 	selector := "training.kubeflow.org/job-name=ddp"
 
@@ -170,7 +139,7 @@ func TestSubmitDistributed_PyTorchJobWhereTrainingOperatorRuns(t *testing.T) {
 // the answer and the Submit page's panel say why.
 func TestSubmitDistributed_IndexedJobWhereNoPyTorchJobIsServed(t *testing.T) {
 	t.Parallel()
-	c := clusterRunning(t)
+	c := ownCluster(t)
 	e := newEnvOn(t, c, 2, 4)
 	ns := e.project("ddp", 8, store.PolicyUpdate{})
 	proj, err := e.store.ProjectNamed(e.ctx, "ddp-"+e.id)

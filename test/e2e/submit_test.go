@@ -110,8 +110,10 @@ func TestSubmit_NativeKinds(t *testing.T) {
 		{kind: "trainings", name: "train", object: "Job", typ: "Standard training", slug: "standard-training", pods: 1,
 			selector: batchv1.JobNameLabel + "=train"},
 		{kind: "workspaces", name: "ws", object: "Job", typ: "Workspace", slug: "workspace", pods: 1, selector: batchv1.JobNameLabel + "=ws"},
-		{kind: "distributed", name: "dist", object: "Job", typ: "Distributed training", slug: "distributed-training", pods: 3,
-			selector: batchv1.JobNameLabel + "=dist"},
+		// The shared cluster runs training-operator, so a distributed training is a PyTorchJob:
+		// a master and its 3 workers (TestSubmitDistributed_* cover both kinds it may be).
+		{kind: "distributed", name: "dist", object: "PyTorchJob", typ: "Distributed training", slug: "distributed-training", pods: 4,
+			selector: "training.kubeflow.org/job-name=dist"},
 		{kind: "inferences", name: "serve", object: "Deployment", typ: "Custom inference", slug: "custom-inference", pods: 2,
 			selector: "arbiter.dev/workload=serve"},
 	}
@@ -145,7 +147,18 @@ func TestSubmit_NativeKinds(t *testing.T) {
 		for _, s := range subs {
 			var meta metav1.ObjectMeta
 			var spec corev1.PodSpec
-			if s.object == "Job" {
+			if s.object == "PyTorchJob" {
+				pods := e.podsOf(ns, s.selector)
+				if len(pods) == 0 {
+					t.Fatalf("%s: no pods", s.name)
+				}
+				j, err := e.dynamicClient().Resource(pyTorchJobGVR).Namespace(ns).Get(e.ctx, s.name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				meta = metav1.ObjectMeta{UID: j.GetUID(), Labels: j.GetLabels(), Annotations: j.GetAnnotations()}
+				spec = pods[0].Spec
+			} else if s.object == "Job" {
 				j, err := e.client.BatchV1().Jobs(ns).Get(e.ctx, s.name, metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -169,7 +182,7 @@ func TestSubmit_NativeKinds(t *testing.T) {
 		} else if a := j.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != e.pool.Name {
 			t.Errorf("train's node affinity = %+v, want the node pool %s", a, e.pool.Name)
 		}
-		for _, svc := range []string{"dist", "serve"} {
+		for _, svc := range []string{"serve"} { // training-operator makes the PyTorchJob's own
 			s, err := e.client.CoreV1().Services(ns).Get(e.ctx, svc, metav1.GetOptions{})
 			if err != nil || len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Name != svc {
 				t.Errorf("service %s: %v %+v", svc, err, s)
