@@ -62,6 +62,15 @@ type goneError struct{}
 func (goneError) Error() string  { return "gone" }
 func (goneError) NotFound() bool { return true }
 
+// unwatchedError is how the cluster edge says the workload's top owner is of a kind Arbiter
+// does not watch (kube.UnwatchedKindError).
+type unwatchedError struct{}
+
+func (unwatchedError) Error() string {
+	return "workload g is a Gadget.example.com, a kind Arbiter does not watch: its labels cannot be changed here; set priorityClassName on its pods instead"
+}
+func (unwatchedError) Unwatched() bool { return true }
+
 // trainABasis is the fixture's start estimate of train-a: 90 minutes after t0.
 const trainABasis = "Simulated: it starts after the end of 1 running workload (the last, team-alpha/train-b at its activeDeadlineSeconds)."
 

@@ -404,9 +404,17 @@ func TestWorkloadPatch(t *testing.T) {
 		if r := patch(t, admin, f.trainB, `{"priority":"high"}`); r.status != 503 || strings.Contains(string(r.body), "refused") {
 			t.Errorf("cluster error = %d %s", r.status, r.body)
 		}
+		// A workload of a kind Arbiter does not watch cannot be labelled: 409 with what to do
+		// instead, not a 503 that asks to try again.
+		lab.mu.Lock()
+		lab.err = unwatchedError{}
+		lab.mu.Unlock()
+		if r := patch(t, admin, f.trainB, `{"priority":"high"}`); r.status != 409 || !strings.Contains(string(r.body), unwatchedError{}.Error()) {
+			t.Errorf("unwatched kind = %d %s, want 409 saying what to do", r.status, r.body)
+		}
 		rows := auditRows(t, st, "workload")
-		if len(rows)-before != 2 || rows[0].Result != "failure" || rows[1].Result != "failure" {
-			t.Errorf("failed changes: %d new audit rows (want 2 failures): %+v", len(rows)-before, rows[:2])
+		if len(rows)-before != 3 || rows[0].Result != "failure" || rows[1].Result != "failure" || rows[2].Result != "failure" {
+			t.Errorf("failed changes: %d new audit rows (want 3 failures): %+v", len(rows)-before, rows[:3])
 		}
 		if n := len(list[views.WorkloadEvent](t, srv, "/api/v1/workloads/"+f.trainB+"/events", "events")); n != evBefore {
 			t.Errorf("failed changes left %d events", n-evBefore)

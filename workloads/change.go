@@ -152,8 +152,9 @@ func (s *Service) checkQuota(ctx context.Context, r store.WorkloadRecord, asked 
 }
 
 // clusterError turns the cluster's answer about a workload (a label patch, a delete, a stop
-// or a run) into the caller's: a workload the cluster no longer has is not found, anything
-// else unavailable, its cause going to the log.
+// or a run) into the caller's: a workload the cluster no longer has is not found, one of a
+// kind Arbiter does not watch a conflict saying what to do instead, anything else
+// unavailable, its cause going to the log.
 func (s *Service) clusterError(who Caller, r store.WorkloadRecord, err error) error {
 	if err == nil {
 		return nil
@@ -161,6 +162,10 @@ func (s *Service) clusterError(who Caller, r store.WorkloadRecord, err error) er
 	var nf interface{ NotFound() bool }
 	if errors.As(err, &nf) && nf.NotFound() {
 		return store.NotFound("workload %s (%s/%s) is no longer in the cluster; it may have finished or been deleted", r.UID, r.Namespace, r.Name)
+	}
+	var unwatched interface{ Unwatched() bool }
+	if errors.As(err, &unwatched) && unwatched.Unwatched() {
+		return store.Conflict("%s", err.Error())
 	}
 	s.log.Warn("workload labels not patched", "request_id", who.Actor.RequestID, "workload", r.UID, "err", err)
 	return store.Unavailable("the cluster did not accept the label change; try again shortly (the request id in X-Request-Id helps an operator find why)")

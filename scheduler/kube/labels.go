@@ -21,6 +21,19 @@ func (e *WorkloadNotFoundError) Error() string {
 // NotFound lets callers recognise the error without importing this package.
 func (e *WorkloadNotFoundError) NotFound() bool { return true }
 
+// UnwatchedKindError says a workload's top owner is of a kind Arbiter does not watch (S5's
+// fallback): Arbiter knows it only from its pods' references and cannot patch its labels.
+type UnwatchedKindError struct{ Namespace, Name, Kind, Group string }
+
+func (e *UnwatchedKindError) Error() string {
+	return fmt.Sprintf("workload %s/%s is a %s.%s, a kind Arbiter does not watch: its labels cannot be changed here; "+
+		"set priorityClassName and kai.scheduler/preemptibility on its pods instead (docs/kubernetes.md says how to make a kind known)",
+		e.Namespace, e.Name, e.Kind, e.Group)
+}
+
+// Unwatched lets callers recognise the error without importing this package.
+func (e *UnwatchedKindError) Unwatched() bool { return true }
+
 // PatchWorkloadLabels sets labels on a workload's top owner (S9: priority and preemptibility
 // are changed by labelling the top owner, never the pods' spec.priority); a nil value removes
 // the label. uid is the top owner's UID; the patch carries it as a precondition, so an object
@@ -52,7 +65,7 @@ func (k *Workloads) PatchWorkloadLabels(ctx context.Context, uid string, set map
 		}
 		resource, known := resourceOf(gv.Group, o.Kind)
 		if !known {
-			return fmt.Errorf("kube: Arbiter does not watch kind %s.%s, so it cannot label workload %s/%s", o.Kind, gv.Group, o.Namespace, o.Name)
+			return &UnwatchedKindError{Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: gv.Group}
 		}
 		_, err = k.dynamic.Resource(gv.WithResource(resource)).Namespace(o.Namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	}
