@@ -3,6 +3,7 @@ package kube
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +66,7 @@ func ownerFrom(u *unstructured.Unstructured) *owner {
 	case o.Group == "leaderworkerset.x-k8s.io" && o.Kind == "LeaderWorkerSet":
 		readLeaderWorkerSet(o, obj)
 	}
+	readOutcome(o, obj)
 	return o
 }
 
@@ -185,4 +187,50 @@ func (o *owner) addRole(name string, m map[string]any, count int64, path ...stri
 		return
 	}
 	o.Roles = append(o.Roles, podRole{Name: name, Template: &t, Count: int32(count)})
+}
+
+// outcomeConditions are, by kind, the status conditions its controller sets True when it has
+// completed and when it has failed: a finished owner ends its workload (S24) as a Job's
+// Complete or Failed does, instead of standing as a live owner without pods.
+var outcomeConditions = map[string]struct{ done, failed string }{
+	"jobset.x-k8s.io/JobSet":        {"Completed", "Failed"},
+	"trainer.kubeflow.org/TrainJob": {"Complete", "Failed"},
+	"kubeflow.org/PyTorchJob":       {"Succeeded", "Failed"},
+	"kubeflow.org/TFJob":            {"Succeeded", "Failed"},
+	"kubeflow.org/JAXJob":           {"Succeeded", "Failed"},
+	"kubeflow.org/XGBoostJob":       {"Succeeded", "Failed"},
+	"kubeflow.org/MPIJob":           {"Succeeded", "Failed"},
+}
+
+// readOutcome sets Finished, Failed and Ended from a custom resource's status: its kind's
+// outcome conditions, or a RayJob's jobDeploymentStatus (Complete or Failed, at its endTime).
+func readOutcome(o *owner, obj map[string]any) {
+	if o.Group == "ray.io" && o.Kind == "RayJob" {
+		switch status, _, _ := unstructured.NestedString(obj, "status", "jobDeploymentStatus"); status {
+		case "Complete", "Failed":
+			o.Finished, o.Failed = true, status == "Failed"
+			o.Ended = timeAt(obj, "status", "endTime")
+		}
+		return
+	}
+	kind, ok := outcomeConditions[o.Group+"/"+o.Kind]
+	if !ok {
+		return
+	}
+	conditions, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if m["status"] != "True" || (m["type"] != kind.done && m["type"] != kind.failed) {
+			continue
+		}
+		o.Finished, o.Failed = true, m["type"] == kind.failed
+		o.Ended = timeAt(m, "lastTransitionTime")
+	}
+}
+
+// timeAt is the RFC 3339 time at path in obj; zero when absent or not a time.
+func timeAt(obj map[string]any, path ...string) time.Time {
+	s, _, _ := unstructured.NestedString(obj, path...)
+	t, _ := time.Parse(time.RFC3339, s)
+	return t
 }
