@@ -258,6 +258,18 @@ func arbiterSuspended(o *owner) bool {
 	return o.Suspended && o.Annotations[AnnotationSuspendedBy] != "" && !o.Finished
 }
 
+// ours reports whether a suspended owner's roles make pods for this scheduler: some, and each
+// role's template names it (S3: another scheduler's suspended work is not Arbiter's, as its
+// pods would not be; another Arbiter may share the cluster under another name).
+func (c *Cache) ours(roles []podRole) bool {
+	for _, r := range roles {
+		if r.Template == nil || r.Template.Spec.SchedulerName != c.schedulerName {
+			return false
+		}
+	}
+	return len(roles) > 0
+}
+
 // refresh rebuilds what the current write made stale: the dirty workloads, their order and the
 // node list. Every write calls it before it lets go of the lock, so that a snapshot finds the
 // cache whole and only copies.
@@ -286,7 +298,7 @@ func (c *Cache) refresh() {
 func (c *Cache) build(key types.UID) {
 	b := c.groupWorkload(key)
 	if b == nil {
-		if o := c.owners[key]; o != nil && arbiterSuspended(o) && len(c.rolesOf(o)) > 0 {
+		if o := c.owners[key]; o != nil && arbiterSuspended(o) && c.ours(c.rolesOf(o)) {
 			b = c.suspendedWorkload(o)
 		}
 	}

@@ -170,3 +170,25 @@ func TestS5_ATrainJobsGangIsItsJobSetsFirstStage(t *testing.T) {
 		t.Errorf("gang %d, want the 2 initializers of the JobSet's first stage", gang)
 	}
 }
+
+// TestS3_ASuspendedWorkloadOfAnotherSchedulerIsNotOurs: a suspended workload whose pods would
+// name another scheduler (another Arbiter on the same cluster, say) is not one of this
+// Arbiter's, as its pods would not be: it is neither admitted nor recorded here.
+func TestS3_ASuspendedWorkloadOfAnotherSchedulerIsNotOurs(t *testing.T) {
+	for _, files := range [][]string{{"pytorchjob.yaml"}, {"jobset.yaml"}, {"trainjob.yaml", "trainjob-jobset.yaml"}, {"raycluster.yaml"}} {
+		t.Run(files[0], func(t *testing.T) {
+			c := NewCache("another-arbiter")
+			c.UpsertNode(gpuNode("n1", 16))
+			for i, file := range files {
+				u := readKind(t, file)
+				if i == 0 {
+					u.SetAnnotations(map[string]string{AnnotationSuspendedBy: "arbiter"})
+				}
+				c.UpsertOwner(ownerFrom(u))
+			}
+			if n := len(cycleView(c, t0.Add(time.Hour), foreseeSettings()).Snapshot.Workloads); n != 0 {
+				t.Errorf("%d workloads from a suspended %s whose pods name scheduler arbiter, want none", n, files[0])
+			}
+		})
+	}
+}
