@@ -46,12 +46,7 @@ spec:
           containers: [{name: worker, image: mpioperator/mpi-pi}]
 `)
 	pods := waitPods(t, c, ns, "training.kubeflow.org/job-name=allreduce", "allreduce-launcher", "allreduce-worker-0", "allreduce-worker-1")
-	checkSchedulerName(t, pods)
-	for _, p := range pods {
-		if !ownedBy(&p, job) {
-			t.Errorf("pod %s is not controlled by the MPIJob", p.Name)
-		}
-	}
+	checkMadeBy(t, pods, job, "MPIJob")
 }
 
 // A RayJob's controller (KubeRay) creates the RayCluster it runs on. Its submitter pod waits for

@@ -98,6 +98,18 @@ func ownedBy(meta metav1.Object, u *unstructured.Unstructured) bool {
 	return ref != nil && ref.UID == u.GetUID()
 }
 
+// checkMadeBy fails the test for each pod not controlled by u (a kind named kind) or not
+// naming nothingScheduler, the scheduler its object's pod template names.
+func checkMadeBy(t *testing.T, pods []corev1.Pod, u *unstructured.Unstructured, kind string) {
+	t.Helper()
+	checkSchedulerName(t, pods)
+	for _, p := range pods {
+		if !ownedBy(&p, u) {
+			t.Errorf("pod %s is not controlled by the %s", p.Name, kind)
+		}
+	}
+}
+
 // checkSchedulerName fails the test for each pod that does not name nothingScheduler, the
 // scheduler its object's pod template names.
 func checkSchedulerName(t *testing.T, pods []corev1.Pod) {
@@ -284,12 +296,7 @@ spec:
           containers: [{name: pytorch, image: pytorch/pytorch}]
 `)
 	pods := waitPods(t, c, ns, "training.kubeflow.org/job-name=mnist", "mnist-master-0", "mnist-worker-0", "mnist-worker-1")
-	checkSchedulerName(t, pods)
-	for _, p := range pods {
-		if !ownedBy(&p, job) {
-			t.Errorf("pod %s is not controlled by the PyTorchJob", p.Name)
-		}
-	}
+	checkMadeBy(t, pods, job, "PyTorchJob")
 }
 
 // A RayCluster's controller (KubeRay) creates its head pod and its worker group's pods.

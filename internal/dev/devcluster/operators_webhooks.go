@@ -112,10 +112,10 @@ func registerWebhooks(ctx context.Context, client kubernetes.Interface, ports ma
 					FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, ObjectSelector: sel})
 			}
 		}
-		if err := applyMutating(ctx, client, mut); err != nil {
+		if err := applyWebhookConfiguration(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), mut); err != nil {
 			return err
 		}
-		if err := applyValidating(ctx, client, val); err != nil {
+		if err := applyWebhookConfiguration(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), val); err != nil {
 			return err
 		}
 	}
@@ -150,34 +150,26 @@ func webhookMeta(op string, mutating bool) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: webhookConfigName(op, mutating), Labels: map[string]string{labelWebhookOperator: op}}
 }
 
-func applyMutating(ctx context.Context, client kubernetes.Interface, want *admissionv1.MutatingWebhookConfiguration) error {
-	api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	cur, err := api.Get(ctx, want.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = api.Create(ctx, want, metav1.CreateOptions{})
-	case err == nil:
-		want.ResourceVersion = cur.ResourceVersion
-		_, err = api.Update(ctx, want, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("devcluster: registering webhook configuration %s: %w", want.Name, err)
-	}
-	return nil
+// webhookConfigurations is the client of one kind of webhook configuration (mutating or
+// validating), T its object.
+type webhookConfigurations[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 }
 
-func applyValidating(ctx context.Context, client kubernetes.Interface, want *admissionv1.ValidatingWebhookConfiguration) error {
-	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	cur, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+// applyWebhookConfiguration creates want, or replaces the configuration of its name.
+func applyWebhookConfiguration[T metav1.Object](ctx context.Context, api webhookConfigurations[T], want T) error {
+	cur, err := api.Get(ctx, want.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = api.Create(ctx, want, metav1.CreateOptions{})
 	case err == nil:
-		want.ResourceVersion = cur.ResourceVersion
+		want.SetResourceVersion(cur.GetResourceVersion())
 		_, err = api.Update(ctx, want, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("devcluster: registering webhook configuration %s: %w", want.Name, err)
+		return fmt.Errorf("devcluster: registering webhook configuration %s: %w", want.GetName(), err)
 	}
 	return nil
 }
