@@ -86,12 +86,12 @@ func (c *Cache) place(e *podEntry) {
 		return
 	}
 	uid := types.UID(e.pod.UID)
-	if missing := c.unseenOwner(e); missing != "" && e.pod.NodeName == "" {
+	top, _, missing := c.topOwner(e)
+	if missing != "" && e.pod.NodeName == "" {
 		e.awaitingOwner = missing
 		addMember(c.awaiting, missing, uid, e)
 		return
 	}
-	top, _ := c.topOwner(e)
 	e.workload = top.UID
 	addMember(c.members, e.workload, uid, e)
 	if e.controller != nil {
@@ -163,26 +163,38 @@ func (c *Cache) regroup(uid types.UID) int {
 // Job owned by a CronJob is its own workload; a bare pod is its own workload; an owner that is
 // not cached (a kind Arbiter does not watch) ends the walk with what its reference says. A
 // controller that is a pod (a LeaderWorkerSet's leader owns its group's workers) is walked
-// through to the pod's own controller.
-func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
+// through to the pod's own controller. unseen is the UID of the owner the walk stopped at when
+// that owner is of a kind Arbiter watches (watchedOwners), or a pod, that the cache has not
+// seen yet (place holds a pending pod until it comes); "" otherwise.
+func (c *Cache) topOwner(e *podEntry) (top *owner, bare bool, unseen types.UID) {
 	if e.controller == nil {
 		return &owner{
 			UID: types.UID(e.pod.UID), Kind: "Pod", APIVersion: "v1", Namespace: e.pod.Namespace,
 			Name: e.pod.Name, Labels: e.pod.Labels, Created: e.created,
-		}, true
+		}, true, ""
 	}
 	ref, namespace, created := e.controller, e.pod.Namespace, e.created
 	var cur *owner
 	for depth := 0; depth < 10; depth++ {
 		next := c.owners[ref.UID]
 		if next == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
-			if p := c.pods[ref.UID]; p != nil && p.controller != nil {
+			p := c.pods[ref.UID]
+			if p == nil {
+				// A leader pod not seen yet, or deleted while its controller makes its group
+				// again: its workers would be a gang of their own under it.
+				return ownerFromRef(ref, namespace, created), false, ref.UID
+			}
+			if p.controller != nil {
 				ref = p.controller
 				continue
 			}
 		}
 		if next == nil {
-			return ownerFromRef(ref, namespace, created), false
+			top := ownerFromRef(ref, namespace, created)
+			if !top.Unknown { // a watched kind, not in the cache yet
+				unseen = ref.UID
+			}
+			return top, false, unseen
 		}
 		cur = next
 		if cur.Controller == nil || (cur.Kind == "Job" && cur.Group == "batch" && cur.Controller.Kind == "CronJob") {
@@ -191,44 +203,9 @@ func (c *Cache) topOwner(e *podEntry) (*owner, bool) {
 		ref, namespace, created = cur.Controller, cur.Namespace, cur.Created
 	}
 	if cur == nil {
-		return ownerFromRef(ref, namespace, created), false
+		return ownerFromRef(ref, namespace, created), false, ""
 	}
-	return cur, false
-}
-
-// unseenOwner is the UID of the first owner on the pod's way up to its top owner that is of a
-// kind Arbiter watches (watchedOwners), or a pod, but is not in the cache yet, or "" when every
-// such owner is in. An owner of a kind Arbiter does not watch ends the walk (topOwner groups
-// by its reference); a controller that is a pod is walked through, as topOwner does.
-func (c *Cache) unseenOwner(e *podEntry) types.UID {
-	ref := e.controller
-	for depth := 0; ref != nil && depth < 10; depth++ {
-		cur := c.owners[ref.UID]
-		if cur == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
-			p := c.pods[ref.UID]
-			if p == nil {
-				// A leader pod not seen yet, or deleted while its controller makes its
-				// group again: its workers would be a gang of their own under it.
-				return ref.UID
-			}
-			if p.controller != nil {
-				ref = p.controller
-				continue
-			}
-		}
-		if cur == nil {
-			gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-			if _, watched := resourceOf(gv.Group, ref.Kind); watched {
-				return ref.UID
-			}
-			return ""
-		}
-		if cur.Kind == "Job" && cur.Group == "batch" && cur.Controller != nil && cur.Controller.Kind == "CronJob" {
-			return ""
-		}
-		ref = cur.Controller
-	}
-	return ""
+	return cur, false, ""
 }
 
 // placeAwaiting places the pods that waited for the owner uid, now in the cache; it returns

@@ -25,7 +25,7 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 		return nil
 	}
 	pods := slices.SortedFunc(maps.Values(set), func(a, b *podEntry) int { return strings.Compare(a.pod.Name, b.pod.Name) })
-	top, bare := c.topOwner(pods[0])
+	top, bare, _ := c.topOwner(pods[0])
 	x := &c.index
 	w := scheduler.Workload{
 		UID: string(key), Namespace: top.Namespace, Name: top.Name, Kind: top.Kind, Group: top.Group,
