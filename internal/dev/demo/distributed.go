@@ -54,24 +54,8 @@ func PyTorchJob(schedulerName string) *unstructured.Unstructured {
 		return map[string]any{
 			"replicas":      int64(1),
 			"restartPolicy": "OnFailure",
-			"template": map[string]any{
-				"metadata": map[string]any{
-					"labels":      map[string]any{Label: "true"},
-					"annotations": map[string]any{devcluster.AnnotationRunSeconds: strconv.Itoa(pyTorchRunSeconds)},
-				},
-				"spec": map[string]any{
-					"schedulerName":                schedulerName,
-					"automountServiceAccountToken": false,
-					"containers": []any{map[string]any{
-						"name":  "pytorch", // the container name training-operator looks for
-						"image": "example.invalid/demo/pytorch-ddp-" + role + ":1",
-						"resources": map[string]any{
-							"requests": map[string]any{"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": strconv.Itoa(pyTorchGPUs)},
-							"limits":   map[string]any{"nvidia.com/gpu": strconv.Itoa(pyTorchGPUs)},
-						},
-					}},
-				},
-			},
+			// pytorch: the container name training-operator looks for
+			"template": podTemplate(schedulerName, "pytorch", "example.invalid/demo/pytorch-ddp-"+role+":1", pyTorchGPUs, pyTorchRunSeconds, ""), // its replica spec has the restart policy
 		}
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
@@ -148,4 +132,32 @@ func kubeflowJobFinished(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// podTemplate is the pod template of a demo distributed job's pods: one container asking for
+// gpus, run for runSeconds by the local cluster (devcluster.AnnotationRunSeconds), for
+// schedulerName, with restartPolicy unless it is empty.
+func podTemplate(schedulerName, container, image string, gpus, runSeconds int, restartPolicy string) map[string]any {
+	t := map[string]any{
+		"metadata": map[string]any{
+			"labels":      map[string]any{Label: "true"},
+			"annotations": map[string]any{devcluster.AnnotationRunSeconds: strconv.Itoa(runSeconds)},
+		},
+		"spec": map[string]any{
+			"schedulerName":                schedulerName,
+			"automountServiceAccountToken": false,
+			"containers": []any{map[string]any{
+				"name":  container,
+				"image": image,
+				"resources": map[string]any{
+					"requests": map[string]any{"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": strconv.Itoa(gpus)},
+					"limits":   map[string]any{"nvidia.com/gpu": strconv.Itoa(gpus)},
+				},
+			}},
+		},
+	}
+	if restartPolicy != "" {
+		t["spec"].(map[string]any)["restartPolicy"] = restartPolicy
+	}
+	return t
 }

@@ -1,12 +1,9 @@
 package demo
 
 import (
-	"strconv"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -46,25 +43,7 @@ func JobSet(schedulerName string) *unstructured.Unstructured {
 					"parallelism":  int64(1),
 					"completions":  int64(1),
 					"backoffLimit": int64(0),
-					"template": map[string]any{
-						"metadata": map[string]any{
-							"labels":      map[string]any{Label: "true"},
-							"annotations": map[string]any{devcluster.AnnotationRunSeconds: strconv.Itoa(jobSetRunSeconds)},
-						},
-						"spec": map[string]any{
-							"schedulerName":                schedulerName,
-							"restartPolicy":                "Never",
-							"automountServiceAccountToken": false,
-							"containers": []any{map[string]any{
-								"name":  "main",
-								"image": "example.invalid/demo/sweep:1",
-								"resources": map[string]any{
-									"requests": map[string]any{"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": strconv.Itoa(jobSetGPUs)},
-									"limits":   map[string]any{"nvidia.com/gpu": strconv.Itoa(jobSetGPUs)},
-								},
-							}},
-						},
-					},
+					"template":     podTemplate(schedulerName, "main", "example.invalid/demo/sweep:1", jobSetGPUs, jobSetRunSeconds, "Never"),
 				}},
 			}},
 		},
