@@ -239,7 +239,7 @@ func isPublic(c echo.Context) bool {
 	p := c.Request().URL.Path
 	switch p {
 	case "/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/login", "/logout", "/auth/oidc/login", "/auth/oidc/callback",
-		tokenPathV1, tokenPathV2:
+		tokenPathV1, tokenPathV2, tokenPathRevoke:
 		return true
 	}
 	return strings.HasPrefix(p, "/static/")

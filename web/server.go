@@ -5,8 +5,10 @@ package web
 import (
 	"bytes"
 	"context"
+	"github.com/arbiterhq/arbiter/internal/apiversion"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,6 +136,7 @@ func New(d Deps) *Server {
 	e.IPExtractor = ipExtractor(d.Login.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{TargetHeader: echo.HeaderXRequestID}))
+	e.Use(answerAPIVersion)
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(securityHeaders(si.isHTTPS))
@@ -355,3 +358,12 @@ func (l layout) page(c echo.Context, title, nav string) views.Page {
 }
 
 func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// answerAPIVersion names the API revision on every answer, so the command line can say whether
+// it or the server is the older one.
+func answerAPIVersion(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(apiversion.Header, strconv.Itoa(apiversion.Current))
+		return next(c)
+	}
+}

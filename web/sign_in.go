@@ -52,6 +52,7 @@ func (h *signIn) routes(r router) {
 	r.page(http.MethodGet, "/auth/oidc/callback", routenames.OIDCCallback, h.oidcCallback)
 	r.pages.POST(tokenPathV1, h.tokenV1) // Run:ai's token endpoints (tokens.go)
 	r.pages.POST(tokenPathV2, h.tokenV2)
+	r.pages.POST(tokenPathRevoke, h.revokeRefreshToken) // tokens_refresh.go
 }
 
 // loginThrottle is how long an account or address waits after its nth failed login in an

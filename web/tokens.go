@@ -25,13 +25,16 @@ import (
 // /api/v2/token takes an OAuth 2.0 form (RFC 6749 section 4.4 and 4.3) and answers
 // {access_token, token_type, expires_in}.
 const (
-	tokenPathV1 = "/api/v1/token"
-	tokenPathV2 = "/api/v2/token"
+	tokenPathV1     = "/api/v1/token"
+	tokenPathV2     = "/api/v2/token"
+	tokenPathRevoke = "/api/v1/token/revoke"
 )
 
 // isTokenEndpoint: the token endpoints use no session, so the CSRF check does not apply to
 // them (a cross-site post there can only get the poster a token for credentials it already has).
-func isTokenEndpoint(path string) bool { return path == tokenPathV1 || path == tokenPathV2 }
+func isTokenEndpoint(path string) bool {
+	return path == tokenPathV1 || path == tokenPathV2 || path == tokenPathRevoke
+}
 
 // The longest value each credential field takes: a key id is a UUID, a secret 43 characters
 // (or a whole "arb_" token), a password anything a person types.
@@ -43,20 +46,21 @@ const (
 const (
 	grantClientCredentials = "client_credentials"
 	grantPassword          = "password"
+	grantRefreshToken      = "refresh_token"
 )
 
 // tokenRequest is a token request of either version: what is asked, and how its version
 // spells each field (for the sentences).
 type tokenRequest struct {
-	grantType, clientID, clientSecret, username, password string
-	names                                                 tokenFields
+	grantType, clientID, clientSecret, username, password, refreshToken string
+	names                                                               tokenFields
 }
 
-type tokenFields struct{ grantType, clientID, clientSecret, username, password string }
+type tokenFields struct{ grantType, clientID, clientSecret, username, password, refreshToken string }
 
 var (
-	fieldsV1 = tokenFields{"grantType", "clientId", "clientSecret", "username", "password"}
-	fieldsV2 = tokenFields{"grant_type", "client_id", "client_secret", "username", "password"}
+	fieldsV1 = tokenFields{"grantType", "clientId", "clientSecret", "username", "password", "refreshToken"}
+	fieldsV2 = tokenFields{"grant_type", "client_id", "client_secret", "username", "password", "refresh_token"}
 )
 
 // tokenError is a refused token request: its status, the OAuth error code (/api/v2/token)
@@ -82,12 +86,13 @@ type tokenRequestV1 struct {
 	ClientSecret    string `json:"clientSecret"`
 	Username        string `json:"username"`
 	Password        string `json:"password"`
+	RefreshToken    string `json:"refreshToken"`
 }
 
 // decodeTokenV1 reads the JSON body of /api/v1/token and checks it.
 func decodeTokenV1(c echo.Context) (tokenRequest, error) {
 	var b tokenRequestV1
-	if err := decodeJSON(c, &b, "grantType", "clientId", "clientID", "clientSecret", "username", "password"); err != nil {
+	if err := decodeJSON(c, &b, "grantType", "clientId", "clientID", "clientSecret", "username", "password", "refreshToken"); err != nil {
 		return tokenRequest{}, err
 	}
 	names := fieldsV1
@@ -99,7 +104,7 @@ func decodeTokenV1(c echo.Context) (tokenRequest, error) {
 		b.ClientID, names.clientID = b.ClientIDAsRunAI, "clientID"
 	}
 	r := tokenRequest{grantType: b.GrantType, clientID: b.ClientID, clientSecret: b.ClientSecret,
-		username: b.Username, password: b.Password, names: names}
+		username: b.Username, password: b.Password, refreshToken: b.RefreshToken, names: names}
 	return r, r.check()
 }
 
@@ -114,7 +119,7 @@ func decodeTokenV2(c echo.Context) (tokenRequest, error) {
 	// RFC 6749 section 2.3.1: credentials go in the body, never the URI (which servers,
 	// proxies and browsers' histories log).
 	query := c.Request().URL.Query()
-	for _, name := range []string{fieldsV2.grantType, fieldsV2.clientID, fieldsV2.clientSecret, fieldsV2.username, fieldsV2.password} {
+	for _, name := range []string{fieldsV2.grantType, fieldsV2.clientID, fieldsV2.clientSecret, fieldsV2.username, fieldsV2.password, fieldsV2.refreshToken} {
 		if query.Has(name) {
 			return tokenRequest{}, tokenRefusal(http.StatusBadRequest, "invalid_request",
 				"%s is in the query string; send the token request's fields in the form body only (RFC 6749 section 2.3.1), and treat a secret sent in a URL as leaked", name)
@@ -130,7 +135,8 @@ func decodeTokenV2(c echo.Context) (tokenRequest, error) {
 	}
 	r := tokenRequest{names: fieldsV2}
 	for name, dst := range map[string]*string{fieldsV2.grantType: &r.grantType, fieldsV2.clientID: &r.clientID,
-		fieldsV2.clientSecret: &r.clientSecret, fieldsV2.username: &r.username, fieldsV2.password: &r.password} {
+		fieldsV2.clientSecret: &r.clientSecret, fieldsV2.username: &r.username, fieldsV2.password: &r.password,
+		fieldsV2.refreshToken: &r.refreshToken} {
 		switch vals := form[name]; len(vals) {
 		case 0:
 		case 1:
@@ -152,7 +158,7 @@ func (r tokenRequest) check() error {
 		name, value string
 		max         int
 	}{{n.grantType, r.grantType, 64}, {n.clientID, r.clientID, maxClientField}, {n.clientSecret, r.clientSecret, maxClientField},
-		{n.username, r.username, maxClientField}, {n.password, r.password, maxPassword}} {
+		{n.username, r.username, maxClientField}, {n.password, r.password, maxPassword}, {n.refreshToken, r.refreshToken, maxClientField}} {
 		if len(f.value) > f.max {
 			return bad("%s is %d bytes long; at most %d are accepted", f.name, len(f.value), f.max)
 		}
@@ -160,7 +166,12 @@ func (r tokenRequest) check() error {
 			return bad("%s must be UTF-8 text without NUL characters", f.name)
 		}
 	}
+	if r.refreshToken != "" && r.grantType != grantRefreshToken {
+		return bad("%s goes with the %s grant only", n.refreshToken, grantRefreshToken)
+	}
 	switch r.grantType {
+	case grantRefreshToken:
+		return r.checkRefresh()
 	case grantClientCredentials:
 		if r.clientID == "" || r.clientSecret == "" {
 			return bad("the %s grant needs %s and %s: an API key's id and secret", grantClientCredentials, n.clientID, n.clientSecret)
@@ -176,10 +187,10 @@ func (r tokenRequest) check() error {
 			return bad("the %s grant needs %s and %s: a local account's", grantPassword, n.username, n.password)
 		}
 	case "":
-		return bad("%s is missing; send %q or %q", n.grantType, grantClientCredentials, grantPassword)
+		return bad("%s is missing; send %q, %q or %q", n.grantType, grantClientCredentials, grantPassword, grantRefreshToken)
 	default:
 		return &tokenError{status: http.StatusBadRequest, code: "unsupported_grant_type",
-			message: fmt.Sprintf("%s %q is not one Arbiter grants; send %q or %q", n.grantType, r.grantType, grantClientCredentials, grantPassword)}
+			message: fmt.Sprintf("%s %q is not one Arbiter grants; send %q, %q or %q", n.grantType, r.grantType, grantClientCredentials, grantPassword, grantRefreshToken)}
 	}
 	return nil
 }
@@ -188,6 +199,10 @@ func (r tokenRequest) check() error {
 type issuedToken struct {
 	token   string
 	expires time.Time
+	// refresh is whom a refresh token issued beside it would stand for (tokens_refresh.go).
+	refresh store.RefreshToken
+	// refreshText is the refresh token a refresh_token grant presented: answered again as it is.
+	refreshText string
 }
 
 // tokenV1 answers POST /api/v1/token with {accessToken}; refusals use Arbiter's error envelope.
@@ -202,7 +217,13 @@ func (h *signIn) tokenV1(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]any{"accessToken": t.token})
+	answer := map[string]any{"accessToken": t.token, "expiresIn": int(math.Round(time.Until(t.expires).Seconds()))}
+	refresh, err := h.refreshTokenFor(c, t)
+	if err != nil {
+		return err
+	}
+	answer["refreshToken"] = refresh
+	return c.JSON(http.StatusOK, answer)
 }
 
 // decodeAndGrant reads a token request and grants it; a request refused before its
@@ -291,9 +312,13 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 		if k.ExpiresAt.Before(expires) {
 			expires = k.ExpiresAt // a token never outlives its key
 		}
+		stamp := secretStamp(k.SecretHash)
 		return h.issueAudited(c, k.ID.String(), keySubjectType(k), k.ID.String(), func() issuedToken {
-			return issuedToken{token: h.tokens.IssueStamped(auth.TokenForAPIKey, k.ID, expires, secretStamp(k.SecretHash)), expires: expires}
+			return issuedToken{token: h.tokens.IssueStamped(auth.TokenForAPIKey, k.ID, expires, stamp), expires: expires,
+				refresh: store.RefreshToken{SubjectKind: store.RefreshForAPIKey, SubjectID: k.ID, KeyStamp: stamp[:]}}
 		})
+	case grantRefreshToken:
+		return h.grantRefresh(c, r)
 	default: // grantPassword; check() allows nothing else
 		if h.config.OIDC != nil {
 			return issuedToken{}, &tokenError{status: http.StatusBadRequest, code: "unsupported_grant_type",
@@ -325,7 +350,8 @@ func (h *signIn) grant(c echo.Context, r tokenRequest) (issuedToken, error) {
 			return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_grant", "the user name or password is not right")
 		}
 		return h.issueAudited(c, name, "user", res.user.ID.String(), func() issuedToken {
-			return issuedToken{token: h.tokens.Issue(auth.TokenForUser, res.user.ID, expires), expires: expires}
+			return issuedToken{token: h.tokens.Issue(auth.TokenForUser, res.user.ID, expires), expires: expires,
+				refresh: store.RefreshToken{SubjectKind: store.RefreshForUser, SubjectID: res.user.ID}}
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/arbiterhq/arbiter/auth"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
@@ -44,6 +45,10 @@ func checkTokenRequest(t *testing.T, body string, r tokenRequest, err error) {
 		if strings.TrimSpace(r.username) == "" || r.password == "" {
 			t.Fatalf("body %q: accepted a password grant without user name or password", body)
 		}
+	case grantRefreshToken:
+		if _, _, ok := auth.ParseRefreshToken(r.refreshToken); !ok || r.clientSecret != "" || r.username != "" || r.password != "" {
+			t.Fatalf("body %q: accepted a refresh_token grant with refresh token %q and other credentials", body, r.refreshToken)
+		}
 	default:
 		t.Fatalf("body %q: accepted grant type %q", body, r.grantType)
 	}
@@ -55,7 +60,11 @@ func FuzzDecodeTokenV1(f *testing.F) {
 		`{"grantType":"implicit"}`, `[]`, `null`, `{`, `{"grantType":1}`, `{"GrantType":"password"}`, "{\"grantType\":\"\xff\"}",
 		`{"grantType":"password","username":"a\u0000","password":"p"}`,
 		`{"grantType":"client_credentials","clientID":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientSecret":"s"}`,
-		`{"grantType":"client_credentials","clientId":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientID":"6723b9d7-73d1-5e4c-a494-d8fdeddc541d","clientSecret":"s"}`} {
+		`{"grantType":"client_credentials","clientId":"6723b9d7-73d1-5e4c-a494-d8fdeddc541c","clientID":"6723b9d7-73d1-5e4c-a494-d8fdeddc541d","clientSecret":"s"}`,
+		`{"grantType":"refresh_token","refreshToken":"arbrt_6723b9d773d15e4ca494d8fdeddc541c_s","clientID":"runai-cli"}`,
+		`{"grantType":"refresh_token","refreshToken":"arb_6723b9d773d15e4ca494d8fdeddc541c_s"}`, `{"grantType":"refresh_token"}`,
+		`{"grantType":"refresh_token","refreshToken":"arbrt_6723b9d773d15e4ca494d8fdeddc541c_s","password":"p"}`,
+		`{"grantType":"password","username":"a","password":"p","refreshToken":"arbrt_x_y"}`} {
 		f.Add(s)
 	}
 	e := echo.New()
@@ -69,7 +78,8 @@ func FuzzDecodeTokenV2(f *testing.F) {
 	for _, s := range []string{``, `grant_type=client_credentials&client_id=6723b9d7-73d1-5e4c-a494-d8fdeddc541c&client_secret=s`,
 		`grant_type=password&username=admin&password=p`, `grant_type=password&grant_type=password`, `grant_type=%zz`,
 		`grant_type=password;username=a`, `grant_type=password&username=%00&password=p`, `grant_type=password&username=%FF&password=p`,
-		`scope=openid&grant_type=password&username=a&password=b`} {
+		`scope=openid&grant_type=password&username=a&password=b`,
+		`grant_type=refresh_token&refresh_token=arbrt_6723b9d773d15e4ca494d8fdeddc541c_s`, `grant_type=refresh_token&refresh_token=arbrt_`} {
 		f.Add(s)
 	}
 	e := echo.New()

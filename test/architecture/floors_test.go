@@ -22,7 +22,7 @@ const module = "github.com/arbiterhq/arbiter/"
 // floor or below, never above.
 var floors = [][]string{
 	// 0, language: pieces every floor may use, importing nothing of the project
-	{"internal/english", "internal/listquery", "internal/prefetch", "internal/routenames",
+	{"internal/apiversion", "internal/english", "internal/listquery", "internal/prefetch", "internal/routenames",
 		"internal/metrics/exposition", "static", "migrations"},
 	// 1, the decision core: pure (its own purity test says what else it may not import)
 	{"scheduler", "scheduler/lifecycle"},
