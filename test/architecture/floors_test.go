@@ -50,6 +50,14 @@ const (
 	devSeam     = "server/dev_harness.go"
 )
 
+// The command line, beside the floors, is a client of the REST API like any other: it talks to
+// the server over HTTP only, so it imports the language floor and nothing else of the project
+// (not the store, the scheduler or the handlers), and only the binary imports it.
+const (
+	commandLine    = "cli"
+	commandLineTop = 0
+)
+
 // testOnly are packages that hold tests and benchmarks only.
 var testOnly = []string{"test/", "bench"}
 
@@ -106,6 +114,14 @@ func violations(pkgs []goPackage, importsOfFile func(dir, file string) []string)
 			continue
 		}
 		for _, to := range p.Imports {
+			if to == commandLine && from != "cmd/arbiter" && !strings.HasPrefix(from, testSupport) {
+				bad = append(bad, from+" imports "+to+": the command line is reached from cmd/arbiter only")
+				continue
+			}
+			if from == commandLine && (floorOf(to) > commandLineTop || strings.HasPrefix(to, devHarness) || strings.HasPrefix(to, testSupport)) {
+				bad = append(bad, from+" imports "+to+": the command line talks to the server over HTTP only and imports floor 0 alone")
+				continue
+			}
 			if floorOf(to) < 0 && !strings.HasPrefix(to, devHarness) && !strings.HasPrefix(to, testSupport) {
 				continue // not the project's
 			}
@@ -130,7 +146,7 @@ func violations(pkgs []goPackage, importsOfFile func(dir, file string) []string)
 				if floorOf(to) > devTop {
 					bad = append(bad, from+" imports "+to+": the development harness uses floors up to "+strconv.Itoa(devTop)+" only")
 				}
-			case strings.HasPrefix(from, testSupport):
+			case strings.HasPrefix(from, testSupport), from == commandLine:
 			case floorOf(from) < 0:
 				bad = append(bad, from+" is on no floor: add it to floors (test/architecture) and docs/architecture.md")
 			case floorOf(to) > floorOf(from):
@@ -157,7 +173,7 @@ func fileImports(dir, file string) []string {
 func TestFloors_NoImportRunsUpAFloor(t *testing.T) {
 	pkgs := listPackages(t)
 	for _, p := range pkgs {
-		if !isTestOnly(p.ImportPath) && floorOf(p.ImportPath) < 0 &&
+		if !isTestOnly(p.ImportPath) && floorOf(p.ImportPath) < 0 && p.ImportPath != commandLine &&
 			!strings.HasPrefix(p.ImportPath, devHarness) && !strings.HasPrefix(p.ImportPath, testSupport) {
 			t.Errorf("package %s is on no floor: add it to floors (test/architecture) and docs/architecture.md", p.ImportPath)
 		}
@@ -178,7 +194,9 @@ func TestFloors_TheCheckFindsEachKindOfViolation(t *testing.T) {
 		{ImportPath: "server", GoFiles: []string{"serve.go", "dev_harness.go"}, Imports: []string{"internal/dev/pglocal"}},
 		{ImportPath: "internal/dev/demo", Imports: []string{"web"}},
 		{ImportPath: "test/e2e", Imports: []string{"internal/testkit/testdb", "server"}},
-		{ImportPath: "cmd/arbiter", Imports: []string{"internal/dev/devcluster", "server"}},
+		{ImportPath: "cmd/arbiter", Imports: []string{"internal/dev/devcluster", "server", "cli"}},
+		{ImportPath: "cli", Imports: []string{"internal/apiversion", "store", "web"}},
+		{ImportPath: "web", Imports: []string{"cli"}},
 	}
 	files := func(dir, file string) []string {
 		if file == "serve.go" || file == "dev_harness.go" {
@@ -195,6 +213,9 @@ func TestFloors_TheCheckFindsEachKindOfViolation(t *testing.T) {
 		"web imports internal/dev/demo: the development harness is reached from server/dev_harness.go and cmd/arbiter only",
 		"server/serve.go imports internal/dev/pglocal: server reaches the development harness through server/dev_harness.go only",
 		"internal/dev/demo imports web: the development harness uses floors up to 3 only",
+		"cli imports store: the command line talks to the server over HTTP only and imports floor 0 alone",
+		"cli imports web: the command line talks to the server over HTTP only and imports floor 0 alone",
+		"web imports cli: the command line is reached from cmd/arbiter only",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
