@@ -164,7 +164,7 @@ func (a *app) printStory(out io.Writer, s story) {
 	field("Priority", fmt.Sprintf("%s (%d): %s", w.PriorityName, w.PriorityValue, s.prioFrom))
 	field("Preemptibility", fmt.Sprintf("%s: %s", w.Preemptibility, s.preemptFrom))
 	field("Submitter", orDash(w.Submitter))
-	field("GPUs", fmt.Sprintf("%d requested, %d allocated (gang of %d pods)", w.RequestedGPUs, w.AllocatedGPUs, w.Gang))
+	field("GPUs", fmt.Sprintf("%d requested, %d allocated (a gang of %s)", w.RequestedGPUs, w.AllocatedGPUs, plural(w.Gang, "pod")))
 	if w.NodePool != "" {
 		field("Node pool", w.NodePool)
 	}
@@ -274,4 +274,12 @@ func nextStep(w workload) string {
 		return ""
 	}
 	return "see the reason's message above"
+}
+
+// plural is "1 pod" or "n pods".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
