@@ -25,7 +25,7 @@ func (a *app) act(ctx context.Context, nameOrID string, ref workloadRef, method,
 	if err := api.call(ctx, method, "/api/v1/workloads/"+kind+"/"+w.ID+suffix, nil, nil, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "%s %s (project %s, id %s).\n", done, w.Name, orDash(w.ProjectName), w.ID)
+	fmt.Fprintf(a.stdout, "%s: %s (project %s, id %s).\n", done, w.Name, orDash(w.ProjectName), w.ID)
 	return nil
 }
 

@@ -132,22 +132,35 @@ func (a *app) origins(ctx context.Context, s story) (prio, preempt string) {
 			}
 		}
 	}
+	// The API does not say whether a value was asked for or is the default: when it equals the
+	// default, both are said.
+	typeDefault := func(value, def string) string {
+		if def == "" {
+			return "asked for at submission or by a label"
+		}
+		if value == def {
+			return "the default of type " + s.w.Type + ", unless asked for at submission"
+		}
+		return "asked for at submission or by a label (type " + s.w.Type + "'s default is " + def + ")"
+	}
 	if prio == "" {
 		switch {
 		case projectDefault != "" && projectDefault == s.w.PriorityName:
-			prio = "the default of project " + s.w.ProjectName
-		case projectDefault == "" && typ != nil && typ.EffectivePriorityName == s.w.PriorityName:
-			prio = "the default of type " + s.w.Type
+			prio = "the default of project " + s.w.ProjectName + ", unless asked for at submission"
+		case projectDefault != "":
+			prio = "asked for at submission or by a label (project " + s.w.ProjectName + "'s default is " + projectDefault + ")"
+		case typ != nil:
+			prio = typeDefault(s.w.PriorityName, typ.EffectivePriorityName)
 		default:
-			prio = "given at submission"
+			prio = typeDefault(s.w.PriorityName, "")
 		}
 	}
 	if preempt == "" {
-		if typ != nil && typ.EffectivePreemptibility == s.w.Preemptibility {
-			preempt = "the default of type " + s.w.Type
-		} else {
-			preempt = "given at submission"
+		def := ""
+		if typ != nil {
+			def = typ.EffectivePreemptibility
 		}
+		preempt = typeDefault(s.w.Preemptibility, def)
 	}
 	return prio, preempt
 }
@@ -187,8 +200,8 @@ func (a *app) printStory(out io.Writer, s story) {
 	if w.Message != "" {
 		field("Message", w.Message)
 	}
-	if next := nextStep(w); next != "" {
-		field("Next step", next)
+	if w.NextStep != "" {
+		field("Next step", w.NextStep)
 	}
 	if w.EstimatedStartAt != nil || w.EstimateBasis != "" {
 		field("Estimated start", when(now, w.EstimatedStartAt))
@@ -239,41 +252,6 @@ func (a *app) printStory(out io.Writer, s story) {
 		}
 		row(out, "  "+e.At.UTC().Format("2006-01-02 15:04:05Z"), e.Kind, orDash(e.Actor), orDash(msg))
 	}
-}
-
-// nextStep says what a waiting workload's owner can do, from its phase and reason; "" for
-// one that runs or has finished.
-func nextStep(w workload) string {
-	switch {
-	case w.Phase == "Suspended" && w.Reason == "":
-		return "stopped by its owner: it starts only once run again (arbiter run " + w.Name + ")"
-	case w.Phase == "Running" || w.Phase == "Completed" || w.Phase == "Failed":
-		return ""
-	}
-	switch w.Reason {
-	case "OverLimit":
-		return "the project is at its GPU limit: wait for its other work to finish, ask for fewer GPUs, or ask an admin to raise the limit"
-	case "NonPreemptibleOverQuota":
-		return "make it preemptible (arbiter set " + w.Name + " --preemptibility preemptible) to run beyond the deserved quota, or wait for the project's non-preemptible work to finish"
-	case "InsufficientCapacity":
-		return "wait for GPUs to free up, ask for fewer GPUs, or raise its priority where the project's policy allows (arbiter set " + w.Name + " --priority NAME)"
-	case "NoMatchingNodes":
-		return "no node it may run on can hold it: check its node pools and GPUs per pod"
-	case "GangIncomplete":
-		return "not all of its pods exist yet: it starts once the whole gang is there"
-	case "WaitingForEvictions":
-		return "the workloads it preempts are leaving: it starts within seconds"
-	case "BehindStrictHead":
-		return "the project queues strictly: it starts after the workloads ahead of it"
-	case "NoProject":
-		return "its namespace belongs to no project: ask an admin to add the namespace to a project"
-	case "":
-		if w.QueuePosition != nil {
-			return "it waits its turn in the queue"
-		}
-		return ""
-	}
-	return "see the reason's message above"
 }
 
 // plural is "1 pod" or "n pods".

@@ -17,7 +17,8 @@ var waiting = `{"id":"` + waitingID + `","name":"resnet","namespace":"team-a","k
  "k8sPhase":"Preempted","reason":"InsufficientCapacity","message":"needs 2 GPUs in pool a100, 0 free",
  "queuePosition":2,"gang":1,"requestedGpus":2,"allocatedGpus":0,"nodePool":"","nodes":[],
  "createdAt":"2026-11-26T11:00:00Z","startedAt":null,"finishedAt":null,"preemptions":1,"submitter":"api-key:alice",
- "estimatedStartAt":"2026-11-26T12:30:00Z","estimateBasis":"urgent is expected to end at 12:30 (its runtime limit)"}`
+ "estimatedStartAt":"2026-11-26T12:30:00Z","estimateBasis":"urgent is expected to end at 12:30 (its runtime limit)",
+ "nextStep":"Needs 2 GPUs in pool a100; 0 of 8 are free. It starts when urgent ends, or sooner at a higher priority."}`
 
 var urgent = `{"id":"` + urgentID + `","name":"urgent","namespace":"team-a","kind":"Job","type":"Standard training",
  "projectId":"` + projectID + `","projectName":"team-a","priorityName":"high","priorityValue":100,"preemptibility":"non-preemptible",

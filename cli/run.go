@@ -9,5 +9,5 @@ import (
 func (a *app) runCommand() *cobra.Command {
 	return a.actionCommand("run", "Run a stopped workload again",
 		`Run a workload its owner stopped: it queues again and starts when the scheduler admits it.`,
-		`  arbiter run resnet -p team-a`, http.MethodPost, "/resume", "Queued again")
+		`  arbiter run resnet -p team-a`, http.MethodPost, "/resume", "Run again, it queues")
 }

@@ -32,6 +32,7 @@ type workload struct {
 	Submitter        string     `json:"submitter"`
 	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
 	EstimateBasis    string     `json:"estimateBasis"`
+	NextStep         string     `json:"nextStep"` // GET /api/v1/workloads/{id} only
 }
 
 type workloadList struct {

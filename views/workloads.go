@@ -49,6 +49,10 @@ type Workload struct {
 	// not wait, or cannot be told); EstimateBasis says on what basis, or what is missing.
 	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
 	EstimateBasis    string     `json:"estimateBasis"`
+	// NextStep says what a workload that does not run waits for and what would let it start
+	// (S23), on GET /api/v1/workloads/{id} only (lists leave it out, as the sentence reads the
+	// scheduler's figures of each workload's pool and project).
+	NextStep string `json:"nextStep,omitempty"`
 	RunAIWorkload
 }
 

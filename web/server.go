@@ -174,7 +174,7 @@ func New(d Deps) *Server {
 		&clusters{org: d.Organization},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},
-		&workloadRecords{service: service, pods: d.Pods, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
+		&workloadRecords{service: service, pods: d.Pods, status: org.status, exports: make(chan struct{}, csvExportSlots), log: log, estimating: estimating(d.Estimating), layout: s.layout},
 		&access{users: d.Users, keys: &si.keys, org: d.Organization, layout: s.layout},
 		&runAIUsers{users: d.Users, passwords: si.passwords, localSignIn: d.Login.OIDC == nil},
 		&runAIAuthorization{users: d.Users, org: d.Organization},

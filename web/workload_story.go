@@ -159,7 +159,7 @@ func (h *workloadStory) story(c echo.Context, w workloads.Visible) (views.Worklo
 	now := time.Now()
 	m := views.WorkloadStoryPage{Page: h.page(c, r.Name, "workloads"), W: h.withEstimate(workloadView(r, now), r), Age: views.StoryAge(now.Sub(r.QueuedAt))}
 	m.Actions = actionsFor(c, w, evs, m.CanSubmit)
-	m.NextStep = nextStep(h.nextStepInput(r, w.Project))
+	m.NextStep = nextStep(nextStepInputOf(h.status, h.pods, r, w.Project))
 	if who, ok := stoppedBy(evs); ok && r.FinishedAt == nil {
 		// Stopped by a person, not suspended by Arbiter: it waits for nobody but them.
 		m.NextStep = "Stopped by " + cmpOr(who, "its owner") + ": it stays out of the queue until someone runs it again (Run)."
@@ -255,19 +255,20 @@ func (h *workloadStory) predictedVictims(c echo.Context, r store.WorkloadRecord)
 
 // nextStepInput gathers the figures the next-step sentence reads: the pool the pending reason
 // names (else the one the workload runs in), that pool's GPUs, and the project's quota and use
-// there from the scheduler's last cycle.
-func (h *workloadStory) nextStepInput(r store.WorkloadRecord, project *store.Project) nextStepInput {
+// there from the scheduler's last cycle. The workload's page and GET /api/v1/workloads/{id}
+// both say it.
+func nextStepInputOf(status OrgStatusSource, pods WorkloadPods, r store.WorkloadRecord, project *store.Project) nextStepInput {
 	in := nextStepInput{Phase: r.Phase, Reason: r.Reason, Message: r.Message, Project: r.ProjectName,
 		Preemptible: r.Preemptibility == store.Preemptible, RequestedGPUs: r.RequestedGPUs, QueuePosition: r.QueuePosition,
 		Pool: reasonPool(r.Message), Limit: -1}
 	if in.Pool == "" {
 		in.Pool = r.NodePool
 	}
-	if h.pods == nil || in.Pool == "" {
+	if pods == nil || in.Pool == "" {
 		return in
 	}
 	in.Live = true
-	pool := h.status.NodePoolStatus(in.Pool)
+	pool := status.NodePoolStatus(in.Pool)
 	in.PoolGPUs, in.PoolAllocated = pool.GPUs, pool.AllocatedGPUs
 	if project != nil {
 		for _, q := range project.Quotas {
@@ -275,7 +276,7 @@ func (h *workloadStory) nextStepInput(r store.WorkloadRecord, project *store.Pro
 				in.Deserved, in.Limit = q.Deserved, q.Limit
 			}
 		}
-		u := h.status.Usage("project", project.Name, in.Pool) // the scheduler names it as it is now
+		u := status.Usage("project", project.Name, in.Pool) // the scheduler names it as it is now
 		in.Allocated, in.AllocatedNonPreemptible = u.Allocated, u.AllocatedNonPreemptible
 	}
 	return in

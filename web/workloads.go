@@ -21,8 +21,9 @@ import (
 // in the cluster, asked of the workloads service.
 type workloadRecords struct {
 	service *workloads.Service
-	pods    WorkloadPods  // the last cycle's pods (runningPods); nil: no cluster
-	exports chan struct{} // a slot per CSV export running (csvExportSlots)
+	pods    WorkloadPods    // the last cycle's pods (runningPods); nil: no cluster
+	status  OrgStatusSource // pool and project figures of the next step; zeros without a cluster
+	exports chan struct{}   // a slot per CSV export running (csvExportSlots)
 	log     *slog.Logger
 	estimating
 	layout
@@ -111,7 +112,10 @@ func (h *workloadRecords) getWorkload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.answer(c, w.Record, time.Now()))
+	// One workload also says, as its page does, what it waits for and what would let it start.
+	v := h.answer(c, w.Record, time.Now())
+	v.NextStep = nextStep(nextStepInputOf(h.status, h.pods, w.Record, w.Project))
+	return c.JSON(http.StatusOK, v)
 }
 
 // answer is the record as the Workload API answers it: with its estimate, its running pods
