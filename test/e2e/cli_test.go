@@ -49,6 +49,18 @@ func buildArbiter(t *testing.T) string {
 
 func (r *researcher) run(args ...string) ran {
 	r.t.Helper()
+	res := r.peek(args...)
+	fmt.Fprintf(r.transcript, "$ arbiter %s\n%s%s", strings.Join(args, " "), res.stdout, res.stderr)
+	if res.code != 0 {
+		fmt.Fprintf(r.transcript, "[exit %d]\n", res.code)
+	}
+	r.transcript.WriteString("\n")
+	return res
+}
+
+// peek runs args without adding them to the transcript (a wait that asks again and again).
+func (r *researcher) peek(args ...string) ran {
+	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.bin, args...)
@@ -62,11 +74,6 @@ func (r *researcher) run(args ...string) ran {
 	} else if err != nil {
 		r.t.Fatalf("arbiter %v: %v", args, err)
 	}
-	fmt.Fprintf(r.transcript, "$ arbiter %s\n%s%s", strings.Join(args, " "), out.String(), errOut.String())
-	if code != 0 {
-		fmt.Fprintf(r.transcript, "[exit %d]\n", code)
-	}
-	r.transcript.WriteString("\n")
 	return ran{out.String(), errOut.String(), code}
 }
 
@@ -129,10 +136,11 @@ func TestCLI_ResearchersDay(t *testing.T) {
 	// Pending: why, where in the queue, and when it should start.
 	var pending string
 	e.eventually("describe says why waiter waits, its place and its estimate", time.Minute, func() bool {
-		pending = r.run("describe", "waiter").stdout
+		pending = r.peek("describe", "waiter").stdout
 		return strings.Contains(pending, "Reason:") && strings.Contains(pending, "Queue position:") &&
 			strings.Contains(pending, "Estimate basis:") && !strings.Contains(pending, "No estimate yet")
 	})
+	pending = r.must("describe", "waiter")
 	for _, want := range []string{"Phase:            Pending", "Reason:           InsufficientCapacity", "Queue position:   1", "Next step:"} {
 		if !strings.Contains(pending, want) {
 			t.Errorf("describe waiter while pending lacks %q:\n%s", want, pending)
