@@ -50,6 +50,9 @@ every --interval until interrupted.`,
 				}
 				fmt.Fprintf(a.stdout, "Every %v: arbiter list   %s\n\n", f.interval, a.now().UTC().Format(time.RFC3339))
 				if err := a.list(cmd.Context(), f); err != nil {
+					if cmd.Context().Err() != nil {
+						return nil // interrupted: the watch is over
+					}
 					return err
 				}
 				select {

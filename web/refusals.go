@@ -28,6 +28,7 @@ const (
 	refusedAnonymous       = "anonymous"       // another 4xx answered to a caller without credentials
 	refusedUnknownClient   = "unknown_client"  // a client-credential grant naming no API key that exists
 	refusedUnknownAccount  = "unknown_account" // a password sign-in naming no account that exists
+	refusedUnknownRefresh  = "unknown_refresh" // a refresh_token grant with a token unknown, expired or revoked
 	refusedThrottled       = "throttled"       // 429: the sign-in throttle holds the account or address
 	refusedLimited         = "limited"         // 429: a concurrency bound (dry runs, CSV exports) is full
 	refusedBusy            = "busy"            // 503: every password check slot is taken

@@ -77,8 +77,8 @@ func (h *signIn) grantRefresh(c echo.Context, r tokenRequest) (issuedToken, erro
 	}
 	id, secret, _ := auth.ParseRefreshToken(r.refreshToken) // checkRefresh parsed it
 	t, err := rs.CheckRefreshToken(ctx, id, auth.HashAPIKeySecret(secret))
-	if errors.Is(err, store.ErrBadRefreshToken) {
-		h.auditToken(c, "anonymous", "user", id.String(), "denied", http.StatusUnauthorized, "unknown, expired or revoked refresh token")
+	if errors.Is(err, store.ErrBadRefreshToken) { // any caller can make these up: counted, sampled
+		h.refusals.refused(c, refusedUnknownRefresh, "", h.tokenEntry(c, "anonymous", "user", id.String(), "denied", http.StatusUnauthorized, "unknown, expired or revoked refresh token"))
 		return issuedToken{}, tokenRefusal(http.StatusUnauthorized, "invalid_grant",
 			"the refresh token is not valid: it is unknown, has expired (they last %v) or was revoked by a logout; sign in again", auth.RefreshTokenLifetime)
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,25 @@ func TestRefreshTokens_BoundedPerSubject(t *testing.T) {
 	}
 	if s := ok(tokens[1]); s != 200 {
 		t.Errorf("the second oldest answers %d, want 200", s)
+	}
+}
+
+// TestUnknownRefreshTokens_AreCountedNotWrittenEach: refresh tokens anyone can make up are
+// refused and counted each; the audit log takes one row for them within the minute.
+func TestUnknownRefreshTokens_AreCountedNotWrittenEach(t *testing.T) {
+	t.Parallel()
+	srv, _, st, m := refusalServer(t)
+	const n = 5
+	for range n {
+		body := `{"grantType":"refresh_token","refreshToken":"arbrt_` + strings.ReplaceAll(uuid.NewString(), "-", "") + `_guess"}`
+		if r := doAs(t, srv, "", "POST", "/api/v1/token", "application/json", body); r.status != http.StatusUnauthorized {
+			t.Fatalf("an unknown refresh token = %d %s, want 401", r.status, r.body)
+		}
+	}
+	if got := refusalsCounted(t, m, "/api/v1/token", "unknown_refresh"); got != n {
+		t.Errorf("arbiter_refused_requests_total{route=/api/v1/token, reason=unknown_refresh} = %v, want %d", got, n)
+	}
+	if rows := refusalRows(t, st, "denied", http.StatusUnauthorized); len(rows) != 1 {
+		t.Errorf("%d audit rows for %d unknown refresh tokens within a minute, want 1", len(rows), n)
 	}
 }
