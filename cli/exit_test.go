@@ -151,3 +151,16 @@ func TestShellQuote(t *testing.T) {
 		t.Errorf("shellQuote = %s, want %s", got, want)
 	}
 }
+
+// TestCompletion: cobra's completion scripts for bash, zsh and fish, and submit's types
+// complete.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		if r := newCLI(t).run("completion", shell); r.code != ExitDone || !strings.Contains(r.stdout, "arbiter") {
+			t.Errorf("completion %s: exit %d, %d bytes", shell, r.code, len(r.stdout))
+		}
+	}
+	if r := newCLI(t).run("__complete", "submit", ""); !strings.Contains(r.stdout, "training\nworkspace\ndistributed\ninference") {
+		t.Errorf("submit's types do not complete: %q", r.stdout)
+	}
+}

@@ -44,6 +44,11 @@ priorities (docs/cli.md).`,
   arbiter submit training resnet -p team-a -i pytorch/pytorch:2.4 -g 2 --priority high -- python train.py
   arbiter describe resnet -p team-a`,
 	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { // no command: the usage, to stderr
+		cmd.SetOut(cmd.ErrOrStderr())
+		_ = cmd.Help()
+		return &cli.Error{Code: cli.ExitUsage, Message: "no command given"}
+	}
 	root.AddCommand(
 		ownFlags("serve", "Console, REST API and scheduler in one process", `  arbiter serve -h`, runServe),
 		ownFlags("migrate", "Schema migrations: up, down or version", `  arbiter migrate up`, runMigrate),

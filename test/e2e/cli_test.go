@@ -34,19 +34,6 @@ type ran struct {
 	code           int
 }
 
-// buildArbiter builds the arbiter binary into a temporary directory.
-func buildArbiter(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "arbiter")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/arbiterhq/arbiter/cmd/arbiter").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func (r *researcher) run(args ...string) ran {
 	r.t.Helper()
 	res := r.peek(args...)
@@ -96,7 +83,7 @@ func (r *researcher) must(args ...string) string {
 // from this tree, run against arbiter serve on the local control plane.
 func TestCLI_ResearchersDay(t *testing.T) {
 	t.Parallel()
-	bin := buildArbiter(t)
+	bin := arbiterBinary(t) // built from this tree
 	e := newEnv(t, 1, 2)
 	ns := e.project("day", 2, store.PolicyUpdate{MaxPriority: opt("high")})
 	proj, err := e.store.ProjectNamed(e.ctx, "day-"+e.id)
