@@ -39,12 +39,13 @@ type fakeAPI struct {
 	answers  map[string]answer
 	requests []string
 	bodies   map[string]string
+	queries  map[string]string
 	version  string
 }
 
 func newFakeAPI(t *testing.T, answers map[string]answer) *fakeAPI {
 	t.Helper()
-	f := &fakeAPI{answers: answers, bodies: map[string]string{}, version: "2"}
+	f := &fakeAPI{answers: answers, bodies: map[string]string{}, queries: map[string]string{}, version: "2"}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -52,6 +53,7 @@ func newFakeAPI(t *testing.T, answers map[string]answer) *fakeAPI {
 		f.requests = append(f.requests, key)
 		b, _ := io.ReadAll(r.Body)
 		f.bodies[key] = string(b)
+		f.queries[key] = r.URL.Query().Get("filterBy")
 		if f.version != "" {
 			w.Header().Set(apiversion.Header, f.version)
 		}
@@ -65,6 +67,12 @@ func newFakeAPI(t *testing.T, answers map[string]answer) *fakeAPI {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+func (f *fakeAPI) filterBy(key string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queries[key]
 }
 
 func (f *fakeAPI) body(key string) string {

@@ -164,3 +164,35 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("submit's types do not complete: %q", r.stdout)
 	}
 }
+
+// TestPrecedence: the project and the server come from the flag, else the environment, else
+// the config file.
+func TestPrecedence(t *testing.T) {
+	fromConfig := newFakeAPI(t, fixtures)
+	fromEnv := newFakeAPI(t, fixtures)
+	fromFlag := newFakeAPI(t, fixtures)
+	for _, c := range []struct {
+		name                 string
+		env                  map[string]string
+		args                 []string
+		wantServer           *fakeAPI
+		wantProjectInFilters string
+	}{
+		{"the config file", nil, nil, fromConfig, "projectName==team-a"},
+		{"the environment", map[string]string{"ARBITER_URL": fromEnv.URL, "ARBITER_PROJECT": "env-project"}, nil, fromEnv, "projectName==env-project"},
+		{"the flags", map[string]string{"ARBITER_URL": fromEnv.URL, "ARBITER_PROJECT": "env-project"}, []string{"--url", fromFlag.URL, "-p", "flag-project"}, fromFlag, "projectName==flag-project"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newCLI(t).signedIn(fromConfig.URL)
+			for k, v := range c.env {
+				e.env[k] = v
+			}
+			if r := e.run(append([]string{"list"}, c.args...)...); r.code != ExitDone {
+				t.Fatalf("exit %d %s", r.code, r.stderr)
+			}
+			if got := c.wantServer.filterBy("GET /api/v1/workloads"); got != c.wantProjectInFilters {
+				t.Errorf("the list asked %s for filterBy %q, want %q", c.wantServer.URL, got, c.wantProjectInFilters)
+			}
+		})
+	}
+}
