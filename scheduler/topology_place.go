@@ -472,11 +472,11 @@ func (c *cycle) topologyWarnings(w *Workload) {
 		case t == nil:
 			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
 				Message: "Topology " + strconv.Quote(r.Topology) + " (" + r.Source + ") is not one of the cluster's topologies; " +
-					"the level " + r.Level + " is read on its own: its domains are the nodes that share its value."})
+					"the level " + r.Level + " is read as if no topology were named."})
 		case !slices.Contains(t.Levels, r.Level):
 			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
 				Message: "Topology " + strconv.Quote(r.Topology) + " has no level " + r.Level + " (" + r.Source + "); " +
-					"the level is read on its own: its domains are the nodes that share its value."})
+					"the level is read as if no topology were named."})
 		}
 	}
 	if w.Topology != nil {
@@ -503,7 +503,10 @@ func levelName(key string) string {
 // which level, and the emptiest domain (S23, S29).
 func topologySentence(m *topoMiss, pool string) string {
 	name := levelName(m.level)
-	needs := "Needs " + gpus(m.need) + " in one " + name + " (" + m.level + ")"
+	needs := "Needs " + gpus(m.need) + " in one " + name
+	if name != m.level {
+		needs += " (" + m.level + ")"
+	}
 	switch {
 	case m.emptiest == "":
 		return needs + ", but no usable node of pool " + pool + " carries that label; no topology of the pool may define it. " +
