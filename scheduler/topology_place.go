@@ -258,11 +258,23 @@ func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyR
 	return nil
 }
 
+// allPods is the range of the workload's pods in c.pods, over every part of a semi-preemptible
+// one (S26): its parts follow each other, the minimum first.
+func (c *cycle) allPods(wi int32) (from, to int32) {
+	first := c.minimumOf(wi)
+	last := first
+	for last+1 < int32(len(c.wls)) && c.wls[last+1].w == c.wls[first].w {
+		last++
+	}
+	return c.wls[first].firstPod, c.wls[last].firstPod + c.wls[last].pods
+}
+
 // anchorOf is a node of a pod placed before (bound, or placed earlier in the cycle) under the
 // same request as pod k, and of its gang group: the domain is where that one is. -1 if none.
 func (c *cycle) anchorOf(ws *wlState, k int32, r *TopologyRequest) int32 {
 	group := c.pods[k].pod.GangGroup
-	for j := ws.firstPod; j < ws.firstPod+ws.pods; j++ {
+	from, to := c.allPods(c.pods[k].wl)
+	for j := from; j < to; j++ {
 		ps := &c.pods[j]
 		if ps.node < 0 || ps.terminating || ps.pod.GangGroup != group || requestOf(ws.w, ps.pod) != r {
 			continue
@@ -291,8 +303,9 @@ func (c *cycle) placeAtLevel(pods []int32, pool int32, levels []string, anchor i
 	miss.free = max(miss.free, 0)
 	var cands []int32
 	if anchor >= 0 {
-		if d := ds.of[c.nodes[anchor].pos]; d >= 0 && c.nodes[anchor].pool == pool {
-			cands = append(cands, d)
+		// placed before in another pool: nothing of this one is its domain
+		if an := &c.nodes[anchor]; an.pool == pool && ds.of[an.pos] >= 0 {
+			cands = append(cands, ds.of[an.pos])
 		}
 	} else {
 		for d := range ds.domains {
@@ -385,15 +398,16 @@ func (c *cycle) chooseNodeIn(nodes []int32, ps *podState, spread bool) int32 {
 func (c *cycle) topologyOut() {
 	for _, wi := range c.topoWls {
 		ws := &c.wls[wi]
-		if ws.evicted {
-			continue
+		if c.isExtra(ws) {
+			continue // told with its minimum, the first part
 		}
 		var reqs []*TopologyRequest
 		var nodes [][]int32
-		for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+		from, to := c.allPods(wi)
+		for k := from; k < to; k++ {
 			ps := &c.pods[k]
 			r := requestOf(ws.w, ps.pod)
-			if r == nil || ps.node < 0 || ps.terminating {
+			if r == nil || ps.node < 0 || ps.terminating || c.wls[ps.wl].evicted {
 				continue
 			}
 			i := slices.Index(reqs, r)
@@ -411,8 +425,7 @@ func (c *cycle) topologyOut() {
 			chain, name := c.chainOf(r, pool)
 			tp := TopologyPlacement{Workload: ws.w.UID, Topology: name, Required: r.Required}
 			if ws.w.Topology == nil {
-				tp.PodSet = c.pods[ws.firstPod].pod.PodSet
-				for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
+				for k := from; k < to; k++ {
 					if requestOf(ws.w, c.pods[k].pod) == r {
 						tp.PodSet = c.pods[k].pod.PodSet
 						break
