@@ -3,6 +3,8 @@ package scheduler
 import (
 	"strconv"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Builders of S29's situations: a data centre of blocks and racks, and workloads that ask for
@@ -176,4 +178,22 @@ func TestS29_UnknownTopologyIsAWarningAndTheLevelStillHolds(t *testing.T) {
 			{Workload: "uid-g", Code: InvalidTopology, Message: `Topology "fabric" (the workload's annotation kai.scheduler/topology) is not one of the cluster's topologies; the level rack is read as if no topology were named.`},
 		},
 	})
+}
+
+// TestS29_TheDryRunSaysWhichDomainAndWhichVictims: a dry run of a required-rack job names the
+// rack it would land in and the victims there.
+func TestS29_TheDryRunSaysWhichDomainAndWhichVictims(t *testing.T) {
+	s := snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).project(project("p", 8)).wl(
+		wl("v1").in("p").prio("very-low").gpus(2).on(1, "b1-r1-n1"),
+		wl("v2").in("p").prio("very-low").gpus(2).on(2, "b1-r2-n1"),
+		wl("v3").in("p").prio("very-low").gpus(2).on(3, "b1-r1-n1"),
+		wl("v4").in("p").prio("very-low").gpus(2).on(4, "b1-r2-n1")).build()
+	got := s.Foresee(wl("g").in("p").prio("high").preemptible().gang(2).pods(2).gpus(2).required("rack").build())
+	if got.Outcome != StartAfterPreemption || len(got.Victims) != 2 || got.Victims[0].Name != "v1" || got.Victims[1].Name != "v3" {
+		t.Errorf("outcome %s, victims %+v; want start-after-preemption of v1 and v3, both in rack r1", got.Outcome, got.Victims)
+	}
+	want := []TopologyPlacement{placed("g", "", "rack", "b1/r1", true)}
+	if diff := cmp.Diff(want, got.Topology); diff != "" {
+		t.Errorf("domain (-want +got):\n%s", diff)
+	}
 }
