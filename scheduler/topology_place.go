@@ -209,9 +209,13 @@ func (c *cycle) placeTopology(wi int32, unit []int32, pool int32, gpus int64, f 
 		groups[i] = append(groups[i], k)
 	}
 	for i, r := range reqs {
-		if miss := c.placeRequest(ws, groups[i], pool, r); miss != nil {
+		if ok, miss := c.placeRequest(ws, groups[i], pool, r); !ok {
 			c.st.rollback(mark)
-			f.note(failure{reason: TopologyUnsatisfiable, pool: pool, amount: gpus, bound: miss.free, topo: miss})
+			if miss == nil { // preferred: not even spread over the pool
+				f.note(failure{reason: InsufficientCapacity, pool: pool, amount: gpus, bound: c.pools[pool].freeGPUs})
+			} else {
+				f.note(failure{reason: TopologyUnsatisfiable, pool: pool, amount: gpus, bound: miss.free, topo: miss})
+			}
 			return false
 		}
 	}
@@ -227,35 +231,32 @@ func (c *cycle) placeTopology(wi int32, unit []int32, pool int32, gpus int64, f 
 	return true
 }
 
-// placeRequest places pods (all of one request) in one domain; nil when placed, else what the
-// narrowest level tried says.
-func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyRequest) *topoMiss {
+// placeRequest places pods (all of one request) in one domain, or for a preferred request
+// anywhere in the pool at last. When it cannot, a required request says what its level's
+// search found; a preferred one says nothing (the pool has no room for them at all).
+func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyRequest) (bool, *topoMiss) {
 	chain, _ := c.chainOf(r, pool)
 	anchor := c.anchorOf(ws, pods[0], r)
-	var first *topoMiss
+	if r.Required {
+		miss := c.placeAtLevel(pods, pool, chain, anchor)
+		return miss == nil, miss
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		miss := c.placeAtLevel(pods, pool, chain[:i+1], anchor)
-		if miss == nil {
-			return nil
-		}
-		if first == nil {
-			first = miss
-		}
-		if r.Required {
-			return first
+		if c.placeAtLevel(pods, pool, chain[:i+1], anchor) == nil {
+			return true, nil
 		}
 	}
-	// preferred, and no domain of any level fits: anywhere in the pool, as S21 places
+	// no domain of any level fits: anywhere in the pool, as S21 places
 	mark := c.st.mark()
 	for _, k := range pods {
 		n := c.chooseNode(pool, &c.pods[k])
 		if n < 0 {
 			c.st.rollback(mark)
-			return first
+			return false, nil
 		}
 		c.st.place(k, n)
 	}
-	return nil
+	return true, nil
 }
 
 // allPods is the range of the workload's pods in c.pods, over every part of a semi-preemptible
