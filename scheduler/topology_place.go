@@ -17,7 +17,7 @@ import (
 //
 // Required: the domains of the level whose free GPUs cover the unit are tried best fit first
 // (the fewest free GPUs; among equals, the one whose wider domains have the fewest free, then
-// by name), so that the emptiest domains stay whole for the next large job; the first in
+// the one whose first node comes first by name), so that the emptiest domains stay whole for the next large job; the first in
 // which every pod finds a node (binpack or spread inside it, as the pool says) is taken. None:
 // TopologyUnsatisfiable. Preferred: the same at the requested level, then at each wider one,
 // then on any nodes of the pool. Pods of the workload (or pod set) already placed fix the domain.
@@ -57,11 +57,21 @@ type topoMiss struct {
 	need     int64
 }
 
-// domainSet is the domains of one level of a pool, built on first use in a cycle.
+// domainSet is the domains of one level of a pool, built on first use in a cycle. Its free
+// GPUs follow every change of a node's (adjustNode), so a search reads them without adding up
+// nodes, and a rolled-back attempt leaves them as they were.
 type domainSet struct {
+	pool    int32
 	levels  []string // the label keys, widest first, down to the level
 	domains []domain
 	of      []int32 // by node position in the pool: its domain, -1 when none
+	free    []int64 // by domain: free GPUs of its usable nodes
+	// nodeLevel: every domain is one node (the hostname level)
+	nodeLevel bool
+	// wider[j] are the domain sets of levels[:j+1] for each wider level j, and up[j][d] the
+	// domain of wider[j] that holds domain d: best fit breaks ties by them
+	wider []*domainSet
+	up    [][]int32
 }
 
 type domain struct {
@@ -121,7 +131,7 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		return ds
 	}
 	p := &c.pools[pool]
-	ds := &domainSet{levels: levels, of: make([]int32, len(p.nodes))}
+	ds := &domainSet{pool: pool, levels: levels, of: make([]int32, len(p.nodes))}
 	byPath := map[string]int32{}
 	var b strings.Builder
 	for pos, n := range p.nodes {
@@ -156,11 +166,41 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
 		ds.domains[d].capacity += ns.node.Allocatable.GPUs
 	}
+	ds.free = make([]int64, len(ds.domains))
+	ds.nodeLevel = true
+	for d := range ds.domains {
+		ds.nodeLevel = ds.nodeLevel && len(ds.domains[d].nodes) == 1
+	}
+	for d := range ds.domains {
+		for _, n := range ds.domains[d].nodes {
+			ds.free[d] += max(c.nodes[n].free.GPUs, 0)
+		}
+	}
 	if c.domainSets == nil {
 		c.domainSets = map[domainKey]*domainSet{}
 	}
 	c.domainSets[key] = ds
+	c.domainList = append(c.domainList, ds)
+	for j := len(levels) - 2; j >= 0; j-- { // narrowest wider level first
+		w := c.domainsOf(pool, levels[:j+1])
+		up := make([]int32, len(ds.domains))
+		for d := range ds.domains {
+			up[d] = w.of[c.nodes[ds.domains[d].nodes[0]].pos]
+		}
+		ds.wider, ds.up = append(ds.wider, w), append(ds.up, up)
+	}
 	return ds
+}
+
+// domainsGained follows a change of a usable node's free GPUs in every domain set of its pool.
+func (c *cycle) domainsGained(ns *nodeState, delta int64) {
+	for _, ds := range c.domainList {
+		if ds.pool == ns.pool {
+			if d := ds.of[ns.pos]; d >= 0 {
+				ds.free[d] += delta
+			}
+		}
+	}
 }
 
 // requestOf is the request that applies to a pod of the workload: the workload's, else its pod
@@ -286,95 +326,127 @@ func (c *cycle) anchorOf(ws *wlState, k int32, r *TopologyRequest) int32 {
 }
 
 // placeAtLevel places the pods in one domain of the last of levels: the anchor's, else the best
-// fit of those whose free GPUs cover them. nil when placed.
+// fit of those whose free GPUs cover them, the next best when its nodes cannot take them.
+// nil when placed.
 func (c *cycle) placeAtLevel(pods []int32, pool int32, levels []string, anchor int32) *topoMiss {
 	ds := c.domainsOf(pool, levels)
 	var need int64
 	for _, k := range pods {
 		need += c.pods[k].req.GPUs
 	}
-	free := c.domainFree(pool, ds)
-	miss := &topoMiss{level: levels[len(levels)-1], need: need, free: -1}
+	spread := c.pools[pool].spread
+	try := func(d int32) bool {
+		mark := c.st.mark()
+		for _, k := range pods {
+			n := c.chooseNodeIn(ds.domains[d].nodes, &c.pods[k], spread)
+			if n < 0 {
+				c.st.rollback(mark)
+				return false
+			}
+			c.st.place(k, n)
+		}
+		return true
+	}
+	switch {
+	case anchor >= 0:
+		// placed before in another pool: nothing of this one is its domain
+		if an := &c.nodes[anchor]; an.pool == pool && ds.of[an.pos] >= 0 && try(ds.of[an.pos]) {
+			return nil
+		}
+	case len(pods) == 1 && ds.nodeLevel:
+		// each domain is a node: the best fit is the fullest node that fits, as S21 binpacks
+		return c.placeOnePod(pods[0], pool, ds, need, try)
+	case len(pods) == 1:
+		// one pod is inside one domain wherever it goes: the best fit, else where S21 puts it
+		if best := c.bestFit(ds, need); best >= 0 && try(best) {
+			return nil
+		}
+		return c.placeOnePod(pods[0], pool, ds, need, try)
+	default:
+		// the best fit nearly always takes them: one pass finds it; when its nodes cannot
+		// (CPU, memory, pod slots, selectors), the others in best-fit order
+		best := c.bestFit(ds, need)
+		if best >= 0 && try(best) {
+			return nil
+		}
+		cands := c.triedBuf[:0]
+		for d := range int32(len(ds.domains)) {
+			if d != best && ds.free[d] >= need {
+				cands = append(cands, d)
+			}
+		}
+		slices.SortFunc(cands, func(a, b int32) int {
+			if ds.fitsBetter(a, b) {
+				return -1
+			}
+			return 1 // never equal: the last key is the domain itself
+		})
+		c.triedBuf = cands
+		for _, d := range cands {
+			if try(d) {
+				return nil
+			}
+		}
+	}
+	return c.missAt(ds, need)
+}
+
+// placeOnePod puts a pod where S21 would, when that node is in a domain of the set; else in the
+// first domain whose nodes can take it. nil when placed.
+func (c *cycle) placeOnePod(k, pool int32, ds *domainSet, need int64, try func(int32) bool) *topoMiss {
+	n := c.chooseNode(pool, &c.pods[k])
+	switch {
+	case n < 0: // no node of the pool can take it now
+	case ds.of[c.nodes[n].pos] >= 0:
+		c.st.place(k, n)
+		return nil
+	default: // that node lacks the level's label
+		for d := range int32(len(ds.domains)) {
+			if ds.free[d] >= need && try(d) {
+				return nil
+			}
+		}
+	}
+	return c.missAt(ds, need)
+}
+
+// missAt is what a failed search of the domain set says: the emptiest domain, the largest.
+func (c *cycle) missAt(ds *domainSet, need int64) *topoMiss {
+	miss := &topoMiss{level: ds.levels[len(ds.levels)-1], need: need, free: -1}
 	for d := range ds.domains {
-		if free[d] > miss.free {
-			miss.emptiest, miss.free = ds.domains[d].path, free[d]
+		if ds.free[d] > miss.free {
+			miss.emptiest, miss.free = ds.domains[d].path, ds.free[d]
 		}
 		miss.largest = max(miss.largest, ds.domains[d].capacity)
 	}
 	miss.free = max(miss.free, 0)
-	var cands []int32
-	if anchor >= 0 {
-		// placed before in another pool: nothing of this one is its domain
-		if an := &c.nodes[anchor]; an.pool == pool && ds.of[an.pos] >= 0 {
-			cands = append(cands, ds.of[an.pos])
-		}
-	} else {
-		for d := range ds.domains {
-			if free[d] >= need {
-				cands = append(cands, int32(d))
-			}
-		}
-		c.bestFitFirst(pool, ds, free, cands)
-	}
-	spread := c.pools[pool].spread
-	for _, d := range cands {
-		mark := c.st.mark()
-		ok := true
-		for _, k := range pods {
-			n := c.chooseNodeIn(ds.domains[d].nodes, &c.pods[k], spread)
-			if n < 0 {
-				ok = false
-				break
-			}
-			c.st.place(k, n)
-		}
-		if ok {
-			return nil
-		}
-		c.st.rollback(mark)
-	}
 	return miss
 }
 
-// domainFree is each domain's free GPUs now.
-func (c *cycle) domainFree(pool int32, ds *domainSet) []int64 {
-	free := make([]int64, len(ds.domains))
-	for d := range ds.domains {
-		for _, n := range ds.domains[d].nodes {
-			free[d] += max(c.nodes[n].free.GPUs, 0)
+// bestFit is, of the domains whose free GPUs cover need, the one with the fewest free; among
+// equals, the one whose wider domains (its block, ...) have the fewest, narrowest first; then
+// the one whose first node comes first by name. -1 when none.
+func (c *cycle) bestFit(ds *domainSet, need int64) int32 {
+	best, bestFree := int32(-1), int64(0)
+	for i, f := range ds.free { // at thousands of domains this loop is the search: cheap tests first
+		if d := int32(i); f >= need && (best < 0 || f < bestFree || (f == bestFree && ds.fitsBetter(d, best))) {
+			best, bestFree = d, f
 		}
 	}
-	return free
+	return best
 }
 
-// bestFitFirst orders candidate domains: the fewest free GPUs first; among equals, the one
-// whose wider domains (its block, ...) have the fewest free, narrowest first; then by name.
-func (c *cycle) bestFitFirst(pool int32, ds *domainSet, free []int64, cands []int32) {
-	if len(cands) < 2 {
-		return
+// fitsBetter reports whether domain a is a better fit than b (see bestFit).
+func (ds *domainSet) fitsBetter(a, b int32) bool {
+	if ds.free[a] != ds.free[b] {
+		return ds.free[a] < ds.free[b]
 	}
-	// the free GPUs of each wider domain, by its path, for the tie-break
-	wider := map[string]int64{}
-	for d := range ds.domains {
-		p := ds.domains[d].path
-		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
-			wider[p[:i]] += free[d]
+	for j, w := range ds.wider {
+		if fa, fb := w.free[ds.up[j][a]], w.free[ds.up[j][b]]; fa != fb {
+			return fa < fb
 		}
 	}
-	slices.SortFunc(cands, func(a, b int32) int {
-		if x := cmp.Compare(free[a], free[b]); x != 0 {
-			return x
-		}
-		pa, pb := ds.domains[a].path, ds.domains[b].path
-		ia, ib := strings.LastIndexByte(pa, '/'), strings.LastIndexByte(pb, '/')
-		for ia > 0 && ib > 0 {
-			if x := cmp.Compare(wider[pa[:ia]], wider[pb[:ib]]); x != 0 {
-				return x
-			}
-			ia, ib = strings.LastIndexByte(pa[:ia], '/'), strings.LastIndexByte(pb[:ib], '/')
-		}
-		return strings.Compare(pa, pb)
-	})
+	return a < b // domains are numbered in the order of their first node by name
 }
 
 // chooseNodeIn picks, among nodes, the one for a pod: the fullest that fits (binpack) or the
