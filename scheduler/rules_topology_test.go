@@ -160,7 +160,13 @@ func TestS29_EvictionsFreeOneDomain(t *testing.T) {
 				wl("v1").in("p").prio("very-low").gpus(4).on(1, "b1-r1-n1"),
 				wl("v2").in("p").prio("very-low").gpus(4).on(2, "b1-r2-n1"),
 				wl("g").in("p").prio("high").preemptible().gang(3).pods(3).gpus(2).required("rack")),
-			Plan{Pending: []PendingWorkload{pend("g", "p", InsufficientCapacity, 1)}}},
+			Plan{Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
+		{"nor does it hold back the work it could preempt where it waits (S19's claim)",
+			twoRacks().project(project("p", 8)).wl(
+				wl("g").in("p").prio("high").preemptible().gang(3).pods(3).gpus(2).required("rack").queued(1),
+				wl("l").in("p").prio("very-low").queued(2)),
+			Plan{Binds: []Bind{bind("l-0", "b1-r1-n1")},
+				Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
 	})
 }
 

@@ -271,6 +271,45 @@ func (c *cycle) placeTopology(wi int32, unit []int32, pool int32, gpus int64, f 
 	return true
 }
 
+// neverFits is, when a required request among the unit's could not be met in the pool even
+// with every pod of the pool gone (no domain of its level has that many GPUs), what its level's
+// search says; nil otherwise. Such a unit evicts nothing and claims nothing (S19).
+func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
+	ws := &c.wls[wi]
+	var reqs []*TopologyRequest
+	var needs []int64
+	for _, k := range unit {
+		r := requestOf(ws.w, c.pods[k].pod)
+		if r == nil || !r.Required {
+			continue
+		}
+		i := slices.Index(reqs, r)
+		if i < 0 {
+			reqs, needs = append(reqs, r), append(needs, 0)
+			i = len(reqs) - 1
+		}
+		needs[i] += c.pods[k].req.GPUs
+	}
+	for i, r := range reqs {
+		chain, _ := c.chainOf(r, pool)
+		ds := c.domainsOf(pool, chain)
+		largest := int64(-1)
+		if a := c.anchorOf(ws, unit[0], r); a >= 0 {
+			if an := &c.nodes[a]; an.pool == pool && ds.of[an.pos] >= 0 {
+				largest = ds.domains[ds.of[an.pos]].capacity
+			}
+		} else {
+			for d := range ds.domains {
+				largest = max(largest, ds.domains[d].capacity)
+			}
+		}
+		if largest < needs[i] {
+			return c.missAt(ds, needs[i])
+		}
+	}
+	return nil
+}
+
 // placeRequest places pods (all of one request) in one domain, or for a preferred request
 // anywhere in the pool at last. When it cannot, a required request says what its level's
 // search found; a preferred one says nothing (the pool has no room for them at all).
