@@ -1,52 +1,24 @@
 package scheduler
 
-import (
-	"cmp"
-	"slices"
-	"strconv"
-	"strings"
-)
+import "slices"
 
-// This file is S29: a gang (or a pod set) that asks for a topology level goes into one domain
-// of it. The search runs only for workloads that ask; the others are placed as S21 says.
+// This file is S29's search: a gang (or a pod set) that asks for a topology level goes into one
+// domain of it (topology_domains.go). It runs only for workloads that ask; the others are
+// placed as S21 says.
 //
-// A domain of level i of a topology is the set of a pool's usable nodes that share the values
-// of levels 0..i (a rack is named by its block and its own value, as Kueue and KAI name them:
-// two racks called r1 in different blocks are two domains). A node that lacks one of these
-// labels is in no domain of the level.
+// Required: of the level's domains whose free GPUs cover the unit, the best fit is tried first
+// (the fewest free GPUs; among equals, the one whose wider domains have the fewest free, then the
+// one whose first node comes first by name), so that the emptiest domains stay whole for the
+// next large job; inside it the pods go as the pool places (binpack or spread). When its nodes
+// cannot take them, the others follow in that order. None: TopologyUnsatisfiable. Preferred:
+// the same at the requested level, then at each wider one, then anywhere in the pool. Pods of
+// the workload (or pod set) placed before fix the domain; a lone pod at the node level goes
+// where S21 puts it, each node being a domain of its own.
 //
-// Required: the domains of the level whose free GPUs cover the unit are tried best fit first
-// (the fewest free GPUs; among equals, the one whose wider domains have the fewest free, then
-// the one whose first node comes first by name), so that the emptiest domains stay whole for the next large job; the first in
-// which every pod finds a node (binpack or spread inside it, as the pool says) is taken. None:
-// TopologyUnsatisfiable. Preferred: the same at the requested level, then at each wider one,
-// then on any nodes of the pool. Pods of the workload (or pod set) already placed fix the domain.
-//
-// Preemption and reclaim need nothing of their own: they evict until the unit fits
-// (fits is this search) and then give back every victim it still fits without, so every
-// victim that stays frees GPUs on a node of the domain the unit is then placed in, and nothing
-// is evicted for a unit that fits in no domain (S19).
-
-// TopologyUnsatisfiable: the pool has the GPUs, but not inside one domain of the level asked for.
-const TopologyUnsatisfiable Reason = "TopologyUnsatisfiable"
-
-// InvalidTopology: a topology request could not be read as written; it is ignored or read
-// as far as it goes, as its message says.
-const InvalidTopology WarningCode = "InvalidTopology"
-
-// TopologyPlacement is where a workload (or one of its pod sets) that asks for a topology is
-// placed once the plan is carried out: bound, resumed, or set aside behind evictions.
-type TopologyPlacement struct {
-	Workload string // UID
-	PodSet   string // empty for the whole workload
-	Topology string // the topology whose levels were read; empty when none lists the level
-	Required bool
-	// Level is the narrowest level, of those the request allows, whose one domain holds all
-	// its placed pods; Domain names that domain by its levels' values, widest first, joined
-	// by "/" ("block-1/rack-3"). Both are empty when a preferred request's pods spread wider
-	// than its widest level.
-	Level, Domain string
-}
+// Preemption and reclaim need nothing of their own: they evict until the unit fits (fits is
+// this search) and then give back every victim it still fits without, so every victim that
+// stays frees GPUs in the domain the unit then goes to, or quota its project needs (S13), and
+// nothing is evicted for a unit that fits in no domain (S19).
 
 // topoMiss is what a failed required placement says: the level, and the emptiest domain.
 type topoMiss struct {
@@ -55,174 +27,6 @@ type topoMiss struct {
 	free     int64  // free GPUs there
 	largest  int64  // allocatable GPUs of the largest domain
 	need     int64
-}
-
-// domainSet is the domains of one level of a pool, built on first use in a cycle. Its free
-// GPUs follow every change of a node's (adjustNode), so a search reads them without adding up
-// nodes, and a rolled-back attempt leaves them as they were.
-type domainSet struct {
-	pool    int32
-	levels  []string // the label keys, widest first, down to the level
-	domains []domain
-	of      []int32 // by node position in the pool: its domain, -1 when none
-	free    []int64 // by domain: free GPUs of its usable nodes
-	// nodeLevel: every domain is one node (the hostname level)
-	nodeLevel bool
-	// wider[j] are the domain sets of levels[:j+1] for each wider level j, and up[j][d] the
-	// domain of wider[j] that holds domain d: best fit breaks ties by them
-	wider []*domainSet
-	up    [][]int32
-}
-
-type domain struct {
-	path     string  // the levels' values, widest first, "/"-joined
-	nodes    []int32 // node indices, by name
-	capacity int64   // allocatable GPUs of its usable nodes
-}
-
-type domainKey struct {
-	pool   int32
-	levels string
-}
-
-// topologyOf is the topology by name, nil when none has it.
-func (c *cycle) topologyOf(name string) *Topology {
-	for i := range c.snap.Topologies {
-		if c.snap.Topologies[i].Name == name {
-			return &c.snap.Topologies[i]
-		}
-	}
-	return nil
-}
-
-// chainOf is the levels a request is read on, widest first, ending at its level, and the
-// topology they are from: the topology it names, else the pool's, else the first that lists
-// the level; a level no topology lists stands alone.
-func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
-	try := func(t *Topology) []string {
-		if t == nil {
-			return nil
-		}
-		if i := slices.Index(t.Levels, req.Level); i >= 0 {
-			return t.Levels[:i+1]
-		}
-		return nil
-	}
-	if req.Topology != "" {
-		if t := c.topologyOf(req.Topology); try(t) != nil {
-			return try(t), t.Name
-		}
-	}
-	if t := c.topologyOf(c.pools[pool].pool.Topology); try(t) != nil {
-		return try(t), t.Name
-	}
-	for i := range c.snap.Topologies {
-		if l := try(&c.snap.Topologies[i]); l != nil {
-			return l, c.snap.Topologies[i].Name
-		}
-	}
-	return []string{req.Level}, ""
-}
-
-// domainsOf is the pool's domains of the last of levels.
-func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
-	key := domainKey{pool, strings.Join(levels, "\x00")}
-	if ds, ok := c.domainSets[key]; ok {
-		return ds
-	}
-	p := &c.pools[pool]
-	ds := &domainSet{pool: pool, levels: levels, of: make([]int32, len(p.nodes))}
-	byPath := map[string]int32{}
-	var b strings.Builder
-	for pos, n := range p.nodes {
-		ds.of[pos] = -1
-		ns := &c.nodes[n]
-		if !ns.usable {
-			continue
-		}
-		b.Reset()
-		whole := true
-		for i, l := range levels {
-			v, ok := ns.node.Labels[l]
-			if !ok {
-				whole = false
-				break
-			}
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			b.WriteString(v)
-		}
-		if !whole {
-			continue
-		}
-		d, ok := byPath[b.String()]
-		if !ok {
-			d = int32(len(ds.domains))
-			byPath[b.String()] = d
-			ds.domains = append(ds.domains, domain{path: b.String()})
-		}
-		ds.of[pos] = d
-		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
-		ds.domains[d].capacity += ns.node.Allocatable.GPUs
-	}
-	ds.free = make([]int64, len(ds.domains))
-	ds.nodeLevel = true
-	for d := range ds.domains {
-		ds.nodeLevel = ds.nodeLevel && len(ds.domains[d].nodes) == 1
-	}
-	for d := range ds.domains {
-		for _, n := range ds.domains[d].nodes {
-			ds.free[d] += max(c.nodes[n].free.GPUs, 0)
-		}
-	}
-	if c.domainSets == nil {
-		c.domainSets = map[domainKey]*domainSet{}
-	}
-	c.domainSets[key] = ds
-	c.domainList = append(c.domainList, ds)
-	for j := len(levels) - 2; j >= 0; j-- { // narrowest wider level first
-		w := c.domainsOf(pool, levels[:j+1])
-		up := make([]int32, len(ds.domains))
-		for d := range ds.domains {
-			up[d] = w.of[c.nodes[ds.domains[d].nodes[0]].pos]
-		}
-		ds.wider, ds.up = append(ds.wider, w), append(ds.up, up)
-	}
-	return ds
-}
-
-// domainsGained follows a change of a usable node's free GPUs in every domain set of its pool.
-func (c *cycle) domainsGained(ns *nodeState, delta int64) {
-	for _, ds := range c.domainList {
-		if ds.pool == ns.pool {
-			if d := ds.of[ns.pos]; d >= 0 {
-				ds.free[d] += delta
-			}
-		}
-	}
-}
-
-// requestOf is the request that applies to a pod of the workload: the workload's, else its pod
-// set's; nil when none (or one without a level, which asks for nothing).
-func requestOf(w *Workload, p *Pod) *TopologyRequest {
-	if w.Topology != nil {
-		if w.Topology.Level == "" {
-			return nil
-		}
-		return w.Topology
-	}
-	for i := range w.PodSetTopologies {
-		if s := &w.PodSetTopologies[i]; s.PodSet == p.PodSet && s.Request.Level != "" {
-			return &s.Request
-		}
-	}
-	return nil
-}
-
-// asksTopology reports whether any of the workload's pods asks for a topology.
-func asksTopology(w *Workload) bool {
-	return (w.Topology != nil && w.Topology.Level != "") || len(w.PodSetTopologies) > 0
 }
 
 // placeTopology places the unit in the pool with its topology requests, leaving the
@@ -336,17 +140,6 @@ func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyR
 		c.st.place(k, n)
 	}
 	return true, nil
-}
-
-// allPods is the range of the workload's pods in c.pods, over every part of a semi-preemptible
-// one (S26): its parts follow each other, the minimum first.
-func (c *cycle) allPods(wi int32) (from, to int32) {
-	first := c.minimumOf(wi)
-	last := first
-	for last+1 < int32(len(c.wls)) && c.wls[last+1].w == c.wls[first].w {
-		last++
-	}
-	return c.wls[first].firstPod, c.wls[last].firstPod + c.wls[last].pods
 }
 
 // anchorOf is a node of a pod placed before (bound, or placed earlier in the cycle) under the
@@ -504,142 +297,4 @@ func (c *cycle) chooseNodeIn(nodes []int32, ps *podState, spread bool) int32 {
 		}
 	}
 	return best
-}
-
-// topologyOut lists, for the plan, where each workload that asks for a topology is placed.
-func (c *cycle) topologyOut() {
-	for _, wi := range c.topoWls {
-		ws := &c.wls[wi]
-		if c.isExtra(ws) {
-			continue // told with its minimum, the first part
-		}
-		var reqs []*TopologyRequest
-		var nodes [][]int32
-		from, to := c.allPods(wi)
-		for k := from; k < to; k++ {
-			ps := &c.pods[k]
-			r := requestOf(ws.w, ps.pod)
-			if r == nil || ps.node < 0 || ps.terminating || c.wls[ps.wl].evicted {
-				continue
-			}
-			i := slices.Index(reqs, r)
-			if i < 0 {
-				reqs, nodes = append(reqs, r), append(nodes, nil)
-				i = len(reqs) - 1
-			}
-			nodes[i] = append(nodes[i], ps.node)
-		}
-		for i, r := range reqs {
-			pool := c.nodes[nodes[i][0]].pool
-			if pool < 0 {
-				continue
-			}
-			chain, name := c.chainOf(r, pool)
-			tp := TopologyPlacement{Workload: ws.w.UID, Topology: name, Required: r.Required}
-			if ws.w.Topology == nil {
-				for k := from; k < to; k++ {
-					if requestOf(ws.w, c.pods[k].pod) == r {
-						tp.PodSet = c.pods[k].pod.PodSet
-						break
-					}
-				}
-			}
-			for l := len(chain) - 1; l >= 0; l-- {
-				if path, ok := c.sharedDomain(pool, chain[:l+1], nodes[i]); ok {
-					tp.Level, tp.Domain = chain[l], path
-					break
-				}
-			}
-			c.plan.Topology = append(c.plan.Topology, tp)
-		}
-	}
-	slices.SortStableFunc(c.plan.Topology, func(a, b TopologyPlacement) int {
-		if x := cmp.Compare(a.Workload, b.Workload); x != 0 {
-			return x
-		}
-		return cmp.Compare(a.PodSet, b.PodSet)
-	})
-}
-
-// sharedDomain is the path of the one domain of the last of levels that holds all the nodes.
-func (c *cycle) sharedDomain(pool int32, levels []string, nodes []int32) (string, bool) {
-	ds := c.domainsOf(pool, levels)
-	d := int32(-1)
-	for _, n := range nodes {
-		ns := &c.nodes[n]
-		if ns.pool != pool {
-			return "", false
-		}
-		x := ds.of[ns.pos]
-		if x < 0 || (d >= 0 && x != d) {
-			return "", false
-		}
-		d = x
-	}
-	if d < 0 {
-		return "", false
-	}
-	return ds.domains[d].path, true
-}
-
-// topologyWarnings are a workload's InvalidTopology warnings: values its reader could not
-// read, and a topology name no topology has.
-func (c *cycle) topologyWarnings(w *Workload) {
-	for _, p := range w.TopologyProblems {
-		c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology, Message: p})
-	}
-	check := func(r *TopologyRequest) {
-		if r.Topology == "" {
-			return
-		}
-		t := c.topologyOf(r.Topology)
-		switch {
-		case t == nil:
-			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
-				Message: "Topology " + strconv.Quote(r.Topology) + " (" + r.Source + ") is not one of the cluster's topologies; " +
-					"the level " + r.Level + " is read as if no topology were named."})
-		case !slices.Contains(t.Levels, r.Level):
-			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
-				Message: "Topology " + strconv.Quote(r.Topology) + " has no level " + r.Level + " (" + r.Source + "); " +
-					"the level is read as if no topology were named."})
-		}
-	}
-	if w.Topology != nil {
-		check(w.Topology)
-	}
-	for i := range w.PodSetTopologies {
-		check(&w.PodSetTopologies[i].Request)
-	}
-}
-
-// levelName is how a sentence names a level: the last part of its label key, without a
-// "topology-" prefix ("rack" for cloud.provider.com/topology-rack; "node" for the hostname).
-func levelName(key string) string {
-	if key == "kubernetes.io/hostname" {
-		return "node"
-	}
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		key = key[i+1:]
-	}
-	return strings.TrimPrefix(key, "topology-")
-}
-
-// topologySentence is the message of TopologyUnsatisfiable: what it needs in one domain of
-// which level, and the emptiest domain (S23, S29).
-func topologySentence(m *topoMiss, pool string) string {
-	name := levelName(m.level)
-	needs := "Needs " + gpus(m.need) + " in one " + name
-	if name != m.level {
-		needs += " (" + m.level + ")"
-	}
-	switch {
-	case m.emptiest == "":
-		return needs + ", but no usable node of pool " + pool + " carries that label; no topology of the pool may define it. " +
-			"Ask an administrator to label the nodes, or ask for another level."
-	case m.largest < m.need:
-		return needs + "; no " + name + " of pool " + pool + " ever has that many (the largest has " +
-			gpus(m.largest) + "). Ask for a wider level, or make it preferred."
-	}
-	return needs + "; the emptiest " + name + " has " + strconv.FormatInt(m.free, 10) + " free (" + m.emptiest +
-		"). It starts when one " + name + " of pool " + pool + " has room."
 }
