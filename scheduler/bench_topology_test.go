@@ -99,15 +99,25 @@ func topologyJobSnapshot(nodes, pods int) *Snapshot {
 }
 
 // BenchmarkTopologyPlacementGrowth: a cycle placing a 512-pod job that must go into one block
-// (128 nodes of 8 GPUs; best fit, a half-busy block, exactly 512 free) on 512 to 20,000 nodes.
+// (128 nodes of 8 GPUs; best fit, a half-busy block, exactly 512 free) on 512 to 20,000 nodes,
+// and the same job asking for nothing (placed as S21 says) to compare with.
 func BenchmarkTopologyPlacementGrowth(b *testing.B) {
 	for _, nodes := range []int{512, 1250, 5000, 20000} {
-		b.Run(strconv.Itoa(nodes), func(b *testing.B) {
-			s := topologyJobSnapshot(nodes, 512)
-			if p := s.Plan(); len(p.Binds) != 512 {
-				b.Fatalf("%d of the job's 512 pods bound", len(p.Binds))
+		for _, asking := range []bool{true, false} {
+			name := strconv.Itoa(nodes) + "/required-block"
+			if !asking {
+				name = strconv.Itoa(nodes) + "/no-topology"
 			}
-			benchmarkPlan(b, s)
-		})
+			b.Run(name, func(b *testing.B) {
+				s := topologyJobSnapshot(nodes, 512)
+				if !asking {
+					s.Workloads[len(s.Workloads)-1].Topology = nil
+				}
+				if p := s.Plan(); len(p.Binds) != 512 {
+					b.Fatalf("%d of the job's 512 pods bound", len(p.Binds))
+				}
+				benchmarkPlan(b, s)
+			})
+		}
 	}
 }
