@@ -84,14 +84,14 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 	p := &c.pools[pool]
 	ds := &domainSet{pool: pool, levels: levels, of: make([]int32, len(p.nodes))}
 	byPath := map[string]int32{}
-	var b strings.Builder
+	var path []byte // reused: a node's path is looked up without making a string of it
 	for pos, n := range p.nodes {
 		ds.of[pos] = -1
 		ns := &c.nodes[n]
 		if !ns.usable {
 			continue
 		}
-		b.Reset()
+		path = path[:0]
 		whole := true
 		for i, l := range levels {
 			v, ok := ns.node.Labels[l]
@@ -100,18 +100,18 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 				break
 			}
 			if i > 0 {
-				b.WriteByte('/')
+				path = append(path, '/')
 			}
-			b.WriteString(v)
+			path = append(path, v...)
 		}
 		if !whole {
 			continue
 		}
-		d, ok := byPath[b.String()]
+		d, ok := byPath[string(path)]
 		if !ok {
 			d = int32(len(ds.domains))
-			byPath[b.String()] = d
-			ds.domains = append(ds.domains, domain{path: b.String()})
+			byPath[string(path)] = d
+			ds.domains = append(ds.domains, domain{path: string(path)})
 		}
 		ds.of[pos] = d
 		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
