@@ -202,4 +202,7 @@ func TestS29_TheDryRunSaysWhichDomainAndWhichVictims(t *testing.T) {
 	if diff := cmp.Diff(want, got.Topology); diff != "" {
 		t.Errorf("domain (-want +got):\n%s", diff)
 	}
+	if msg := "Waiting for preempted workloads to release their GPUs on b1-r1-n1 in rack b1/r1; it starts when they are gone."; got.Message != msg {
+		t.Errorf("message %q, want %q", got.Message, msg)
+	}
 }

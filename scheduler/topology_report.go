@@ -147,3 +147,16 @@ func topologySentence(m *topoMiss, pool string) string {
 	return needs + "; the emptiest " + name + " has " + strconv.FormatInt(m.free, 10) + " free (" + m.emptiest +
 		"). It starts when one " + name + " of pool " + pool + " has room."
 }
+
+// domainNote names, for a workload waiting for its victims, the domain set aside for it
+// (" in rack b1/r3"), or "" when it asks for no topology.
+func (c *cycle) domainNote(ws *wlState) string {
+	i, found := slices.BinarySearchFunc(c.plan.Topology, ws.w.UID, func(tp TopologyPlacement, uid string) int {
+		return cmp.Compare(tp.Workload, uid)
+	})
+	if !found || c.plan.Topology[i].Domain == "" || (i+1 < len(c.plan.Topology) && c.plan.Topology[i+1].Workload == ws.w.UID) {
+		return "" // none, or several pod sets: the plan's list says where each goes
+	}
+	tp := &c.plan.Topology[i]
+	return " in " + levelName(tp.Level) + " " + tp.Domain
+}
