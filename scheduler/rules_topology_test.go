@@ -129,6 +129,31 @@ func TestS29_PreferredPlacement(t *testing.T) {
 	})
 }
 
+// TestS29_RequiredWithAPreferredLevelInside: KAI's required block with a preferred rack: one
+// rack when one fits, else one block, never two blocks.
+func TestS29_RequiredWithAPreferredLevelInside(t *testing.T) {
+	blockAndRack := func(b *wlB) *wlB {
+		b.w.Topology = &TopologyRequest{Level: "block", Required: true, Preferred: "rack", Source: "test"}
+		return b
+	}
+	runRuleCases(t, []ruleCase{
+		{"a rack fits: one rack",
+			snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).rack("b2", "r3", 2, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Binds: []Bind{bind("g-0", "b2-r3-n1"), bind("g-1", "b2-r3-n2")},
+				Topology: []TopologyPlacement{placed("g", "", "rack", "b2/r3", true)}}},
+		{"no rack fits: one block",
+			snap().dc().rack("a1", "r0", 1, 4).rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Binds: []Bind{bind("g-0", "b1-r1-n1"), bind("g-1", "b1-r2-n1")},
+				Topology: []TopologyPlacement{placed("g", "", "block", "b1", true)}}},
+		{"no block fits: it waits",
+			snap().dc().rack("a1", "r0", 1, 4).rack("b1", "r1", 1, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
+	})
+}
+
 func TestS29_EvictionsFreeOneDomain(t *testing.T) {
 	twoRacks := func() *snapB {
 		return snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4)

@@ -22,6 +22,10 @@ type TopologyRequest struct {
 	// Otherwise preferred: the narrowest level that fits, widening level by level, then any
 	// nodes of the pool.
 	Required bool
+	// Preferred, beside Required, is a narrower level of the same topology tried first inside
+	// the required one, widening up to it (KAI's preferred placement beside its required one);
+	// empty when none.
+	Preferred string
 	// Source says where it was read, for sentences ("the workload's annotation
 	// kueue.x-k8s.io/podset-required-topology").
 	Source string

@@ -75,6 +75,24 @@ func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
 	return []string{req.Level}, ""
 }
 
+// searchChain is the levels a request's search tries, from the last to chain[widest]: a
+// preferred request's level and every wider one; a required one's level alone, or its preferred
+// level and the wider ones up to the required (when the preferred is narrower in the same
+// topology). name is the topology read.
+func (c *cycle) searchChain(r *TopologyRequest, pool int32) (chain []string, widest int, name string) {
+	chain, name = c.chainOf(r, pool)
+	if !r.Required {
+		return chain, 0, name
+	}
+	if r.Preferred != "" {
+		inner, innerName := c.chainOf(&TopologyRequest{Topology: r.Topology, Level: r.Preferred}, pool)
+		if innerName == name && len(inner) > len(chain) && inner[len(chain)-1] == r.Level {
+			return inner, len(chain) - 1, name
+		}
+	}
+	return chain, len(chain) - 1, name
+}
+
 // domainsOf is the pool's domains of the last of levels.
 func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 	key := domainKey{pool, strings.Join(levels, "\x00")}

@@ -118,15 +118,15 @@ func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
 // anywhere in the pool at last. When it cannot, a required request says what its level's
 // search found; a preferred one says nothing (the pool has no room for them at all).
 func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyRequest) (bool, *topoMiss) {
-	chain, _ := c.chainOf(r, pool)
+	chain, widest, _ := c.searchChain(r, pool)
 	anchor := c.anchorOf(ws, pods[0], r)
-	if r.Required {
-		miss := c.placeAtLevel(pods, pool, chain, anchor)
-		return miss == nil, miss
-	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		if c.placeAtLevel(pods, pool, chain[:i+1], anchor) == nil {
+	for i := len(chain) - 1; i >= widest; i-- {
+		miss := c.placeAtLevel(pods, pool, chain[:i+1], anchor)
+		if miss == nil {
 			return true, nil
+		}
+		if r.Required && i == widest {
+			return false, miss // what the required level's search says
 		}
 	}
 	// no domain of any level fits: anywhere in the pool, as S21 places
