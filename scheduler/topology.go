@@ -13,7 +13,7 @@ type Topology struct {
 // level (S29), read from Kueue's or KAI's annotations.
 type TopologyRequest struct {
 	// Topology names one of Snapshot.Topologies (KAI's kai.scheduler/topology); empty means the
-	// node pool's topology, else the first topology that lists Level.
+	// node pool's topology, else the first topology by name that lists Level.
 	Topology string
 	// Level is a node label key. A key no topology lists still works: its domains are the sets
 	// of nodes sharing its value.

@@ -47,8 +47,8 @@ func (c *cycle) topologyOf(name string) *Topology {
 }
 
 // chainOf is the levels a request is read on, widest first, ending at its level, and the
-// topology they are from: the topology it names, else the pool's, else the first that lists
-// the level; a level no topology lists stands alone.
+// topology they are from: the topology it names, else the pool's, else the first by name that
+// lists the level; a level no topology lists stands alone.
 func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
 	try := func(t *Topology) []string {
 		if t == nil {
@@ -67,10 +67,14 @@ func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
 	if t := c.topologyOf(c.pools[pool].pool.Topology); try(t) != nil {
 		return try(t), t.Name
 	}
+	var first *Topology // by name, so that the order of the snapshot's list does not matter
 	for i := range c.snap.Topologies {
-		if l := try(&c.snap.Topologies[i]); l != nil {
-			return l, c.snap.Topologies[i].Name
+		if t := &c.snap.Topologies[i]; try(t) != nil && (first == nil || t.Name < first.Name) {
+			first = t
 		}
+	}
+	if first != nil {
+		return try(first), first.Name
 	}
 	return []string{req.Level}, ""
 }
