@@ -15,7 +15,7 @@ type domainSet struct {
 	pool    int32
 	levels  []string // the label keys, widest first, down to the level
 	domains []domain
-	of      []int32 // by node position in the pool: its domain, -1 when none
+	of      []int32 // by node position in the pool: its domain (usable or not), -1 when none
 	free    []int64 // by domain: free GPUs of its usable nodes
 	// nodeLevel: every domain is one node (the hostname level)
 	nodeLevel bool
@@ -27,7 +27,8 @@ type domainSet struct {
 
 type domain struct {
 	path     string  // the levels' values, widest first, "/"-joined
-	nodes    []int32 // node indices, by name
+	first    int32   // its first node by name, usable or not
+	nodes    []int32 // its usable nodes, by name: where pods may go
 	capacity int64   // allocatable GPUs of its usable nodes
 }
 
@@ -110,9 +111,6 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 	for pos, n := range p.nodes {
 		ds.of[pos] = -1
 		ns := &c.nodes[n]
-		if !ns.usable {
-			continue
-		}
 		path = path[:0]
 		whole := true
 		for i, l := range levels {
@@ -133,11 +131,14 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		if !ok {
 			d = int32(len(ds.domains))
 			byPath[string(path)] = d
-			ds.domains = append(ds.domains, domain{path: string(path)})
+			ds.domains = append(ds.domains, domain{path: string(path), first: n})
 		}
+		// an unusable node is still in its domain (where work on it runs), but takes nothing
 		ds.of[pos] = d
-		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
-		ds.domains[d].capacity += ns.node.Allocatable.GPUs
+		if ns.usable {
+			ds.domains[d].nodes = append(ds.domains[d].nodes, n)
+			ds.domains[d].capacity += ns.node.Allocatable.GPUs
+		}
 	}
 	ds.free = make([]int64, len(ds.domains))
 	ds.nodeLevel = true
@@ -158,7 +159,7 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		w := c.domainsOf(pool, levels[:j+1])
 		up := make([]int32, len(ds.domains))
 		for d := range ds.domains {
-			up[d] = w.of[c.nodes[ds.domains[d].nodes[0]].pos]
+			up[d] = w.of[c.nodes[ds.domains[d].first].pos]
 		}
 		ds.wider, ds.up = append(ds.wider, w), append(ds.up, up)
 	}

@@ -143,7 +143,7 @@ func topologySentence(m *topoMiss, pool string) string {
 	}
 	switch {
 	case m.emptiest == "":
-		return needs + ", but no usable node of pool " + pool + " carries that label; no topology of the pool may define it. " +
+		return needs + ", but no node of pool " + pool + " carries the label " + m.level + ". " +
 			"Ask an administrator to label the nodes, or ask for another level."
 	case m.largest < m.need:
 		return needs + "; no " + name + " of pool " + pool + " ever has that many (the largest has " +
