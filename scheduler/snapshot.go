@@ -163,6 +163,8 @@ type NodePool struct {
 	LabelKey   string
 	LabelValue string
 	Placement  Placement // empty means Binpack
+	// TimeBasedFairness weighs past use in the pool's over-quota order (S28); its zero value is off.
+	TimeBasedFairness TimeBasedFairness
 }
 
 // Taint is a node taint. Effects NoSchedule and NoExecute keep pods without a matching toleration away.
@@ -335,4 +337,9 @@ type Snapshot struct {
 	Workloads     []Workload
 	// Reservations are those of earlier plans still in force (reserve.go, S19).
 	Reservations []Reservation
+	// HistoricalUsage is, by node pool name and then project name, each project's decayed use
+	// of the pool over the pool's window, as a fraction of what the pool could have given
+	// (UsageDecay.Value): read only in pools with TimeBasedFairness on (S28). A department's is
+	// the sum of its projects'. Missing entries are 0.
+	HistoricalUsage map[string]map[string]float64
 }
