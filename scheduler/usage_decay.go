@@ -194,7 +194,9 @@ func (pu *poolUsage) sliceAt(ns int64) int64 {
 	return n
 }
 
-func (pu *poolUsage) slot(n int64) int { return int(((n % usageBuckets) + usageBuckets) % usageBuckets) }
+func (pu *poolUsage) slot(n int64) int {
+	return int(((n % usageBuckets) + usageBuckets) % usageBuckets)
+}
 
 // slicesOf is a project's slices, made when it first uses the pool.
 func (pu *poolUsage) slicesOf(project string) *[usageBuckets]float64 {
