@@ -82,7 +82,7 @@ func (u *UsageDecay) configure(pools []NodePool) {
 }
 
 // Observe counts what the last observed plan held until now, then holds what plan leaves
-// allocated (its projects' GPUs per pool, and each pool's GPUs) from now on.
+// allocated (its projects' GPUs per pool, and each pool's ready GPUs) from now on.
 func (u *UsageDecay) Observe(now time.Time, plan *Plan, pools []NodePool) {
 	u.configure(pools)
 	u.catchUp(now)
@@ -91,7 +91,7 @@ func (u *UsageDecay) Observe(now time.Time, plan *Plan, pools []NodePool) {
 	for _, np := range plan.NodePools {
 		if u.pools[np.Name] != nil {
 			index[np.Name] = len(u.held)
-			u.held = append(u.held, heldPool{pool: np.Name, capacity: float64(np.GPUs)})
+			u.held = append(u.held, heldPool{pool: np.Name, capacity: float64(np.ReadyGPUs)})
 		}
 	}
 	for _, q := range plan.Projects {

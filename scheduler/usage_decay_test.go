@@ -11,7 +11,7 @@ import (
 
 // poolPlan is a plan that leaves the pool's GPUs allocated to projects as given.
 func poolPlan(pool string, gpus int64, allocated map[string]int64) *Plan {
-	p := &Plan{NodePools: []NodePoolStatus{{Name: pool, GPUs: gpus}}}
+	p := &Plan{NodePools: []NodePoolStatus{{Name: pool, GPUs: gpus, ReadyGPUs: gpus}}}
 	for name, n := range allocated {
 		p.Projects = append(p.Projects, QueueStatus{Name: name, NodePool: pool, Allocated: n})
 	}

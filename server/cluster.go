@@ -146,6 +146,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		// recorded what it did left the same gaps a dead leader leaves.
 		go func() {
 			takeOver(ctx, sched, st, func() bool { return true }, log)
+			seedUsage(ctx, st, sched, c.UsageInterval, log)
 			run.tookOver.Store(true)
 			sched.StartedLeading()
 		}()
@@ -175,6 +176,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				}
 				// Before the term's first cycle: none of its binds can race the reconciliation.
 				takeOver(term, sched, st, run.lead.fresh, log)
+				seedUsage(term, st, sched, c.UsageInterval, log)
 				records.Store(rec)
 				go leading(term)
 				run.lead.ready.Store(true)
