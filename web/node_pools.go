@@ -26,6 +26,8 @@ func (h *nodePools) routes(r router) {
 	r.api.GET("/node-pools/:id", h.getNodePool)
 	r.api.PUT("/node-pools/:id", h.putNodePool)
 	r.api.DELETE("/node-pools/:id", h.deleteNodePool)
+	r.api.GET("/arbiter/node-pools/:id/time-based-fairness", h.getFairness)
+	r.api.PUT("/arbiter/node-pools/:id/time-based-fairness", h.putFairness)
 	r.page(http.MethodGet, "/node-pools", routenames.NodePools, h.nodePoolsPage)
 	r.page(http.MethodGet, "/node-pools.csv", routenames.NodePoolsCSV, h.nodePoolsCSV)
 	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
