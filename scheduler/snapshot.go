@@ -5,7 +5,7 @@
 //
 // The package is pure: it does no I/O, reads no clock and keeps no state between calls, so the
 // same snapshot always yields the same plan. The rules it implements are named after the
-// scheduling contract; docs/rules.md indexes them (S1-S27) with where each lives and its tests.
+// scheduling contract; docs/rules.md indexes them (S1-S28) with where each lives and its tests.
 //
 // A cycle (Snapshot.Plan, cycle.go) runs in numbered phases, in the manner of Kueue's scheduler:
 //

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"context"
+	"strconv"
 	"time"
 
 	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/views"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
@@ -52,4 +56,43 @@ func (h *nodePools) getFairness(c echo.Context) error {
 func (h *nodePools) putFairness(c echo.Context) error {
 	return putByAdmin(c, "node-pool", "change a node pool's time-based fair share", fairnessFields, fairnessRequest.update,
 		h.org.store.SetNodePoolFairness, fairnessView)
+}
+
+// fairnessText is the Node pools page's sentence for a pool's setting: "" when off.
+func fairnessText(f store.NodePoolFairness) string {
+	if !f.Enabled {
+		return ""
+	}
+	halfLife := "no decay"
+	if f.HalfLifeSeconds > 0 {
+		halfLife = "half-life " + spanText(f.HalfLifeSeconds)
+	}
+	return "time-based fair share: window " + spanText(f.WindowSeconds) + ", " + halfLife + ", kValue " + strconv.FormatFloat(f.KValue, 'g', 4, 64)
+}
+
+// spanText writes seconds in the largest unit that divides them (7 d, 90 min, 45 s).
+func spanText(seconds int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{86400, " d"}, {3600, " h"}, {60, " min"}} {
+		if seconds%u.size == 0 {
+			return strconv.FormatInt(seconds/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(seconds, 10) + " s"
+}
+
+// withFairness gives the page's pools their time-based fair share.
+func (h *nodePools) withFairness(ctx context.Context, pools []views.NodePool) ([]views.NodePool, error) {
+	settings, err := h.org.store.NodePoolFairnesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pools {
+		if id, err := uuid.Parse(pools[i].ID); err == nil {
+			pools[i].TimeFairness = fairnessText(settings[id])
+		}
+	}
+	return pools, nil
 }

@@ -103,8 +103,12 @@ func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.N
 	if err != nil {
 		return err
 	}
+	shown, err := h.withFairness(c.Request().Context(), mapSlice(pools, h.org.nodePoolView))
+	if err != nil {
+		return err
+	}
 	m := views.NodePoolsPage{
-		Page: h.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, h.org.nodePoolView), Search: q.Search,
+		Page: h.page(c, "Node pools", "node-pools"), Pools: shown, Search: q.Search,
 		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
 	}
@@ -149,7 +153,11 @@ func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
+		shown, err := h.withFairness(ctx, []views.NodePool{h.org.nodePoolView(p)})
+		if err != nil {
+			return err
+		}
+		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
 			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
@@ -167,8 +175,15 @@ func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 	}
 	return deleteRow(c, routenames.NodePools, delErr, func(refused views.FieldError) (templ.Component, error) {
 		p, err := h.org.store.NodePool(ctx, id)
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
-		return views.NodePoolRowView(row), err
+		if err != nil {
+			return nil, err
+		}
+		shown, err := h.withFairness(ctx, []views.NodePool{h.org.nodePoolView(p)})
+		if err != nil {
+			return nil, err
+		}
+		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		return views.NodePoolRowView(row), nil
 	})
 }
 
