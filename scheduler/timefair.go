@@ -145,19 +145,16 @@ func (c *cycle) weighPastUse() {
 		for j := range c.projects {
 			p := &c.projects[j]
 			t := &p.timeFair[pool]
-			t.on, t.used = true, pastUse(hist, p.name)
+			t.used = pastUse(hist, p.name)
 			c.depts[p.dept].timeFair[pool].used += t.used
-			if c.home(int32(j)) == int32(pool) {
-				t.weight = timeWeight(p.shares[pool].quota.OverQuotaWeight, arenaWeight[p.arena], t.used, k)
+			if c.home(int32(j)) == int32(pool) { // where it competes
+				t.on, t.weight = true, timeWeight(p.shares[pool].quota.OverQuotaWeight, arenaWeight[p.arena], t.used, k)
 			}
-		}
-		for d := range c.depts {
-			c.depts[d].timeFair[pool].on = true
 		}
 		for a := range c.arenas {
 			if ar := &c.arenas[a]; int(ar.pool) == pool {
 				t := &c.depts[ar.dept].timeFair[pool]
-				t.weight = timeWeight(c.depts[ar.dept].shares[pool].quota.OverQuotaWeight, deptWeight[pool], t.used, k)
+				t.on, t.weight = true, timeWeight(c.depts[ar.dept].shares[pool].quota.OverQuotaWeight, deptWeight[pool], t.used, k)
 			}
 		}
 	}
