@@ -63,16 +63,19 @@ func (s *share) nonPreemptibleExceeded(gpus int64) bool {
 type fairKey struct {
 	class    int8
 	num, den int64
+	// used is past use under S28 (timefair.go), which breaks ties past deserved quota: the unit
+	// that used the pool less goes first. Always 0 without S28 and below deserved quota.
+	used float64
 }
 
 func makeFairKey(alloc, deserved, weight int64) fairKey {
 	switch {
 	case deserved > 0 && alloc < deserved:
-		return fairKey{0, alloc, deserved}
+		return fairKey{class: 0, num: alloc, den: deserved}
 	case weight > 0:
-		return fairKey{1, alloc - deserved, weight}
+		return fairKey{class: 1, num: alloc - deserved, den: weight}
 	default:
-		return fairKey{2, alloc - deserved, 1}
+		return fairKey{class: 2, num: alloc - deserved, den: 1}
 	}
 }
 
@@ -80,7 +83,10 @@ func (a fairKey) compare(b fairKey) int {
 	if a.class != b.class {
 		return cmp.Compare(a.class, b.class)
 	}
-	return cmp.Compare(a.num*b.den, b.num*a.den)
+	if d := cmp.Compare(a.num*b.den, b.num*a.den); d != 0 {
+		return d
+	}
+	return cmp.Compare(a.used, b.used)
 }
 
 // group is what projects and departments share: quotas per pool and the sums S11 orders by.
@@ -91,6 +97,8 @@ type group struct {
 	// open and offset are its S25 priority policy: a fenced unit's queue priority is its offset
 	open   bool
 	offset int64
+	// timeFair is, by pool, what S28 makes of its past use; nil when no pool has S28 on
+	timeFair []timeShare
 }
 
 type projectState struct {
@@ -200,6 +208,7 @@ type cycle struct {
 	unitBuf, victimBuf, candBuf []int32
 	semiBuf                     [3][]int32
 	borrowers                   [][]int32 // by pool: see borrowersIn
+	borrowerWeight              []int64   // by pool, the borrowers' weights summed for S28; -1 until asked
 	hasSemi                     bool      // some workload is semi-preemptible (S26)
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32

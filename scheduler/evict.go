@@ -6,8 +6,8 @@ import (
 )
 
 // reclaim is S17: a unit that fits inside its project's deserved quota takes back GPUs that
-// other projects borrow, from the project furthest above its fair share first, its
-// lowest-ranked borrowed workload first. It commits and reports true when the unit is placed.
+// other projects borrow, from the project furthest above its fair share first (with S28, the
+// share its past use leaves it), its lowest-ranked borrowed workload first. It commits and reports true when the unit is placed.
 func (c *cycle) reclaim(wi int32, unit []int32) bool {
 	ws := &c.wls[wi]
 	gpus := c.unitGPUs(unit)
@@ -148,8 +148,7 @@ func (c *cycle) nextReclaimVictim(wi, pool int32, deptInQuota bool) int32 {
 		if v < 0 {
 			continue
 		}
-		sh := &c.projects[k].shares[pool]
-		key := makeFairKey(sh.running, sh.quota.Deserved, sh.quota.OverQuotaWeight)
+		key := c.reclaimKey(k, pool)
 		if bestProject < 0 || key.compare(bestKey) > 0 {
 			best, bestProject, bestKey = v, k, key
 		}

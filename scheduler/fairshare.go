@@ -22,6 +22,9 @@ func keyIn(g *group, pool int32) fairKey {
 		return fairKey{}
 	}
 	sh := &g.shares[pool]
+	if g.timeFair != nil && g.timeFair[pool].on {
+		return g.timeFair[pool].key(sh.alloc, sh.quota.Deserved)
+	}
 	return makeFairKey(sh.alloc, sh.quota.Deserved, sh.quota.OverQuotaWeight)
 }
 
@@ -57,6 +60,7 @@ func (c *cycle) buildArenas() {
 		}
 		p.arena = c.arenaOf[slot]
 	}
+	c.weighPastUse() // S28, in the pools that have it on
 	for pool := range c.poolHeaps {
 		c.poolHeaps[pool] = indexedHeap{
 			pos: func(a int32) *int32 { return &c.arenas[a].heapPos },

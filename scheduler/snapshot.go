@@ -5,7 +5,7 @@
 //
 // The package is pure: it does no I/O, reads no clock and keeps no state between calls, so the
 // same snapshot always yields the same plan. The rules it implements are named after the
-// scheduling contract; docs/rules.md indexes them (S1-S27) with where each lives and its tests.
+// scheduling contract; docs/rules.md indexes them (S1-S28) with where each lives and its tests.
 //
 // A cycle (Snapshot.Plan, cycle.go) runs in numbered phases, in the manner of Kueue's scheduler:
 //
@@ -166,6 +166,8 @@ type NodePool struct {
 	// Topology names the topology (Snapshot.Topologies) of the pool's nodes, as Run:ai's node
 	// pools reference a network topology; empty means none (S29).
 	Topology string
+	// TimeBasedFairness weighs past use in the pool's over-quota order (S28); its zero value is off.
+	TimeBasedFairness TimeBasedFairness
 }
 
 // Taint is a node taint. Effects NoSchedule and NoExecute keep pods without a matching toleration away.
@@ -350,4 +352,9 @@ type Snapshot struct {
 	Reservations []Reservation
 	// Topologies are the cluster's topologies, by name (S29).
 	Topologies []Topology
+	// HistoricalUsage is, by node pool name and then project name, each project's decayed use
+	// of the pool over the pool's window, as a fraction of what the pool could have given
+	// (UsageDecay.Value): read only in pools with TimeBasedFairness on (S28). A department's is
+	// the sum of its projects'. Missing entries are 0.
+	HistoricalUsage map[string]map[string]float64
 }

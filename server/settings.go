@@ -30,8 +30,13 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 	if err != nil {
 		return nil, err
 	}
+	fairness, err := st.NodePoolFairnesses(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range org.NodePools {
-		s.NodePools = append(s.NodePools, scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement)})
+		s.NodePools = append(s.NodePools, scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement),
+			TimeBasedFairness: fairness[p.ID].Scheduling()})
 	}
 	for _, d := range org.Departments {
 		s.Departments = append(s.Departments, scheduler.Department{Name: d.Name, Quotas: quotas(d.Quotas),

@@ -85,10 +85,13 @@ type NodePool struct {
 	Placement  string         `json:"placement"`
 	Default    bool           `json:"default"`
 	Status     NodePoolStatus `json:"status"`
-	CreatedAt  time.Time      `json:"createdAt"`
-	CreatedBy  string         `json:"createdBy"`
-	UpdatedAt  time.Time      `json:"updatedAt"`
-	UpdatedBy  string         `json:"updatedBy"`
+	// TimeFairness says, for the page, the pool's time-based fair share (S28) when it is on
+	// ("" when off); the API serves it on a route of its own.
+	TimeFairness string    `json:"-"`
+	CreatedAt    time.Time `json:"createdAt"`
+	CreatedBy    string    `json:"createdBy"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	UpdatedBy    string    `json:"updatedBy"`
 }
 
 // NodePoolAnswer is a node pool as the API answers it: Arbiter's fields, and Run:ai's

@@ -26,6 +26,8 @@ func (h *nodePools) routes(r router) {
 	r.api.GET("/node-pools/:id", h.getNodePool)
 	r.api.PUT("/node-pools/:id", h.putNodePool)
 	r.api.DELETE("/node-pools/:id", h.deleteNodePool)
+	r.api.GET("/arbiter/node-pools/:id/time-based-fairness", h.getFairness)
+	r.api.PUT("/arbiter/node-pools/:id/time-based-fairness", h.putFairness)
 	r.page(http.MethodGet, "/node-pools", routenames.NodePools, h.nodePoolsPage)
 	r.page(http.MethodGet, "/node-pools.csv", routenames.NodePoolsCSV, h.nodePoolsCSV)
 	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
@@ -101,8 +103,12 @@ func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.N
 	if err != nil {
 		return err
 	}
+	shown, err := h.withFairness(c.Request().Context(), mapSlice(pools, h.org.nodePoolView))
+	if err != nil {
+		return err
+	}
 	m := views.NodePoolsPage{
-		Page: h.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, h.org.nodePoolView), Search: q.Search,
+		Page: h.page(c, "Node pools", "node-pools"), Pools: shown, Search: q.Search,
 		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
 	}
@@ -147,7 +153,11 @@ func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
+		shown, err := h.withFairness(ctx, []views.NodePool{h.org.nodePoolView(p)})
+		if err != nil {
+			return err
+		}
+		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
 			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
@@ -165,8 +175,15 @@ func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 	}
 	return deleteRow(c, routenames.NodePools, delErr, func(refused views.FieldError) (templ.Component, error) {
 		p, err := h.org.store.NodePool(ctx, id)
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
-		return views.NodePoolRowView(row), err
+		if err != nil {
+			return nil, err
+		}
+		shown, err := h.withFairness(ctx, []views.NodePool{h.org.nodePoolView(p)})
+		if err != nil {
+			return nil, err
+		}
+		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		return views.NodePoolRowView(row), nil
 	})
 }
 

@@ -16,6 +16,9 @@ type OrganizationStore interface {
 	CreateNodePool(ctx context.Context, u store.NodePoolUpdate, by store.Actor) (store.NodePool, error)
 	UpdateNodePool(ctx context.Context, id uuid.UUID, u store.NodePoolUpdate, by store.Actor) (store.NodePool, error)
 	DeleteNodePool(ctx context.Context, id uuid.UUID, by store.Actor) error
+	NodePoolFairness(ctx context.Context, id uuid.UUID) (store.NodePoolFairness, error)
+	NodePoolFairnesses(ctx context.Context) (map[uuid.UUID]store.NodePoolFairness, error)
+	SetNodePoolFairness(ctx context.Context, id uuid.UUID, u store.NodePoolFairnessUpdate, by store.Actor) (store.NodePoolFairness, error)
 	Departments(ctx context.Context, q listquery.Query) ([]store.Department, error)
 	Department(ctx context.Context, id uuid.UUID) (store.Department, error)
 	CreateDepartment(ctx context.Context, u store.DepartmentUpdate, by store.Actor) (store.Department, error)

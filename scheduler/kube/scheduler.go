@@ -113,6 +113,11 @@ type Scheduler struct {
 	now func() time.Time
 	// synced is closed once the cache holds the informers' first lists (WaitSynced).
 	synced chan struct{}
+	// usage is S28's account of what each project held in each node pool, kept by the
+	// scheduling goroutine (bounded by pools × projects); seeded holds an account made from the
+	// usage history, handed over by SeedUsage and taken in by the next cycle.
+	usage  *scheduler.UsageDecay
+	seeded atomic.Pointer[scheduler.UsageDecay]
 }
 
 // clock is the time now, by the scheduler's clock.
@@ -205,6 +210,10 @@ func Protobuf(cfg *rest.Config) *rest.Config {
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	return c
 }
+
+// SeedUsage hands the loop an account of past use made from the usage history (a new
+// leader's, at the start of its term); the next cycle schedules from it.
+func (s *Scheduler) SeedUsage(u *scheduler.UsageDecay) { s.seeded.Store(u) }
 
 // Reload asks for the settings to be read again before the next cycle (the store's
 // configuration-change notification calls it).
@@ -387,10 +396,20 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	if newTerm {
 		clear(s.lastReason)
 		clear(s.warned)
+		if s.usage != nil {
+			s.usage.Interrupt() // what was held while another replica led is not known here
+		}
 	}
-	s.cache.SetSettings(s.settings.Load())
+	settings := s.settings.Load()
+	s.cache.SetSettings(settings)
 	s.cache.Settle(start) // S19: evictions done, preemptors nominated; the snapshot only copies
 	view := s.cache.Snapshot(start)
+	if seeded := s.seeded.Swap(nil); seeded != nil {
+		s.usage = seeded
+	} else if s.usage == nil {
+		s.usage = scheduler.NewUsageDecay(view.Snapshot.NodePools)
+	}
+	view.Snapshot.HistoricalUsage = s.usage.Value(start, view.Snapshot.NodePools) // S28
 	var prev *View
 	// A new term's first cycle compares with nothing: every workload counts as new, so the
 	// term's recorder, which starts from the database, sees each one at least once, even one
@@ -400,6 +419,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	}
 	view.CompareWith(prev)
 	plan := view.Snapshot.Plan()
+	s.usage.Observe(start, &plan, view.Snapshot.NodePools)
 	decided := s.clock()
 	s.apply(ctx, &plan, view)
 	r := &Result{At: start, Decide: decided.Sub(start), Apply: s.clock().Sub(decided), View: view, Plan: &plan}
