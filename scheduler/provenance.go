@@ -55,8 +55,12 @@ type Names struct {
 
 // PrioritySentence tells where a priority came from, for a person: "asked for with the label
 // priorityClassName on the Job", "project vision's default", "the default of workload type
-// Standard training, clamped to project vision's maxPriority high".
+// Standard training, clamped to project vision's maxPriority high". It is "" for the zero
+// From: not resolved.
 func (f From) PrioritySentence(n Names) string {
+	if f.Source == SourceNone {
+		return ""
+	}
 	s := f.sourceSentence(n, LabelPriority)
 	switch f.Clamped {
 	case ClampedToMin:
@@ -67,8 +71,12 @@ func (f From) PrioritySentence(n Names) string {
 	return s + f.ignoredSentence(n, LabelPriority, "priority")
 }
 
-// PreemptibilitySentence tells where a preemptibility came from, for a person.
+// PreemptibilitySentence tells where a preemptibility came from, for a person ("" for the
+// zero From).
 func (f From) PreemptibilitySentence(n Names) string {
+	if f.Source == SourceNone {
+		return ""
+	}
 	return f.sourceSentence(n, LabelPreemptibility) + f.ignoredSentence(n, LabelPreemptibility, "preemptibility")
 }
 
@@ -93,7 +101,7 @@ func (f From) sourceSentence(n Names, label string) string {
 	case SourcePriorityValue:
 		return "from its priority " + orUnnamed(n.Priority) + ": preemptible below value 100"
 	}
-	return "not known"
+	return ""
 }
 
 func (f From) ignoredSentence(n Names, label, what string) string {
