@@ -49,7 +49,7 @@ type From struct {
 // category, and the KAI or Run:ai class name its priority was read as.
 type Names struct {
 	Kind, Project, Type, Category, Alias string
-	// Priority is the resolved priority's name; Bound, when clamped, is the same entry.
+	// Priority is the resolved priority's name: when it was clamped, the bound's.
 	Priority string
 }
 
