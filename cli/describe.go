@@ -16,12 +16,13 @@ func (a *app) describeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "describe NAME|ID",
 		Short: "Why a workload waits, when it starts, who preempted it: its whole story",
-		Long: `Describe one workload: its phase; its priority and preemptibility and where each came from (a
-change and who made it, the project's or the type's default, or the submission); its place in the
-queue, the reason it waits and what would let it start; its estimated start and what the estimate
-rests on; each preemption or reclaim, by whom and under which rule; its pods; and its events,
-oldest first. Name it with -p PROJECT (and -n NAMESPACE when the name is in several of the
-project's namespaces), or by its id.`,
+		Long: `Describe one workload: its phase; its priority and preemptibility and where each came from
+(a label or the pod's priority class, the project's, the type's, the category's or the
+cluster's default, a clamp to the project's range, a label the project ignored; the last change
+a person made and who); its place in the queue, the reason it waits and what would let it
+start; its estimated start and what the estimate rests on; each preemption or reclaim, by whom
+and under which rule; its pods; and its events, oldest first. Name it with -p PROJECT (and
+-n NAMESPACE when the name is in several of the project's namespaces), or by its id.`,
 		Example: `  arbiter describe resnet -p team-a
   arbiter describe 0e1c3a52-7d8e-4f0b-9a51-2b3c4d5e6f70
   arbiter describe resnet -p team-a -o yaml`,
@@ -88,81 +89,41 @@ func (a *app) describe(ctx context.Context, nameOrID string, ref workloadRef) er
 			s.preemptors[e.PreemptorID] = p.Namespace + "/" + p.Name
 		}
 	}
-	s.prioFrom, s.preemptFrom = a.origins(ctx, s)
+	s.prioFrom, s.preemptFrom = origins(s)
 	return a.print(map[string]any{"workload": raw, "events": evs.Events, "pods": pods.Pods},
 		func(out io.Writer) { a.printStory(out, s) })
 }
 
-// origins says where the workload's priority and preemptibility came from: the last change of
-// each (by whom), else the project's or the type's default when the value is that, else the
-// submission. What is not readable (a type or project hidden from the caller) is left out.
-func (a *app) origins(ctx context.Context, s story) (prio, preempt string) {
+// origins says where the workload's priority and preemptibility came from, as the scheduler
+// resolved them (the API's priorityFrom and preemptibilityFrom), with the last change a person
+// made to each and who made it.
+func origins(s story) (prio, preempt string) {
+	prio, preempt = orUnresolved(s.w.PriorityFrom), orUnresolved(s.w.PreemptibilityFrom)
+	var prioChange, preemptChange string
 	for _, e := range s.events {
 		switch e.Kind {
 		case "PriorityChanged":
-			prio = "changed by " + orDash(e.Actor) + " at " + e.At.UTC().Format("2006-01-02 15:04:05Z")
+			prioChange = changedBy(e)
 		case "PreemptibilityChanged":
-			preempt = "changed by " + orDash(e.Actor) + " at " + e.At.UTC().Format("2006-01-02 15:04:05Z")
+			preemptChange = changedBy(e)
 		}
 	}
-	api, _ := a.client()
-	var types struct {
-		Types []workloadType `json:"types"`
+	return prio + prioChange, preempt + preemptChange
+}
+
+// changedBy is " (changed by alice at …)" for a change a person made, "" for the scheduler's.
+func changedBy(e workloadEvent) string {
+	if e.Actor == "" || e.Actor == "scheduler" {
+		return ""
 	}
-	var typ *workloadType
-	if api.call(ctx, http.MethodGet, "/api/v1/workload-types", nil, nil, &types) == nil {
-		for i := range types.Types {
-			if types.Types[i].Name == s.w.Type {
-				typ = &types.Types[i]
-			}
-		}
+	return " (changed by " + e.Actor + " at " + e.At.UTC().Format("2006-01-02 15:04:05Z") + ")"
+}
+
+func orUnresolved(from string) string {
+	if from == "" {
+		return "not resolved by the scheduler yet"
 	}
-	projectDefault := ""
-	if s.w.ProjectName != "" {
-		if p, err := a.findProject(ctx, s.w.ProjectName); err == nil && p.Policy.DefaultPriorityID != nil {
-			var prios struct {
-				Priorities []priority `json:"priorities"`
-			}
-			if api.call(ctx, http.MethodGet, "/api/v1/workload-priorities", nil, nil, &prios) == nil {
-				for _, x := range prios.Priorities {
-					if x.ID == *p.Policy.DefaultPriorityID {
-						projectDefault = x.Name
-					}
-				}
-			}
-		}
-	}
-	// The API does not say whether a value was asked for or is the default: when it equals the
-	// default, both are said.
-	typeDefault := func(value, def string) string {
-		if def == "" {
-			return "asked for at submission or by a label"
-		}
-		if value == def {
-			return "the default of type " + s.w.Type + ", unless asked for at submission"
-		}
-		return "asked for at submission or by a label (type " + s.w.Type + "'s default is " + def + ")"
-	}
-	if prio == "" {
-		switch {
-		case projectDefault != "" && projectDefault == s.w.PriorityName:
-			prio = "the default of project " + s.w.ProjectName + ", unless asked for at submission"
-		case projectDefault != "":
-			prio = "asked for at submission or by a label (project " + s.w.ProjectName + "'s default is " + projectDefault + ")"
-		case typ != nil:
-			prio = typeDefault(s.w.PriorityName, typ.EffectivePriorityName)
-		default:
-			prio = typeDefault(s.w.PriorityName, "")
-		}
-	}
-	if preempt == "" {
-		def := ""
-		if typ != nil {
-			def = typ.EffectivePreemptibility
-		}
-		preempt = typeDefault(s.w.Preemptibility, def)
-	}
-	return prio, preempt
+	return from
 }
 
 func (a *app) printStory(out io.Writer, s story) {

@@ -14,6 +14,8 @@ const (
 
 var waiting = `{"id":"` + waitingID + `","name":"resnet","namespace":"team-a","kind":"Job","type":"Standard training",
  "projectId":"` + projectID + `","projectName":"team-a","priorityName":"low","priorityValue":10,"preemptibility":"preemptible",
+ "priorityFrom":"asked for with the label priorityClassName on the Job",
+ "preemptibilityFrom":"the default of category Train; the label kai.scheduler/preemptibility on the Job was ignored: project team-a does not allow changing preemptibility",
  "k8sPhase":"Preempted","reason":"InsufficientCapacity","message":"needs 2 GPUs in pool a100, 0 free",
  "queuePosition":2,"gang":1,"requestedGpus":2,"allocatedGpus":0,"nodePool":"","nodes":[],
  "createdAt":"2026-11-26T11:00:00Z","startedAt":null,"finishedAt":null,"preemptions":1,"submitter":"api-key:alice",

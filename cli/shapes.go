@@ -6,33 +6,36 @@ import "time"
 // print the answers whole instead.
 
 type workload struct {
-	ID               string     `json:"id"`
-	Name             string     `json:"name"`
-	Namespace        string     `json:"namespace"`
-	Kind             string     `json:"kind"`
-	Type             string     `json:"type"`
-	ProjectID        *string    `json:"projectId"`
-	ProjectName      string     `json:"projectName"`
-	PriorityName     string     `json:"priorityName"`
-	PriorityValue    int        `json:"priorityValue"`
-	Preemptibility   string     `json:"preemptibility"`
-	Phase            string     `json:"k8sPhase"`
-	Reason           string     `json:"reason"`
-	Message          string     `json:"message"`
-	QueuePosition    *int       `json:"queuePosition"`
-	Gang             int        `json:"gang"`
-	RequestedGPUs    int        `json:"requestedGpus"`
-	AllocatedGPUs    int        `json:"allocatedGpus"`
-	NodePool         string     `json:"nodePool"`
-	Nodes            []string   `json:"nodes"`
-	CreatedAt        time.Time  `json:"createdAt"`
-	StartedAt        *time.Time `json:"startedAt"`
-	FinishedAt       *time.Time `json:"finishedAt"`
-	Preemptions      int        `json:"preemptions"`
-	Submitter        string     `json:"submitter"`
-	EstimatedStartAt *time.Time `json:"estimatedStartAt"`
-	EstimateBasis    string     `json:"estimateBasis"`
-	NextStep         string     `json:"nextStep"` // GET /api/v1/workloads/{id} only
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Namespace      string  `json:"namespace"`
+	Kind           string  `json:"kind"`
+	Type           string  `json:"type"`
+	ProjectID      *string `json:"projectId"`
+	ProjectName    string  `json:"projectName"`
+	PriorityName   string  `json:"priorityName"`
+	PriorityValue  int     `json:"priorityValue"`
+	Preemptibility string  `json:"preemptibility"`
+	// PriorityFrom and PreemptibilityFrom say where each came from (S7, S8).
+	PriorityFrom       string     `json:"priorityFrom"`
+	PreemptibilityFrom string     `json:"preemptibilityFrom"`
+	Phase              string     `json:"k8sPhase"`
+	Reason             string     `json:"reason"`
+	Message            string     `json:"message"`
+	QueuePosition      *int       `json:"queuePosition"`
+	Gang               int        `json:"gang"`
+	RequestedGPUs      int        `json:"requestedGpus"`
+	AllocatedGPUs      int        `json:"allocatedGpus"`
+	NodePool           string     `json:"nodePool"`
+	Nodes              []string   `json:"nodes"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	StartedAt          *time.Time `json:"startedAt"`
+	FinishedAt         *time.Time `json:"finishedAt"`
+	Preemptions        int        `json:"preemptions"`
+	Submitter          string     `json:"submitter"`
+	EstimatedStartAt   *time.Time `json:"estimatedStartAt"`
+	EstimateBasis      string     `json:"estimateBasis"`
+	NextStep           string     `json:"nextStep"` // GET /api/v1/workloads/{id} only
 }
 
 type workloadList struct {

@@ -298,9 +298,11 @@ func (sim *simulation) unknownBasis(events, maxEvents int) string {
 	case events >= maxEvents && len(sim.ends) > 0:
 		return "Unknown: it does not start within the next " + strconv.Itoa(maxEvents) + " ends of running workloads the estimate simulates."
 	case len(sim.unknown) > 0:
-		return "Unknown: " + english.Plural(len(sim.unknown), "running workload") + " it may wait for " +
-			"have no expected end: no activeDeadlineSeconds, no " + AnnotationExpectedRuntime +
-			" annotation, and no finished workloads of their type in their project to take a median runtime from."
+		n := len(sim.unknown)
+		its := english.Agree(n, "its", "their")
+		return "Unknown: " + english.Plural(n, "running workload") + " it may wait for " + english.Agree(n, "has", "have") +
+			" no expected end: no activeDeadlineSeconds, no " + AnnotationExpectedRuntime +
+			" annotation, and no finished workloads of " + its + " type in " + its + " project to take a median runtime from."
 	default:
 		return "Unknown: it would not start even once every running workload has ended; see its reason."
 	}

@@ -114,10 +114,12 @@ type PendingWorkload struct {
 	Priority       Priority
 	PriorityAlias  string // the KAI or Run:ai class name Priority was read as, if any (S7)
 	Preemptibility Preemptibility
-	Reason         Reason
-	Message        string // a sentence saying what to do
-	QueuePosition  int    // 1 for the next in its project's queue; 0 without a project
-	RequestedGPUs  int64  // GPUs of its pods still to be placed
+	// PriorityFrom and PreemptibilityFrom are where each came from (S7, S8).
+	PriorityFrom, PreemptibilityFrom From
+	Reason                           Reason
+	Message                          string // a sentence saying what to do
+	QueuePosition                    int    // 1 for the next in its project's queue; 0 without a project
+	RequestedGPUs                    int64  // GPUs of its pods still to be placed
 	// NominatedNodes are where its pods will go once the evictions made for it are done,
 	// and NominatedGPUs how many GPUs are set aside for it there in this plan.
 	NominatedNodes []string
@@ -133,9 +135,11 @@ type RunningWorkload struct {
 	Priority       Priority
 	PriorityAlias  string // the KAI or Run:ai class name Priority was read as, if any (S7)
 	Preemptibility Preemptibility
-	NodePool       string
-	GPUs           int64 // GPUs of its bound pods
-	Borrowed       bool  // beyond its project's deserved quota, so reclaimable (S17)
+	// PriorityFrom and PreemptibilityFrom are where each came from (S7, S8).
+	PriorityFrom, PreemptibilityFrom From
+	NodePool                         string
+	GPUs                             int64 // GPUs of its bound pods
+	Borrowed                         bool  // beyond its project's deserved quota, so reclaimable (S17)
 }
 
 // QueueStatus is a project's or department's use of one node pool after the plan.

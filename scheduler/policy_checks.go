@@ -52,14 +52,16 @@ type ProjectPolicy struct {
 func (c *Catalog) PolicyDefaults(typ, group string, policy Policy) (Priority, Preemptibility) {
 	t, cat := c.typeAndCategory(&Workload{Type: typ, Group: group})
 	p := c.policyPriority(policy, t, cat)
-	return p, c.defaultPreemptibility(t, cat, p)
+	pre, _ := c.defaultPreemptibility(t, cat, p)
+	return p, pre
 }
 
 // DefaultPreemptibility is what a workload of the type at priority p gets without a
 // preemptibility label (S8 steps 3-5): what removing its label gives it.
 func (c *Catalog) DefaultPreemptibility(typ, group string, p Priority) Preemptibility {
 	t, cat := c.typeAndCategory(&Workload{Type: typ, Group: group})
-	return c.defaultPreemptibility(t, cat, p)
+	pre, _ := c.defaultPreemptibility(t, cat, p)
+	return pre
 }
 
 // Priorities is the dictionary by value, lowest first (ties by name).

@@ -256,7 +256,8 @@ func (c *cycle) fillRunning(rr *runningReport) {
 			}
 			r := &c.plan.Running[l.at]
 			*r = RunningWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name,
-				Priority: c.priority(ws), PriorityAlias: c.resolutions[ws.res].alias, Preemptibility: c.preemptibilityOf(ws), GPUs: l.gpus}
+				Priority: c.priority(ws), PriorityAlias: c.resolutions[ws.res].alias, Preemptibility: c.preemptibilityOf(ws), GPUs: l.gpus,
+				PriorityFrom: c.resolutions[ws.res].prioFrom, PreemptibilityFrom: c.resolutions[ws.res].preemptFrom}
 			if l.pool >= 0 {
 				r.NodePool = c.pools[l.pool].pool.Name
 			}
@@ -301,8 +302,9 @@ func preemptibility(preemptible bool) Preemptibility {
 
 func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	ws := &c.wls[wi]
-	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws), PriorityAlias: c.resolutions[ws.res].alias,
-		Preemptibility: c.preemptibilityOf(ws), QueuePosition: pos}
+	res := &c.resolutions[ws.res]
+	e := PendingWorkload{Workload: ws.w.UID, Namespace: ws.w.Namespace, Name: ws.w.Name, Priority: c.priority(ws), PriorityAlias: res.alias,
+		Preemptibility: c.preemptibilityOf(ws), QueuePosition: pos, PriorityFrom: res.prioFrom, PreemptibilityFrom: res.preemptFrom}
 	if ws.project >= 0 {
 		e.Project = c.projects[ws.project].name
 	}

@@ -54,7 +54,9 @@ type Resolution struct {
 	// alias of a dictionary entry), "" when it was not.
 	PriorityAlias  string
 	Preemptibility Preemptibility
-	Warnings       []Warning
+	// PriorityFrom and PreemptibilityFrom are where each value came from.
+	PriorityFrom, PreemptibilityFrom From
+	Warnings                         []Warning
 }
 
 // Catalog is the priority dictionary, categories and workload types, indexed for resolution.
@@ -126,11 +128,11 @@ func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
 	var r Resolution
 	t, cat := c.typeAndCategory(w)
 	var a *alias
-	r.Priority, a = c.resolvePriority(w, policy, t, cat, &r.Warnings)
+	r.Priority, a, r.PriorityFrom = c.resolvePriority(w, policy, t, cat, &r.Warnings)
 	if a != nil {
 		r.PriorityAlias = a.Name
 	}
-	r.Preemptibility = c.resolvePreemptibility(w, policy, t, cat, r.Priority, a, &r.Warnings)
+	r.Preemptibility, r.PreemptibilityFrom = c.resolvePreemptibility(w, policy, t, cat, r.Priority, a, &r.Warnings)
 	return r
 }
 
@@ -138,7 +140,7 @@ func (c *Catalog) Resolve(w *Workload, policy Policy) Resolution {
 func (c *Catalog) ResolvePriority(w *Workload, policy Policy) (Priority, []Warning) {
 	var warnings []Warning
 	t, cat := c.typeAndCategory(w)
-	p, _ := c.resolvePriority(w, policy, t, cat, &warnings)
+	p, _, _ := c.resolvePriority(w, policy, t, cat, &warnings)
 	return p, warnings
 }
 
@@ -161,26 +163,30 @@ func warn(warnings *[]Warning, w *Workload, code WarningCode, msg string) {
 	*warnings = append(*warnings, Warning{Workload: w.UID, Code: code, Message: msg})
 }
 
-// resolvePriority is S7, and the alias the priority was read as (nil when none).
-func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias) {
-	p, a, found := c.userPriority(w, policy, t, cat, warnings)
-	if !found {
-		p, found = c.defaultPriority(policy, t, cat)
+// resolvePriority is S7, the alias the priority was read as (nil when none), and where it
+// came from.
+func (c *Catalog) resolvePriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias, From) {
+	p, a, from := c.userPriority(w, policy, t, cat, warnings)
+	if from.Source == SourceNone {
+		p, from.Source = c.defaultPriority(policy, t, cat)
 	}
-	if !found {
-		p = c.clusterDefault()
+	if from.Source == SourceNone {
+		p, from.Source = c.clusterDefault(), SourceClusterDefault
 	}
-	return c.clamp(w, p, policy, warnings), a
+	p, from.Clamped = c.clamp(w, p, policy, warnings)
+	return p, a, from
 }
 
 // userPriority is S7 steps 1-3: what the user asked for on the workload, a dictionary entry
-// or an alias of one. A label naming neither is skipped with one warning per name, however
-// many places carry it.
-func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias, bool) {
+// or an alias of one, and where (Source is SourceNone when nothing was taken; Ignored names
+// a place the project's policy ignored). A label naming neither is skipped with one warning
+// per name, however many places carry it.
+func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat *Category, warnings *[]Warning) (Priority, *alias, From) {
 	type source struct {
 		value, where string
 		ok           bool
 		isLabel      bool
+		from         Source
 	}
 	owner, ownerOK := w.Labels[LabelPriority]
 	pod, podOK := firstPodLabel(w, LabelPriority)
@@ -189,9 +195,9 @@ func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat 
 		spec = w.Pods[0].PriorityClassName
 	}
 	sources := [3]source{
-		{owner, "the workload's label " + LabelPriority, ownerOK, true},
-		{pod, "the pod's label " + LabelPriority, podOK, true},
-		{spec, "the pod's spec.priorityClassName", spec != "", false},
+		{owner, "the workload's label " + LabelPriority, ownerOK, true, SourceLabel},
+		{pod, "the pod's label " + LabelPriority, podOK, true, SourcePodLabel},
+		{spec, "the pod's spec.priorityClassName", spec != "", false, SourcePriorityClassName},
 	}
 	var unknown []unknownValue
 	chosen := -1
@@ -215,18 +221,18 @@ func (c *Catalog) userPriority(w *Workload, policy Policy, t *WorkloadType, cat 
 			" is not in the priority dictionary; it is ignored. Use one of the dictionary's names"+c.aliasHint()+".")
 	}
 	if chosen < 0 {
-		return Priority{}, nil, false
+		return Priority{}, nil, From{}
 	}
+	s := sources[chosen]
 	if policy.ForbidPriorityChange {
 		if p.Name == c.policyPriority(policy, t, cat).Name {
-			return p, a, true // what the policy gives anyway: asked for explicitly, no change (S9)
+			return p, a, From{Source: s.from} // what the policy gives anyway: asked for explicitly, no change (S9)
 		}
-		s := sources[chosen]
 		warn(warnings, w, PriorityChangeNotAllowed, "The project does not allow changing priority; "+
 			s.where+" ("+s.value+") is ignored.")
-		return Priority{}, nil, false
+		return Priority{}, nil, From{Ignored: s.from}
 	}
-	return p, a, true
+	return p, a, From{Source: s.from}
 }
 
 // aliasHint names the aliases, for a warning about a name that is neither an entry nor one.
@@ -240,42 +246,43 @@ func (c *Catalog) aliasHint() string {
 // policyPriority is the priority a workload gets without asking for one (S7 steps 4-7 and
 // the clamp), without warnings.
 func (c *Catalog) policyPriority(policy Policy, t *WorkloadType, cat *Category) Priority {
-	p, found := c.defaultPriority(policy, t, cat)
-	if !found {
+	p, from := c.defaultPriority(policy, t, cat)
+	if from == SourceNone {
 		p = c.clusterDefault()
 	}
 	var none []Warning
-	return c.clamp(&Workload{}, p, policy, &none)
+	p, _ = c.clamp(&Workload{}, p, policy, &none)
+	return p
 }
 
-// defaultPriority is S7 steps 4-6.
-func (c *Catalog) defaultPriority(policy Policy, t *WorkloadType, cat *Category) (Priority, bool) {
+// defaultPriority is S7 steps 4-6, and which step gave it (SourceNone: none did).
+func (c *Catalog) defaultPriority(policy Policy, t *WorkloadType, cat *Category) (Priority, Source) {
 	if p, ok := c.priorities[policy.DefaultPriority]; ok {
-		return p, true
+		return p, SourceProjectDefault
 	}
 	if t != nil {
 		if p, ok := c.priorities[t.Priority]; ok {
-			return p, true
+			return p, SourceTypeDefault
 		}
 	}
 	if cat != nil {
 		if p, ok := c.priorities[cat.DefaultPriority]; ok {
-			return p, true
+			return p, SourceCategoryDefault
 		}
 	}
-	return Priority{}, false
+	return Priority{}, SourceNone
 }
 
-func (c *Catalog) clamp(w *Workload, p Priority, policy Policy, warnings *[]Warning) Priority {
+func (c *Catalog) clamp(w *Workload, p Priority, policy Policy, warnings *[]Warning) (Priority, Clamp) {
 	if lo, ok := c.priorities[policy.MinPriority]; ok && p.Value < lo.Value {
 		warn(warnings, w, PriorityClamped, "Priority "+p.Name+" is below the project's minimum; "+lo.Name+" applies.")
-		return lo
+		return lo, ClampedToMin
 	}
 	if hi, ok := c.priorities[policy.MaxPriority]; ok && p.Value > hi.Value {
 		warn(warnings, w, PriorityClamped, "Priority "+p.Name+" is above the project's maximum; "+hi.Name+" applies.")
-		return hi
+		return hi, ClampedToMax
 	}
-	return p
+	return p, NotClamped
 }
 
 func validPreemptibility(v string) bool {
@@ -285,20 +292,21 @@ func validPreemptibility(v string) bool {
 // resolvePreemptibility is S8. An alias the priority was read as gives KAI's preemptibility
 // for its class, after the labels and before the type's: a KAI manifest that names a class
 // asks for its preemptibility as much as for its priority.
-func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, a *alias, warnings *[]Warning) Preemptibility {
+func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadType, cat *Category, p Priority, a *alias, warnings *[]Warning) (Preemptibility, From) {
 	owner, ownerOK := w.Labels[LabelPreemptibility]
 	pod, podOK := firstPodLabel(w, LabelPreemptibility)
 	var invalid []unknownValue
-	chosen, where := "", ""
+	chosen, where, from := "", "", SourceNone
 	for _, s := range [2]struct {
 		v, where string
 		ok       bool
-	}{{owner, "the workload's label", ownerOK}, {pod, "the pod's label", podOK}} {
+		from     Source
+	}{{owner, "the workload's label", ownerOK, SourceLabel}, {pod, "the pod's label", podOK, SourcePodLabel}} {
 		if !s.ok {
 			continue
 		}
 		if validPreemptibility(s.v) {
-			chosen, where = s.v, s.where
+			chosen, where, from = s.v, s.where, s.from
 			break
 		}
 		invalid = noteUnknown(invalid, s.v, s.where)
@@ -307,37 +315,37 @@ func (c *Catalog) resolvePreemptibility(w *Workload, policy Policy, t *WorkloadT
 		warn(warnings, w, InvalidPreemptibility, "Preemptibility "+strconv.Quote(u.value)+" in "+strings.Join(u.places, " and ")+" "+
 			LabelPreemptibility+" is not preemptible, non-preemptible or semi-preemptible; it is ignored.")
 	}
-	def := c.defaultPreemptibility(t, cat, p)
+	def, defFrom := c.defaultPreemptibility(t, cat, p)
 	switch {
 	case chosen != "" && policy.ForbidPreemptibilityChange && Preemptibility(chosen) != def:
 		warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
 			where+" "+LabelPreemptibility+" ("+chosen+") is ignored.")
-		return def
+		return def, From{Source: defFrom, Ignored: from}
 	case chosen != "":
-		return Preemptibility(chosen)
+		return Preemptibility(chosen), From{Source: from}
 	case a == nil:
-		return def
+		return def, From{Source: defFrom}
 	case policy.ForbidPreemptibilityChange && a.Preemptibility != def:
 		warn(warnings, w, PreemptibilityChangeNotAllowed, "The project does not allow changing preemptibility; "+
 			"the priority class "+a.Name+"'s preemptibility ("+string(a.Preemptibility)+", as KAI gives it) is ignored.")
-		return def
+		return def, From{Source: defFrom, Ignored: SourceAlias}
 	}
-	return a.Preemptibility
+	return a.Preemptibility, From{Source: SourceAlias}
 }
 
 // defaultPreemptibility is S8 steps 3-5: what a workload gets without a label. A label naming
 // it is no change, which a project that forbids changes takes without a warning (S9).
-func (c *Catalog) defaultPreemptibility(t *WorkloadType, cat *Category, p Priority) Preemptibility {
+func (c *Catalog) defaultPreemptibility(t *WorkloadType, cat *Category, p Priority) (Preemptibility, Source) {
 	if t != nil && validPreemptibility(string(t.Preemptibility)) {
-		return t.Preemptibility
+		return t.Preemptibility, SourceTypeDefault
 	}
 	if cat != nil && validPreemptibility(string(cat.DefaultPreemptibility)) {
-		return cat.DefaultPreemptibility
+		return cat.DefaultPreemptibility, SourceCategoryDefault
 	}
 	if p.Value < PreemptibleBelow {
-		return Preemptible
+		return Preemptible, SourcePriorityValue
 	}
-	return NonPreemptible
+	return NonPreemptible, SourcePriorityValue
 }
 
 // Kinds whose gang size S5 computes from their spec. (Switches, not maps: they are asked

@@ -75,7 +75,10 @@ type resolved struct {
 	alias       string // the KAI or Run:ai class name prio was read as, if any
 	preemptible bool
 	semi        bool // semi-preemptible (S26): preemptible is false, for its minimum
-	warnings    []Warning
+	// prioFrom and preemptFrom are where each came from: they hold no names, so the key,
+	// which decides every step of Resolve, decides them too.
+	prioFrom, preemptFrom From
+	warnings              []Warning
 }
 
 // LabelLookups are the labels resolution reads of a workload and of its first pod, and
@@ -218,7 +221,7 @@ func (c *cycle) resolveIn(m *resolveMemo, w *Workload, j int32) int32 {
 		}
 		full := c.catalog.Resolve(w, policy)
 		i = m.add(h, resolved{key: k, prio: full.Priority, alias: full.PriorityAlias, preemptible: full.Preemptibility == Preemptible,
-			semi: full.Preemptibility == SemiPreemptible, warnings: full.Warnings})
+			semi: full.Preemptibility == SemiPreemptible, prioFrom: full.PriorityFrom, preemptFrom: full.PreemptibilityFrom, warnings: full.Warnings})
 	}
 	m.last = i
 	return i

@@ -100,16 +100,19 @@ func TestResolveMemoMatchesResolve(t *testing.T) {
 		if diff := gocmp.Diff(warnings, p.Warnings); diff != "" {
 			t.Fatalf("seed %d: warnings differ from Resolve's (-Resolve +plan):\n%s", seed, diff)
 		}
-		check := func(uid string, prio Priority, pre Preemptibility) {
+		check := func(uid string, prio Priority, pre Preemptibility, prioFrom, preFrom From) {
 			if r := want[uid]; r.Priority != prio || r.Preemptibility != pre {
 				t.Fatalf("seed %d: %s resolved to %v %s in the plan, %v %s by Resolve", seed, uid, prio, pre, r.Priority, r.Preemptibility)
 			}
+			if r := want[uid]; r.PriorityFrom != prioFrom || r.PreemptibilityFrom != preFrom {
+				t.Fatalf("seed %d: %s's values came from %+v %+v in the plan, %+v %+v by Resolve", seed, uid, prioFrom, preFrom, r.PriorityFrom, r.PreemptibilityFrom)
+			}
 		}
 		for _, e := range p.Pending {
-			check(e.Workload, e.Priority, e.Preemptibility)
+			check(e.Workload, e.Priority, e.Preemptibility, e.PriorityFrom, e.PreemptibilityFrom)
 		}
 		for _, e := range p.Running {
-			check(e.Workload, e.Priority, e.Preemptibility)
+			check(e.Workload, e.Priority, e.Preemptibility, e.PriorityFrom, e.PreemptibilityFrom)
 		}
 	}
 }

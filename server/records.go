@@ -248,6 +248,7 @@ func storeRecord(r lifecycle.Record) store.WorkloadRecord {
 		UID: r.UID, Namespace: r.Namespace, Name: r.Name, Kind: r.Kind, APIGroup: r.APIGroup,
 		TypeName: r.TypeName, CategoryName: r.CategoryName, ProjectID: projectID(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
 		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptibility: r.Preemptibility,
+		PriorityFrom: r.PriorityFrom, PreemptibilityFrom: r.PreemptibilityFrom,
 		Phase: string(r.Phase), Reason: r.Reason, Message: r.Message, QueuePosition: r.QueuePosition,
 		Gang: r.Gang, RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		QueuedAt: r.QueuedAt, StartedAt: r.StartedAt, Submitter: r.Submitter,

@@ -24,6 +24,9 @@ const (
 	MaxReasonBytes = 256
 	// MaxMessageBytes caps messages.
 	MaxMessageBytes = 4096
+	// MaxFromBytes caps the sentences saying where a workload's priority and preemptibility
+	// came from (the workloads table checks the same bound).
+	MaxFromBytes = 512
 )
 
 // boundText drops NUL characters, replaces bytes that are not UTF-8 with U+FFFD and cuts the
@@ -54,6 +57,8 @@ func (r WorkloadRecord) bounded() WorkloadRecord {
 	r.Submitter = boundText(r.Submitter, MaxSubmitterBytes)
 	r.Reason = boundText(r.Reason, MaxReasonBytes)
 	r.Message = boundText(r.Message, MaxMessageBytes)
+	r.PriorityFrom = boundText(r.PriorityFrom, MaxFromBytes)
+	r.PreemptibilityFrom = boundText(r.PreemptibilityFrom, MaxFromBytes)
 	r.EstimateBasis = boundText(r.EstimateBasis, MaxNameBytes)
 	nodes := make([]string, len(r.Nodes))
 	for i, n := range r.Nodes {

@@ -25,21 +25,25 @@ type WorkloadRecord struct {
 	PriorityName   string     `db:"priority_name"`
 	PriorityValue  int        `db:"priority_value"`
 	Preemptibility string     `db:"preemptibility"`
-	Phase          string     `db:"phase"`
-	Reason         string     `db:"reason"`
-	Message        string     `db:"message"`
-	QueuePosition  int        `db:"queue_position"`
-	Gang           int        `db:"gang"`
-	RequestedGPUs  int        `db:"requested_gpus"`
-	AllocatedGPUs  int        `db:"allocated_gpus"`
-	NodePool       string     `db:"node_pool"`
-	Nodes          []string   `db:"nodes"`
-	Preemptions    int        `db:"preemptions"`
-	QueuedAt       time.Time  `db:"queued_at"`
-	StartedAt      *time.Time `db:"started_at"`
-	FinishedAt     *time.Time `db:"finished_at"`
-	CreatedAt      time.Time  `db:"created_at"`
-	UpdatedAt      time.Time  `db:"updated_at"`
+	// PriorityFrom and PreemptibilityFrom say where each came from, a sentence a person reads
+	// (scheduler.From); "" until the scheduler has resolved the workload.
+	PriorityFrom       string     `db:"priority_from"`
+	PreemptibilityFrom string     `db:"preemptibility_from"`
+	Phase              string     `db:"phase"`
+	Reason             string     `db:"reason"`
+	Message            string     `db:"message"`
+	QueuePosition      int        `db:"queue_position"`
+	Gang               int        `db:"gang"`
+	RequestedGPUs      int        `db:"requested_gpus"`
+	AllocatedGPUs      int        `db:"allocated_gpus"`
+	NodePool           string     `db:"node_pool"`
+	Nodes              []string   `db:"nodes"`
+	Preemptions        int        `db:"preemptions"`
+	QueuedAt           time.Time  `db:"queued_at"`
+	StartedAt          *time.Time `db:"started_at"`
+	FinishedAt         *time.Time `db:"finished_at"`
+	CreatedAt          time.Time  `db:"created_at"`
+	UpdatedAt          time.Time  `db:"updated_at"`
 	// Submitter is the subject of who submitted the workload through Arbiter (its top owner's
 	// arbiter.dev/submitted-by annotation); empty for workloads created otherwise.
 	Submitter string `db:"submitter"`
@@ -230,10 +234,10 @@ const insertWorkloadSQL = `
 				INSERT INTO workloads (uid, namespace, name, kind, api_group, type_name, category_name, project_id,
 				    project_name, department_name, priority_name, priority_value, preemptibility, phase, reason,
 				    message, queue_position, gang, requested_gpus, allocated_gpus, node_pool, nodes, queued_at,
-				    started_at, finished_at, submitter)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)`
+				    started_at, finished_at, submitter, priority_from, preemptibility_from)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28)`
 
-// recordArgs are insertWorkloadSQL's arguments, $1 to $26, then extra.
+// recordArgs are insertWorkloadSQL's arguments, $1 to $28, then extra.
 func recordArgs(r *WorkloadRecord, extra ...any) []any {
 	if r.Nodes == nil {
 		r.Nodes = []string{}
@@ -241,7 +245,7 @@ func recordArgs(r *WorkloadRecord, extra ...any) []any {
 	return append([]any{r.UID, r.Namespace, r.Name, r.Kind, r.APIGroup, r.TypeName, r.CategoryName, r.ProjectID,
 		r.ProjectName, r.DepartmentName, r.PriorityName, r.PriorityValue, r.Preemptibility, r.Phase, r.Reason,
 		r.Message, r.QueuePosition, r.Gang, r.RequestedGPUs, r.AllocatedGPUs, r.NodePool, r.Nodes, r.QueuedAt,
-		r.StartedAt, r.FinishedAt, r.Submitter}, extra...)
+		r.StartedAt, r.FinishedAt, r.Submitter, r.PriorityFrom, r.PreemptibilityFrom}, extra...)
 }
 
 // queueRecord queues the upsert of one workload record (RecordWorkloads).
@@ -259,6 +263,7 @@ func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
 				                           THEN workloads.department_name ELSE excluded.department_name END,
 				    priority_name = excluded.priority_name,
 				    priority_value = excluded.priority_value, preemptibility = excluded.preemptibility,
+				    priority_from = excluded.priority_from, preemptibility_from = excluded.preemptibility_from,
 				    phase = excluded.phase, reason = excluded.reason, message = excluded.message,
 				    queue_position = excluded.queue_position, gang = excluded.gang,
 				    requested_gpus = excluded.requested_gpus, allocated_gpus = excluded.allocated_gpus,
@@ -271,7 +276,7 @@ func queueRecord(b *pgx.Batch, r *WorkloadRecord) {
 				    -- stopped by its owner, so its estimate is to come (RecordEstimates); one that
 				    -- runs waits no more
 				    estimated_start_at = CASE WHEN excluded.phase = 'Running' THEN NULL ELSE workloads.estimated_start_at END,
-				    estimate_basis = CASE WHEN excluded.phase = 'Running' OR workloads.estimate_basis = $27 THEN ''
+				    estimate_basis = CASE WHEN excluded.phase = 'Running' OR workloads.estimate_basis = $29 THEN ''
 				                          ELSE workloads.estimate_basis END`,
 		recordArgs(r, OwnerStoppedBasis)...)
 }

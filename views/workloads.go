@@ -27,6 +27,10 @@ type Workload struct {
 	// Preemptibility is the value itself: preemptible, non-preemptible or semi-preemptible
 	// (S26), which Preemptible (kept for existing clients) reports as not preemptible.
 	Preemptibility string `json:"preemptibility"`
+	// PriorityFrom and PreemptibilityFrom say where each came from (S7, S8), a sentence a person
+	// reads; "" until the scheduler has resolved the workload.
+	PriorityFrom       string `json:"priorityFrom"`
+	PreemptibilityFrom string `json:"preemptibilityFrom"`
 	// Phase is Arbiter's phase (Pending, Running, Suspended, Preempted, Completed, Failed),
 	// answered as Run:ai's k8sPhase; Run:ai's phase is RunAIWorkload's.
 	Phase          string     `json:"k8sPhase"`

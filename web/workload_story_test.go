@@ -287,3 +287,28 @@ func TestWorkloadStorySaysWhichRuleGroupedItsPods(t *testing.T) {
 		t.Errorf("the pods section says %q, want %q", got, sentence)
 	}
 }
+
+// The workload's page says, beside its priority and preemptibility, where each came from as
+// the scheduler recorded it; a workload not resolved yet says nothing of it.
+func TestWorkloadStorySaysWhereItsPriorityAndPreemptibilityCameFrom(t *testing.T) {
+	t.Parallel()
+	f, _ := storyFixture(t)
+	d := deps(f.st)
+	d.Workloads, d.OrgStatus, d.Pods = f.st, storyStatus{}, fakePods{}
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	admin := newAPIKey(t, f.st, "admin", "system", "")
+
+	doc := page(t, srv, admin, "/workloads/"+f.trainB, 200)
+	for id, want := range map[string]string{"story-priority-from": trainBPriorityFrom, "story-preemptibility-from": trainBPreemptibilityFrom} {
+		if n := byID(doc, id); n == nil || words(n) != want {
+			t.Errorf("#%s says %q, want %q", id, words(n), want)
+		}
+	}
+	doc = page(t, srv, admin, "/workloads/"+f.trainA, 200)
+	for _, id := range []string{"story-priority-from", "story-preemptibility-from"} {
+		if n := byID(doc, id); n != nil {
+			t.Errorf("train-a, not resolved yet, has #%s %q", id, words(n))
+		}
+	}
+}

@@ -187,7 +187,7 @@ func workloadView(r store.WorkloadRecord, now time.Time) views.Workload {
 		ID: r.UID, Name: r.Name, Namespace: r.Namespace, Kind: r.Kind, Type: r.TypeName, Category: r.CategoryName,
 		ProjectID: idString(r.ProjectID), ProjectName: r.ProjectName, DepartmentName: r.DepartmentName,
 		PriorityName: r.PriorityName, PriorityValue: r.PriorityValue, Preemptible: r.Preemptibility == store.Preemptible,
-		Preemptibility: r.Preemptibility, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
+		Preemptibility: r.Preemptibility, PriorityFrom: r.PriorityFrom, PreemptibilityFrom: r.PreemptibilityFrom, Phase: r.Phase, Reason: r.Reason, Message: r.Message, Gang: r.Gang,
 		RequestedGPUs: r.RequestedGPUs, AllocatedGPUs: r.AllocatedGPUs, NodePool: r.NodePool, Nodes: r.Nodes,
 		CreatedAt: r.QueuedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), Preemptions: r.Preemptions,
 		Submitter: r.Submitter, RunAIWorkload: runAIWorkload(r, now),

@@ -142,6 +142,7 @@ func newWorkloadAPIWith(t *testing.T, labeler web.WorkloadLabeler, more func(*we
 	}
 	records[0].QueuePosition, records[0].RequestedGPUs, records[0].Reason, records[0].Message = 1, 4, "InsufficientCapacity", "Waiting for 4 free GPUs."
 	records[1].RequestedGPUs, records[1].AllocatedGPUs, records[1].Nodes, records[1].NodePool, records[1].StartedAt = 8, 8, []string{"n1", "n2"}, "default", &started
+	records[1].PriorityFrom, records[1].PreemptibilityFrom = trainBPriorityFrom, trainBPreemptibilityFrom
 	records[2].StartedAt, records[2].FinishedAt, records[2].TypeName, records[2].CategoryName = &started, &finished, "InferenceService", "Deploy"
 	records[3].QueuePosition, records[3].RequestedGPUs, records[3].Reason = 2, 2, "InsufficientCapacity"
 	records[4].QueuePosition, records[4].RequestedGPUs = 3, 1 // distinct positions keep the sort test free of ties
@@ -190,6 +191,12 @@ func orDefault(s, def string) string {
 // at is the fixture's clock: min minutes after t0.
 func (f *workloadFixture) at(min int) time.Time { return f.t0.Add(time.Duration(min) * time.Minute) }
 
+// Where train-b's priority and preemptibility came from, as the scheduler's record says.
+const (
+	trainBPriorityFrom       = "asked for with the label priorityClassName on the Job"
+	trainBPreemptibilityFrom = "from its priority high: preemptible below value 100"
+)
+
 // view is what the API shows of train-a, train-b or serve-c as the fixture records them.
 func (f *workloadFixture) view(uid string) views.Workload {
 	w := views.Workload{Kind: "Job", Type: "Job", Category: "Train", ProjectID: &f.alpha, ProjectName: "alpha", DepartmentName: "research",
@@ -208,6 +215,7 @@ func (f *workloadFixture) view(uid string) views.Workload {
 		w.ID, w.Name, w.PriorityName, w.PriorityValue, w.Phase = f.trainB, "train-b", "high", 125, "Running"
 		w.RequestedGPUs, w.AllocatedGPUs, w.Nodes, w.NodePool = 8, 8, []string{"n1", "n2"}, "default"
 		w.CreatedAt, w.StartedAt = f.at(1), ptr.To(f.at(2))
+		w.PriorityFrom, w.PreemptibilityFrom = trainBPriorityFrom, trainBPreemptibilityFrom
 		w.RunAIPhase, w.PhaseUpdatedAt, w.CurrentNodePools = "Running", f.at(2), []string{"default"}
 		w.Conditions = []views.RunAICondition{{Type: "Admitted", Status: "True", LastTransitionTime: ptr.To(f.at(2))}}
 	case f.serveC:

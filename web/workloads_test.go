@@ -40,7 +40,7 @@ func TestWorkloadList(t *testing.T) {
 	raw := decodeList[json.RawMessage](t, get(t, srv, "/api/v1/workloads").body, "workloads").Items[1]
 	fields := slices.Sorted(maps.Keys(decode[map[string]json.RawMessage](t, raw)))
 	want := []string{"id", "name", "namespace", "kind", "type", "category", "projectId", "projectName", "departmentName",
-		"priorityName", "priorityValue", "preemptible", "preemptibility", "k8sPhase", "reason", "message", "queuePosition", "gang", "requestedGpus",
+		"priorityName", "priorityValue", "preemptible", "preemptibility", "priorityFrom", "preemptibilityFrom", "k8sPhase", "reason", "message", "queuePosition", "gang", "requestedGpus",
 		"allocatedGpus", "nodePool", "nodes", "createdAt", "startedAt", "finishedAt", "pendingSeconds", "preemptions", "submitter", "estimatedStartAt", "estimateBasis",
 		// Run:ai's
 		"phase", "phaseMessage", "priority", "priorityClassName", "tenantId", "clusterId", "departmentId", "source", "submittedBy", "updatedAt",

@@ -11,3 +11,12 @@ func Plural(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// Agree is one when n is 1 and many otherwise: the word that agrees with a count ("1 workload
+// has", "2 workloads have").
+func Agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

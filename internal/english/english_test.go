@@ -9,3 +9,11 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+func TestAgree(t *testing.T) {
+	for n, want := range map[int]string{0: "have", 1: "has", 2: "have"} {
+		if got := Agree(n, "has", "have"); got != want {
+			t.Errorf("Agree(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

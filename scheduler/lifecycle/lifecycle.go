@@ -25,16 +25,18 @@ type Record struct {
 	PriorityName                         string
 	PriorityValue                        int
 	Preemptibility                       string
-	Phase                                scheduler.Phase
-	Reason, Message                      string // why it waits (S23)
-	QueuePosition                        int
-	Gang                                 int // its pods
-	RequestedGPUs, AllocatedGPUs         int
-	NodePool                             string
-	Nodes                                []string
-	QueuedAt                             time.Time
-	StartedAt                            *time.Time
-	Submitter                            string // the top owner's scheduler.AnnotationSubmitter
+	// PriorityFrom and PreemptibilityFrom say where each came from, for a person (S7, S8).
+	PriorityFrom, PreemptibilityFrom string
+	Phase                            scheduler.Phase
+	Reason, Message                  string // why it waits (S23)
+	QueuePosition                    int
+	Gang                             int // its pods
+	RequestedGPUs, AllocatedGPUs     int
+	NodePool                         string
+	Nodes                            []string
+	QueuedAt                         time.Time
+	StartedAt                        *time.Time
+	Submitter                        string // the top owner's scheduler.AnnotationSubmitter
 }
 
 // Event is one entry of a workload's history.
@@ -61,6 +63,10 @@ type Recorded struct {
 	PriorityValue                  int
 	Position, Allocated, Requested int
 	NodePool, Preemptibility       string
+	// PriorityFrom, PreemptibilityFrom and Alias are where the values came from, kept as the
+	// plan gives them: the sentences are made only for a record that is written.
+	PriorityFrom, PreemptibilityFrom scheduler.From
+	Alias                            string
 }
 
 // State is what was last recorded of each unfinished workload, by UID. Observe keeps it.
@@ -216,6 +222,7 @@ func (s State) Observe(c Cycle) Change {
 		}
 		prev, known := s[w.UID]
 		alias := "" // the KAI or Run:ai class name its priority was read as (S7)
+		var prioFrom, preFrom scheduler.From
 		switch {
 		case evicted[w.UID] != nil:
 			rec.Phase = scheduler.PhasePreempted
@@ -227,12 +234,12 @@ func (s State) Observe(c Cycle) Change {
 			rw := running[w.UID]
 			rec.Phase = scheduler.PhaseRunning
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = rw.Priority.Name, int(rw.Priority.Value), string(rw.Preemptibility)
-			alias = rw.PriorityAlias
+			alias, prioFrom, preFrom = rw.PriorityAlias, rw.PriorityFrom, rw.PreemptibilityFrom
 			rec.NodePool, rec.AllocatedGPUs = rw.NodePool, int(rw.GPUs)
 		case pending[w.UID] != nil:
 			pw := pending[w.UID]
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = pw.Priority.Name, int(pw.Priority.Value), string(pw.Preemptibility)
-			alias = pw.PriorityAlias
+			alias, prioFrom, preFrom = pw.PriorityAlias, pw.PriorityFrom, pw.PreemptibilityFrom
 			rec.Reason, rec.Message, rec.QueuePosition = string(pw.Reason), pw.Message, pw.QueuePosition
 			if w.Phase == scheduler.PhaseRunning {
 				rec.Phase = scheduler.PhasePending // a gang partly bound still waits
@@ -242,6 +249,7 @@ func (s State) Observe(c Cycle) Change {
 			// In no list of the plan this cycle (a semi-preemptible workload's replicas
 			// terminating, say): its priority and preemptibility are as last recorded.
 			rec.PriorityName, rec.PriorityValue, rec.Preemptibility = prev.Priority, prev.PriorityValue, prev.Preemptibility
+			alias, prioFrom, preFrom = prev.Alias, prev.PriorityFrom, prev.PreemptibilityFrom
 		}
 		bound := len(nodesOf[w.UID]) > 0
 		evictedNow := evicted[w.UID] != nil || (prev.Evicted && !bound && !resumed[w.UID])
@@ -281,9 +289,15 @@ func (s State) Observe(c Cycle) Change {
 		}
 		next := Recorded{Evicted: evictedNow, Phase: rec.Phase, Reason: rec.Reason, Message: rec.Message, Priority: rec.PriorityName,
 			Position: rec.QueuePosition, Allocated: rec.AllocatedGPUs, Requested: rec.RequestedGPUs, NodePool: rec.NodePool,
-			Preemptibility: rec.Preemptibility, PriorityValue: rec.PriorityValue}
+			Preemptibility: rec.Preemptibility, PriorityValue: rec.PriorityValue,
+			PriorityFrom: prioFrom, PreemptibilityFrom: preFrom, Alias: alias}
 		if !known || next != prev || bound {
 			s[w.UID] = next
+			if rec.PriorityName != "" {
+				names := scheduler.Names{Kind: w.Kind, Project: w.Project, Type: w.Type, Category: rec.CategoryName,
+					Alias: alias, Priority: rec.PriorityName}
+				rec.PriorityFrom, rec.PreemptibilityFrom = prioFrom.PrioritySentence(names), preFrom.PreemptibilitySentence(names)
+			}
 			ch.Records = append(ch.Records, rec)
 		}
 	}

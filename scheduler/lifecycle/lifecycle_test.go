@@ -196,7 +196,7 @@ func TestS24_Phases(t *testing.T) {
 			}()}},
 			want: Change{Records: []Record{waitingRec}, Events: []Event{event("train", "Queued", "",
 				"Queued in project vision at priority low, read from its priority class train (KAI's and Run:ai's name).")}},
-			after: State{"uid-train": recorded(waitingRec, false)},
+			after: State{"uid-train": func() Recorded { r := recorded(waitingRec, false); r.Alias = "train"; return r }()},
 		},
 		{
 			name: "a workload submitted through Arbiter records its submitter from the annotation",

@@ -128,7 +128,9 @@ func TestCLI_ResearchersDay(t *testing.T) {
 			strings.Contains(pending, "Estimate basis:") && !strings.Contains(pending, "No estimate yet")
 	})
 	pending = r.must("describe", "waiter")
-	for _, want := range []string{"Phase:            Pending", "Reason:           InsufficientCapacity", "Queue position:   1", "Next step:"} {
+	// where its priority came from: the label the submission wrote, not a guess
+	for _, want := range []string{"Phase:            Pending", "Priority:         low (", "): asked for with the label priorityClassName on the ",
+		"Reason:           InsufficientCapacity", "Queue position:   1", "Next step:"} {
 		if !strings.Contains(pending, want) {
 			t.Errorf("describe waiter while pending lacks %q:\n%s", want, pending)
 		}

@@ -79,5 +79,11 @@ func TestBrowserSubmittedWorkloadFollowsItself(t *testing.T) {
 	if e.running(ns, "urgent") == 0 {
 		t.Error("the page says Running, the cluster runs no pod of urgent")
 	}
+	// Beside its priority, the page says where it came from: the priority the form asked for,
+	// written as the workload's label, as the scheduler resolved it.
+	from, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("#story-priority-from") || {innerText: ""}).innerText`))
+	if want := "asked for with the label priorityClassName on the "; err != nil || !strings.HasPrefix(from, want) {
+		t.Errorf("the page says its priority came from %q (%v), want %q…", from, err, want)
+	}
 	screenshot(t, ctx, "workload-followed-to-running-1280")
 }
