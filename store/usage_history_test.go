@@ -394,3 +394,30 @@ func TestUsageSeries_ReadsOnlyThePoolsAndProjectsAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageSeries_AProjectThatMovedIsInItsLatestDepartment: a project moved to another
+// department within a bucket is reported in the one it was in last, with all its figures.
+func TestUsageSeries_AProjectThatMovedIsInItsLatestDepartment(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	for i, dept := range []uuid.UUID{departmentX, departmentY, departmentX, departmentY} {
+		record(t, st, store.UsageSample{At: usageDay0.Add(time.Duration(i) * 30 * time.Minute), Interval: 30 * time.Minute,
+			Pools: []store.PoolUsage{{NodePool: "a100", CapacityGPUs: 8, Projects: []store.ProjectUsage{{ProjectID: projectA, DepartmentID: dept, Borrowed: 2}}}}})
+	}
+	if _, err := st.RollUpUsage(context.Background(), usageDay0.Add(time.Hour+time.Minute), time.Minute, 10); err != nil {
+		t.Fatal(err)
+	}
+	// hour 0 is rolled up, hour 1 raw; in each the project moved from X to Y
+	points, _ := series(t, st, store.UsageQuery{From: usageDay0, To: usageDay0.Add(2 * time.Hour), Step: 2 * time.Hour})
+	want := []store.UsagePoint{{At: usageDay0, NodePool: "a100", ProjectID: projectA, DepartmentID: departmentY, Borrowed: 2, RecordedSeconds: 7200}}
+	if d := cmp.Diff(want, points, approx); d != "" {
+		t.Errorf("points (-want +got):\n%s", d)
+	}
+	for _, from := range []time.Time{usageDay0, usageDay0.Add(time.Hour)} {
+		points, _ = series(t, st, store.UsageQuery{From: from, To: from.Add(time.Hour), Step: time.Hour})
+		want := []store.UsagePoint{{At: from, NodePool: "a100", ProjectID: projectA, DepartmentID: departmentY, Borrowed: 2, RecordedSeconds: 3600}}
+		if d := cmp.Diff(want, points, approx); d != "" {
+			t.Errorf("the hour from %s (-want +got):\n%s", from.Format("15:04"), d)
+		}
+	}
+}

@@ -156,14 +156,14 @@ func (r *usageReads) rolledUp(sums *usageSums, level usageLevel, q UsageQuery, f
 	filter, filterArgs := usageFilter(q, "node_pool", "project_id")
 	projects := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
-			(array_agg(department_id ORDER BY at DESC))[1], max(at),
+			department_id, max(at),
 			sum(non_preemptible_gpu_seconds::float8), sum(preemptible_gpu_seconds::float8),
 			sum(borrowed_gpu_seconds::float8), sum(pending_gpu_seconds::float8),
 			sum(deserved_gpu_seconds::float8), sum(fair_share_gpu_seconds::float8),
 			sum(preemptions)::bigint, sum(reclaims)::bigint
 		FROM ` + level.projectTable + `
 		WHERE at >= $1 AND at < $2` + filter + `
-		GROUP BY 1, 2, 3`
+		GROUP BY 1, 2, 3, 4`
 	poolFilter, poolArgs := usageFilter(q, "node_pool", "")
 	pools := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool,
@@ -184,7 +184,7 @@ func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 	}
 	projects := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
-			(array_agg(department_id ORDER BY at DESC))[1], max(at),
+			department_id, max(at),
 			sum(u.non_preemptible::float8 * seconds), sum(u.preemptible::float8 * seconds),
 			sum(u.borrowed::float8 * seconds), sum(u.pending::float8 * seconds),
 			sum(u.deserved::float8 * seconds), sum(u.fair_share::float8 * seconds),
@@ -197,7 +197,7 @@ func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 				s.pending, s.fair_share, s.preemptions, s.reclaims)
 				AS u(project_id, department_id, deserved, non_preemptible, preemptible, borrowed, pending, fair_share, preemptions, reclaims)
 		WHERE true` + projectFilter + `
-		GROUP BY 1, 2, 3`
+		GROUP BY 1, 2, 3, 4`
 	pools := `
 		SELECT floor(extract(epoch FROM s.at - $4) / $3)::bigint, s.node_pool,
 			sum(s.interval_seconds::float8), sum(s.capacity_gpus::float8 * s.interval_seconds)
