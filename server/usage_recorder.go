@@ -19,7 +19,8 @@ import (
 // cycle's plan into a sample of every node pool (store.RecordUsageSample). A standby has no
 // term, so it records nothing. A sample's key is its interval, so a restarted or new leader
 // that samples an interval already written adds nothing; a failover loses the intervals during
-// which no replica leads (with the default lease timings, at most one 30 s interval). The
+// which no replica leads (with the default lease timings and a prompt takeover, at most one
+// 30 s interval). The
 // recorder also rolls up closed hours and days and prunes what is past its retention, every
 // usageUpkeepEvery, each run bounded.
 

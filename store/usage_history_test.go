@@ -161,6 +161,9 @@ func TestUsageRollUp_HourlyAndDailyRowsGiveTheSameSeriesAsTheRawSamples(t *testi
 		{From: usageDay0, To: now, Step: time.Hour, ProjectIDs: []uuid.UUID{projectB}},
 		{From: usageDay0.Add(2 * time.Hour), To: now, Step: 3 * time.Hour},
 	}
+	// A step that is not a whole number of hours reads hourly rows too, each in the bucket in
+	// which it starts: 90-minute buckets from 00:00 hold 2, 1, 2, 1, ... hours.
+	odd := store.UsageQuery{From: usageDay0, To: usageDay0.Add(48 * time.Hour), Step: 90 * time.Minute, ProjectIDs: []uuid.UUID{projectA}}
 	type read struct {
 		points   []store.UsagePoint
 		capacity []store.PoolCapacityPoint
@@ -198,6 +201,14 @@ func TestUsageRollUp_HourlyAndDailyRowsGiveTheSameSeriesAsTheRawSamples(t *testi
 	// The raw samples go, so that what is read next comes from the roll-ups.
 	if _, err := pool.Exec(ctx, "DELETE FROM usage_samples"); err != nil {
 		t.Fatal(err)
+	}
+	oddPoints, _ := series(t, st, odd)
+	var recorded []float64
+	for _, p := range oddPoints[:4] {
+		recorded = append(recorded, p.RecordedSeconds)
+	}
+	if d := cmp.Diff([]float64{7200, 3600, 7200, 3600}, recorded); d != "" || len(oddPoints) != 32 {
+		t.Errorf("90-minute buckets from the hourly rows: %d points, recorded seconds of the first four (-want +got):\n%s", len(oddPoints), d)
 	}
 	for i, q := range queries {
 		p, c := series(t, st, q)
@@ -380,6 +391,33 @@ func TestUsageSeries_ReadsOnlyThePoolsAndProjectsAsked(t *testing.T) {
 			if d := cmp.Diff(c.capacity, gotCapacity); d != "" {
 				t.Errorf("%s, hour %s: capacity (-want +got):\n%s", c.name, hour.Format("15:04"), d)
 			}
+		}
+	}
+}
+
+// TestUsageSeries_AProjectThatMovedIsInItsLatestDepartment: a project moved to another
+// department within a bucket is reported in the one it was in last, with all its figures.
+func TestUsageSeries_AProjectThatMovedIsInItsLatestDepartment(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	for i, dept := range []uuid.UUID{departmentX, departmentY, departmentX, departmentY} {
+		record(t, st, store.UsageSample{At: usageDay0.Add(time.Duration(i) * 30 * time.Minute), Interval: 30 * time.Minute,
+			Pools: []store.PoolUsage{{NodePool: "a100", CapacityGPUs: 8, Projects: []store.ProjectUsage{{ProjectID: projectA, DepartmentID: dept, Borrowed: 2}}}}})
+	}
+	if _, err := st.RollUpUsage(context.Background(), usageDay0.Add(time.Hour+time.Minute), time.Minute, 10); err != nil {
+		t.Fatal(err)
+	}
+	// hour 0 is rolled up, hour 1 raw; in each the project moved from X to Y
+	points, _ := series(t, st, store.UsageQuery{From: usageDay0, To: usageDay0.Add(2 * time.Hour), Step: 2 * time.Hour})
+	want := []store.UsagePoint{{At: usageDay0, NodePool: "a100", ProjectID: projectA, DepartmentID: departmentY, Borrowed: 2, RecordedSeconds: 7200}}
+	if d := cmp.Diff(want, points, approx); d != "" {
+		t.Errorf("points (-want +got):\n%s", d)
+	}
+	for _, from := range []time.Time{usageDay0, usageDay0.Add(time.Hour)} {
+		points, _ = series(t, st, store.UsageQuery{From: from, To: from.Add(time.Hour), Step: time.Hour})
+		want := []store.UsagePoint{{At: from, NodePool: "a100", ProjectID: projectA, DepartmentID: departmentY, Borrowed: 2, RecordedSeconds: 3600}}
+		if d := cmp.Diff(want, points, approx); d != "" {
+			t.Errorf("the hour from %s (-want +got):\n%s", from.Format("15:04"), d)
 		}
 	}
 }

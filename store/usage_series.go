@@ -14,10 +14,11 @@ import (
 )
 
 // Reading the usage history: a query's period is split where the roll-ups end. Daily rows
-// serve the part before the daily roll-up's end when the step is a whole number of days and
-// the period starts at 00:00 UTC; hourly rows serve the part before the hourly roll-up's end
-// when the step is a whole number of hours and the period starts on the hour; raw samples serve
-// the rest. Each part is summed per bucket in PostgreSQL (GPU-seconds and counts) and the parts
+// serve the part before the daily roll-up's end when the step is a day or more; hourly rows
+// serve the part before the hourly roll-up's end when the step is an hour or more; raw samples
+// serve the rest. A row counts in the bucket in which it starts, so where a step is not a whole
+// number of the rows' periods, or the period does not start on one, a bucket's edges are as
+// exact as the rows' period (an hour, a day); totals are exact. Each part is summed per bucket in PostgreSQL (GPU-seconds and counts) and the parts
 // are added up here.
 
 // usageLevel is one level of the history: the tables a part of a period is read from.
@@ -72,7 +73,7 @@ func (s *Store) usageSums(ctx context.Context, q UsageQuery, marks map[time.Dura
 	from := q.From
 	for _, level := range []usageLevel{usageDays, usageHours} {
 		mark, ok := marks[level.period]
-		if !ok || q.Step%level.period != 0 || !q.From.UTC().Truncate(level.period).Equal(q.From) || !from.Before(mark) {
+		if !ok || q.Step < level.period || !from.Before(mark) {
 			continue
 		}
 		to := minTime(q.To, mark)
@@ -155,14 +156,14 @@ func (r *usageReads) rolledUp(sums *usageSums, level usageLevel, q UsageQuery, f
 	filter, filterArgs := usageFilter(q, "node_pool", "project_id")
 	projects := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
-			(array_agg(department_id ORDER BY at DESC))[1], max(at),
+			department_id, max(at),
 			sum(non_preemptible_gpu_seconds::float8), sum(preemptible_gpu_seconds::float8),
 			sum(borrowed_gpu_seconds::float8), sum(pending_gpu_seconds::float8),
 			sum(deserved_gpu_seconds::float8), sum(fair_share_gpu_seconds::float8),
 			sum(preemptions)::bigint, sum(reclaims)::bigint
 		FROM ` + level.projectTable + `
 		WHERE at >= $1 AND at < $2` + filter + `
-		GROUP BY 1, 2, 3`
+		GROUP BY 1, 2, 3, 4`
 	poolFilter, poolArgs := usageFilter(q, "node_pool", "")
 	pools := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool,
@@ -183,7 +184,7 @@ func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 	}
 	projects := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
-			(array_agg(department_id ORDER BY at DESC))[1], max(at),
+			department_id, max(at),
 			sum(u.non_preemptible::float8 * seconds), sum(u.preemptible::float8 * seconds),
 			sum(u.borrowed::float8 * seconds), sum(u.pending::float8 * seconds),
 			sum(u.deserved::float8 * seconds), sum(u.fair_share::float8 * seconds),
@@ -196,7 +197,7 @@ func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 				s.pending, s.fair_share, s.preemptions, s.reclaims)
 				AS u(project_id, department_id, deserved, non_preemptible, preemptible, borrowed, pending, fair_share, preemptions, reclaims)
 		WHERE true` + projectFilter + `
-		GROUP BY 1, 2, 3`
+		GROUP BY 1, 2, 3, 4`
 	pools := `
 		SELECT floor(extract(epoch FROM s.at - $4) / $3)::bigint, s.node_pool,
 			sum(s.interval_seconds::float8), sum(s.capacity_gpus::float8 * s.interval_seconds)
