@@ -19,12 +19,25 @@ import (
 // pending work requests) or its limit. Departments divide the pool, then each department's
 // share is divided among its projects the same way; projects without a department share a
 // stand-in department, as in the cycle. S25's queue priority, which orders the surplus among
-// siblings, is left out: fair share says what fairness alone gives.
+// siblings, is left out: fair share says what fairness alone gives. In a pool with S28 on,
+// P takes the over-quota weight's place (timeWeights), as it does in the order.
 
 // FairShareClaim is one sibling's standing in a node pool when the pool is divided.
 type FairShareClaim struct {
 	Quota  Quota
 	Demand float64 // GPUs allocated plus GPUs requested by pending work
+	// Weighed says that Weight, not Quota.OverQuotaWeight, shares the surplus: P, where S28
+	// is on in the pool (timeWeights). A Weight of 0 then shares last, as weight 0 does.
+	Weighed bool
+	Weight  float64
+}
+
+// surplusWeight is the weight the claim's surplus is shared by.
+func (c *FairShareClaim) surplusWeight() float64 {
+	if c.Weighed {
+		return max(c.Weight, 0)
+	}
+	return float64(c.Quota.OverQuotaWeight)
 }
 
 // FairShares divides capacity GPUs among siblings by S11's water-filling; the i-th share is the
@@ -59,10 +72,10 @@ func FairShares(capacity float64, claims []FairShareClaim) []float64 {
 		return min(d, ceiling[i]), d
 	})
 	phase(func(i int) (float64, float64) { // the surplus, by over-quota weight
-		return ceiling[i] - shares[i], float64(claims[i].Quota.OverQuotaWeight)
+		return ceiling[i] - shares[i], claims[i].surplusWeight()
 	})
 	phase(func(i int) (float64, float64) { // what no weighted unit wants, equally to weight 0
-		if claims[i].Quota.OverQuotaWeight > 0 {
+		if claims[i].surplusWeight() > 0 {
 			return 0, 0
 		}
 		return ceiling[i] - shares[i], 1
@@ -162,6 +175,17 @@ func (c *cycle) fillFairShares() {
 				deptClaims[d].Demand += demand[j*nPools+pool]
 			}
 		}
+		tf := &c.pools[pool].pool.TimeBasedFairness
+		hist := c.snap.HistoricalUsage[c.pools[pool].pool.Name]
+		if timeFairOn(tf) {
+			used := make([]float64, len(c.depts))
+			for d := range c.depts {
+				for _, j := range members[d] {
+					used[d] += pastUse(hist, c.projects[j].name)
+				}
+			}
+			timeWeights(deptClaims, used, strength(tf))
+		}
 		deptShares := FairShares(float64(c.plan.NodePools[pool].ReadyGPUs), deptClaims)
 		for d := range c.depts {
 			if r, ok := deptRow[[2]int{d, pool}]; ok {
@@ -171,11 +195,34 @@ func (c *cycle) fillFairShares() {
 			for _, j := range members[d] {
 				projectClaims = append(projectClaims, FairShareClaim{Quota: c.projects[j].shares[pool].quota, Demand: demand[j*nPools+pool]})
 			}
+			if timeFairOn(tf) {
+				used := make([]float64, len(members[d]))
+				for k, j := range members[d] {
+					used[k] = pastUse(hist, c.projects[j].name)
+				}
+				timeWeights(projectClaims, used, strength(tf))
+			}
 			for k, share := range FairShares(deptShares[d], projectClaims) {
 				if r := projectRow[members[d][k]*nPools+pool]; r >= 0 {
 					c.plan.Projects[r].FairShare = share
 				}
 			}
 		}
+	}
+}
+
+// timeWeights gives siblings' claims S28's P (timeWeight, in its fixed point: shares are
+// proportional to it) from their past use of the pool, among the siblings that compete there —
+// those with any demand — as the cycle's order weighs them.
+func timeWeights(claims []FairShareClaim, used []float64, k float64) {
+	sum := int64(0)
+	for i := range claims {
+		if claims[i].Demand > 0 {
+			sum += claims[i].Quota.OverQuotaWeight
+		}
+	}
+	for i := range claims {
+		claims[i].Weighed = true
+		claims[i].Weight = float64(timeWeight(claims[i].Quota.OverQuotaWeight, sum, used[i], k))
 	}
 }

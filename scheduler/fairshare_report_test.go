@@ -105,3 +105,40 @@ func BenchmarkFairShares_1000ProjectsIn20Departments10Pools(b *testing.B) {
 		}
 	}
 }
+
+// TestS28_FairShareInTheReportWeighsPastUse: with S28 on in a pool, the fair share the report
+// gives (and the usage history records) divides the surplus by P, as the order does, not by
+// the bare over-quota weight. Two projects deserving nothing, of equal weight, each wanting the
+// 16-GPU pool; a used three quarters of it over the window, b a quarter. W' is ½ for both, so
+// with kValue 1 P is ½ + (½ − ¾) = ¼ for a and ¾ for b: 4 and 12 GPUs. Off, 8 and 8.
+func TestS28_FairShareInTheReportWeighsPastUse(t *testing.T) {
+	base := snap().node(node("n1").gpus(16)).
+		project(project("a", 0), project("b", 0)).
+		wl(wl("a1").in("a").gpus(16), wl("b1").in("b").gpus(16)).
+		build()
+	shares := func(s *Snapshot) map[string]float64 {
+		out := map[string]float64{}
+		for _, r := range s.Plan().Projects {
+			out[r.Name] = r.FairShare
+		}
+		return out
+	}
+	on := *base
+	on.NodePools = append([]NodePool(nil), base.NodePools...)
+	on.NodePools[0].TimeBasedFairness = TimeBasedFairness{Enabled: true, KValue: 1}
+	on.HistoricalUsage = map[string]map[string]float64{"default": {"a": 0.75, "b": 0.25}}
+	off := on
+	off.NodePools = append([]NodePool(nil), base.NodePools...)
+	for _, c := range []struct {
+		what string
+		s    *Snapshot
+		want map[string]float64
+	}{
+		{"S28 off", &off, map[string]float64{"a": 8, "b": 8}},
+		{"S28 on", &on, map[string]float64{"a": 4, "b": 12}},
+	} {
+		if d := cmp.Diff(c.want, shares(c.s), shareApprox); d != "" {
+			t.Errorf("%s: fair shares (-want +got):\n%s", c.what, d)
+		}
+	}
+}
