@@ -12,7 +12,8 @@ import (
 // OverviewPage is the Overview, the landing page after sign-in.
 type OverviewPage struct {
 	Page
-	Live OverviewLive
+	Live  OverviewLive
+	Usage UsageChartsPanel // allocation over time per node pool
 }
 
 // OverviewLive is the Overview's live region: every figure on the page, over what the caller
@@ -53,6 +54,7 @@ type ProjectCount struct {
 
 // ProjectBar is a project's deserved GPUs against what it has allocated, over all its pools.
 type ProjectBar struct {
+	ID             string // the project's id: its name links its page
 	Name           string
 	Deserved       int
 	Allocated      int
