@@ -39,7 +39,7 @@ type LedgerEvent struct {
 // with their Admitted, Preempted and Reclaimed events before to.
 func (s *Store) LedgerWorkloads(ctx context.Context, project uuid.UUID, from, to time.Time) (out []LedgerWorkload, more bool, err error) {
 	if !to.After(from) {
-		return nil, false, &Error{Kind: ErrInvalid, Field: "to", Message: "the period's end must be after its start"}
+		return nil, false, InvalidField("to", "the period's end (%s) must come after its start (%s)", to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
 	type row struct {
 		UID        string     `db:"uid"`

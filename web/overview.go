@@ -37,7 +37,9 @@ func (h *overview) overviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewView(views.OverviewPage{Page: h.page(c, "Overview", routenames.Home), Live: live}))
+	page := h.page(c, "Overview", routenames.Home)
+	page.Charts = true
+	return render(c, http.StatusOK, views.OverviewView(views.OverviewPage{Page: page, Live: live, Usage: overviewUsagePanel(c)}))
 }
 
 // overviewLive is the region the page polls: swapped whole (outerHTML), so the page around it
