@@ -20,12 +20,14 @@ import (
 // maxLedgerPeriod is the longest period a ledger covers (a year and a day: a leap year).
 const maxLedgerPeriod = 366 * 24 * time.Hour
 
-// ledgerSteps are the bucket widths a ledger reads the history in: the finest that keeps a
-// period within maxLedgerBuckets, so a ledger reads at most that many buckets per project of
-// its pools, whatever its period.
-var ledgerSteps = []time.Duration{10 * time.Minute, time.Hour, 4 * time.Hour, 24 * time.Hour}
+// ledgerSteps are the bucket widths a ledger reads the history in: whole hours and days, so
+// that it reads the history's hourly and daily roll-ups, and the coarsest needed to keep a
+// period within maxLedgerBuckets — the ledger also reads its pools' figures of every project,
+// which must stay within the store's deadline at 1,000 projects. Within a bucket, what a
+// project received beyond its entitlement at one moment makes up for a shortfall at another.
+var ledgerSteps = []time.Duration{time.Hour, 4 * time.Hour, 24 * time.Hour}
 
-const maxLedgerBuckets = 200
+const maxLedgerBuckets = 50
 
 func ledgerStep(period time.Duration) time.Duration {
 	for _, s := range ledgerSteps {
@@ -89,8 +91,13 @@ func ledgerTime(c echo.Context, name string, def time.Time) (time.Time, error) {
 // ledger is the project's fairness ledger over [from, to): the project's usage history, its
 // pools' (every project's allocation, for what the pool was full of) and its workloads' waits,
 // through fairness.Compute.
+//
+// The period is taken to whole hours (from down, to up; the history's roll-ups are by the
+// hour and the raw samples are kept only 48 hours), and to whole days from 50 hours on.
 func (h *usagePages) ledger(ctx context.Context, pr store.Project, from, to time.Time) (views.FairnessLedger, error) {
+	from, to = from.UTC().Truncate(time.Hour), to.UTC().Add(time.Hour-time.Nanosecond).Truncate(time.Hour)
 	step := ledgerStep(to.Sub(from))
+	from = from.Truncate(step)
 	own, _, err := h.history.UsageSeries(ctx, store.UsageQuery{From: from, To: to, Step: step, ProjectIDs: []uuid.UUID{pr.ID}})
 	if err != nil {
 		return views.FairnessLedger{}, err
@@ -104,7 +111,7 @@ func (h *usagePages) ledger(ctx context.Context, pr store.Project, from, to time
 			Pending: u.Pending, Deserved: u.Deserved, FairShare: u.FairShare})
 	}
 	more := false
-	if len(pools) > 0 {
+	if fairness.Compute(in).Total.Shortfall > 0 { // the causes of a shortfall, when there is one
 		everyone, capacity, err := h.history.UsageSeries(ctx, store.UsageQuery{From: from, To: to, Step: step, NodePools: slices.Sorted(maps.Keys(pools))})
 		if err != nil {
 			return views.FairnessLedger{}, err

@@ -17,9 +17,16 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// usageStep is each range's bucket width: at most 180 buckets a chart, whatever the range,
-// so that a chart's JSON stays small (tens of KB) and draws at once.
+// usageStep is each range's bucket width on a project's and a department's charts: at most
+// 180 buckets a chart, whatever the range, so that a chart's JSON stays small (about 9 KB)
+// and draws at once.
 var usageStep = map[string]time.Duration{"24h": 10 * time.Minute, "7d": time.Hour, "30d": 4 * time.Hour}
+
+// poolUsageStep is each range's bucket width on the Overview's charts, which read every
+// project of a pool: whole hours and days, so that the history is read from its hourly and
+// daily roll-ups (raw samples only for the hour not yet rolled up), and the read stays
+// within the store's deadline at 1,000 projects (docs/console.md "Charts").
+var poolUsageStep = map[string]time.Duration{"24h": time.Hour, "7d": 4 * time.Hour, "30d": 24 * time.Hour}
 
 var usageLength = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
@@ -35,8 +42,7 @@ type usagePeriod struct {
 	Step     time.Duration
 }
 
-func newUsagePeriod(r string, now time.Time) usagePeriod {
-	step := usageStep[r]
+func newUsagePeriod(r string, step time.Duration, now time.Time) usagePeriod {
 	to := now.UTC().Truncate(step).Add(step)
 	return usagePeriod{Range: r, From: to.Add(-usageLength[r]), To: to, Step: step}
 }

@@ -120,7 +120,7 @@ func (h *usagePages) poolsJSON(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	p := newUsagePeriod(r, h.now())
+	p := newUsagePeriod(r, poolUsageStep[r], h.now())
 	scope, err := h.org.projectListScope(c)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (h *usagePages) projectJSON(c echo.Context) error {
 	if _, err := h.org.readableProject(c)(ctx, id); err != nil {
 		return err
 	}
-	p := newUsagePeriod(r, h.now())
+	p := newUsagePeriod(r, usageStep[r], h.now())
 	points, capacity, err := h.history.UsageSeries(ctx, store.UsageQuery{From: p.From, To: p.To, Step: p.Step, ProjectIDs: []uuid.UUID{id}})
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func (h *usagePages) departmentJSON(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newUsagePeriod(r, h.now())
+	p := newUsagePeriod(r, usageStep[r], h.now())
 	var points []store.UsagePoint
 	var capacity []store.PoolCapacityPoint
 	if len(projects) > 0 {
@@ -262,7 +262,7 @@ func (h *usagePages) projectPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newUsagePeriod(r, h.now())
+	p := newUsagePeriod(r, usageStep[r], h.now())
 	ledger, err := h.ledger(ctx, pr, p.From, p.To)
 	if err != nil {
 		return err
