@@ -12,8 +12,7 @@ import (
 // OverviewPage is the Overview, the landing page after sign-in.
 type OverviewPage struct {
 	Page
-	Live  OverviewLive
-	Usage UsageChartsPanel // allocation over time per node pool
+	Live OverviewLive
 }
 
 // OverviewLive is the Overview's live region: every figure on the page, over what the caller
@@ -29,6 +28,10 @@ type OverviewLive struct {
 	Projects                      []ProjectBar
 	MoreProjects                  bool            // more projects than the page shows
 	WaitingReasons                []WaitingReason // the most common first
+	// Usage is the place of the charts of allocation over time per node pool: inside the live
+	// region, where it reads, but kept as it is when the region refreshes (hx-preserve), so
+	// the charts are drawn once.
+	Usage UsageChartsPanel
 }
 
 // WaitingCounts is how many workloads wait to run, and in which phase: pending, preempted and

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -41,8 +43,8 @@ func readDrawnChart(t *testing.T, ctx context.Context, id string) drawnChart {
 		return {
 			width: fig.querySelector('canvas').getBoundingClientRect().width,
 			at: u.data[0], drawn,
-			head: [...fig.querySelectorAll('table thead th')].map(th => th.textContent),
-			rows: [...fig.querySelectorAll('table tbody tr')].map(tr => [...tr.children].map(td => td.textContent)),
+			head: [...fig.querySelectorAll('table.chart-data thead th')].map(th => th.textContent),
+			rows: [...fig.querySelectorAll('table.chart-data tbody tr')].map(tr => [...tr.children].map(td => td.textContent)),
 		};
 	})()`))
 	if err != nil {
@@ -201,6 +203,10 @@ func TestBrowserUsageChartsShowTheirDataAndItsTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			screenshot(t, browser, "usage-"+p.name+"-"+w)
+			elementScreenshot(t, browser, "#usage-charts", "usage-"+p.name+"-charts-"+w)
+			if p.name == "overview" {
+				chartSurvivesRefresh(t, browser, where, want.Charts[0].ID)
+			}
 		}
 	}
 	if want := charts(pages[0].json); len(want.Charts[0].Series) != 10 || want.Charts[0].Series[8].Label != "others" {
@@ -209,5 +215,37 @@ func TestBrowserUsageChartsShowTheirDataAndItsTable(t *testing.T) {
 	summary, err := chromedp.Run(browser, chromedp.Text(`.ledger-summary`))
 	if err != nil || len(summary) < 40 {
 		t.Errorf("the project's page says no fairness ledger: %q (%v)", summary, err)
+	}
+}
+
+// chartSurvivesRefresh waits for the Overview's live region to refresh itself (every 5 s) and
+// checks that the chart drawn before is still on the page: the region is swapped whole, and
+// the charts' section is kept as it is.
+func chartSurvivesRefresh(t *testing.T, ctx context.Context, where, id string) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`window.liveSwaps = 0; document.body.addEventListener('htmx:afterSwap', () => window.liveSwaps++)`),
+		chromedp.Poll[chromedp.Void](`window.liveSwaps > 0`, chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("%s: the live region did not refresh: %v", where, err)
+	}
+	kept, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.contains(window.arbiterCharts[`+jsString(id)+`].plot.root)`))
+	if err != nil || !kept {
+		t.Errorf("%s: after the live region refreshed, chart %s is no longer on the page (%v)", where, id, err)
+	}
+}
+
+// elementScreenshot saves one element of the page as an artifact (evidence, not an assertion).
+func elementScreenshot(t *testing.T, ctx context.Context, sel, name string) {
+	t.Helper()
+	attemptCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(attemptCtx, chromedp.Screenshot(sel))
+	if err != nil {
+		t.Logf("screenshot %s not taken: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(artifactDir(t), name+".png"), png, 0o644); err != nil {
+		t.Error(err)
 	}
 }
