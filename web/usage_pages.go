@@ -140,7 +140,7 @@ func (h *usagePages) poolsJSON(c echo.Context) error {
 			return err
 		}
 	} else if _, capacity, err = h.history.UsageSeries(ctx, store.UsageQuery{From: p.From, To: p.To, Step: p.Step,
-		ProjectIDs: []uuid.UUID{uuid.Nil}}); err != nil { // the pools' capacity alone
+		ProjectIDs: []uuid.UUID{uuid.Nil}}); err != nil { // no project's figures: the pools' capacity alone
 		return err
 	}
 	names, depts := map[uuid.UUID]string{}, map[uuid.UUID]string{}
@@ -225,9 +225,13 @@ func (h *usagePages) departmentProjects(c echo.Context, id uuid.UUID) ([]store.P
 	if err != nil {
 		return nil, err
 	}
+	readable := make(map[uuid.UUID]bool, len(scope.IDs))
+	for _, p := range scope.IDs {
+		readable[p] = true
+	}
 	var out []store.ProjectRef
 	for _, ref := range refs {
-		if ref.DepartmentID == id && (scope.All || slices.Contains(scope.IDs, ref.ID)) {
+		if ref.DepartmentID == id && (scope.All || readable[ref.ID]) {
 			out = append(out, ref)
 		}
 	}

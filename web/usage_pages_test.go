@@ -207,3 +207,36 @@ func csvQuoted(s string) string {
 	}
 	return s
 }
+
+// TestOnlyPagesWithChartsLoadTheCharts: the Overview, a project's and a department's page load
+// uPlot and charts.js and name their charts' JSON; a page without charts loads neither, and
+// the Projects and Departments pages link each name to its page.
+func TestOnlyPagesWithChartsLoadTheCharts(t *testing.T) {
+	t.Parallel()
+	o := newUsageOrg(t)
+	for path, src := range map[string]string{
+		"/":                                  "/console/usage/pools?range=24h&amp;by=department",
+		"/projects/" + o.alpha:               "/console/usage/projects/" + o.alpha + "?range=24h",
+		"/departments/" + o.research:         "/console/usage/departments/" + o.research + "?range=24h",
+		"/projects/" + o.alpha + "?range=7d": "/console/usage/projects/" + o.alpha + "?range=7d",
+	} {
+		body := string(get(t, o.srv, path).body)
+		for _, want := range []string{`src="/static/uplot.iife.min.js"`, `src="/static/charts.js"`, `data-usage-src="` + src + `"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("GET %s has no %s", path, want)
+			}
+		}
+	}
+	for _, path := range []string{"/projects", "/departments", "/node-pools"} {
+		body := string(get(t, o.srv, path).body)
+		if strings.Contains(body, "uplot") || strings.Contains(body, "charts.js") {
+			t.Errorf("GET %s loads the charts' scripts; it has no chart", path)
+		}
+	}
+	if body := string(get(t, o.srv, "/projects").body); !strings.Contains(body, `href="/projects/`+o.alpha+`"`) {
+		t.Errorf("the Projects page does not link alpha's page")
+	}
+	if body := string(get(t, o.srv, "/departments").body); !strings.Contains(body, `href="/departments/`+o.research+`"`) {
+		t.Errorf("the Departments page does not link research's page")
+	}
+}

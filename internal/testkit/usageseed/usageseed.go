@@ -1,7 +1,8 @@
 // Package usageseed records a usage history for tests and benchmarks through the store's own
 // writer (store.RecordUsageSample), rolled up and pruned as the leader leaves it: samples every
 // RawInterval over the last RawHours, hourly samples before that, so that a 30-day chart reads
-// what it would read in production (raw rows for the last two days, hourly rows before).
+// what it would read in production (raw rows for the last two days and the hour not yet
+// rolled up, hourly and daily rows before).
 package usageseed
 
 import (
@@ -38,10 +39,13 @@ type Project struct {
 
 // Record writes the history and rolls it up; it answers how many samples it wrote.
 func Record(ctx context.Context, st *store.Store, s Spec) (int, error) {
-	end := s.End.UTC().Truncate(time.Hour)
-	rawFrom := end.Add(-time.Duration(s.RawHours) * time.Hour)
+	// Raw samples up to End itself, so that the hour not yet rolled up is read raw, as it is
+	// in production.
+	end := s.End.UTC()
+	hour := end.Truncate(time.Hour)
+	rawFrom := hour.Add(-time.Duration(s.RawHours) * time.Hour)
 	n := 0
-	for at := end.Add(-time.Duration(s.Days) * 24 * time.Hour); at.Before(end); {
+	for at := hour.Add(-time.Duration(s.Days) * 24 * time.Hour); at.Before(end); {
 		interval := time.Hour
 		if !at.Before(rawFrom) {
 			interval = s.RawInterval
