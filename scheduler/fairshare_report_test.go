@@ -83,3 +83,25 @@ func TestS11_FairShare_InTheCyclesReport(t *testing.T) {
 		t.Errorf("ready GPUs of the pool = %d, want 4", got)
 	}
 }
+
+// BenchmarkFairShares_1000ProjectsIn20Departments10Pools is what the report's fair shares
+// compute per cycle at that scale: per pool, the departments' shares, then each department's
+// projects' shares.
+func BenchmarkFairShares_1000ProjectsIn20Departments10Pools(b *testing.B) {
+	depts := make([]FairShareClaim, 20)
+	projects := make([]FairShareClaim, 50)
+	for i := range depts {
+		depts[i] = claim(int64(50+i), NoLimit, 2, float64(100+10*i))
+	}
+	for i := range projects {
+		projects[i] = claim(int64(1+i%4), NoLimit, int64(i%3), float64(i%9))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for range 10 {
+			for _, share := range FairShares(1000, depts) {
+				FairShares(share, projects)
+			}
+		}
+	}
+}

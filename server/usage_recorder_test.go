@@ -37,7 +37,7 @@ func TestUsageSampleOf_SplitsTheAllocationAndCountsEachProjectsEventsInItsPool(t
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	events := []store.PoolPreemptions{
 		{ProjectID: alpha.ID, NodePool: "a100", Preemptions: 2},
-		{ProjectID: alpha.ID, NodePool: "", Reclaims: 1},         // a workload that names no pool: alpha's first pool
+		{ProjectID: alpha.ID, NodePool: "", Reclaims: 1},          // a workload that names no pool: alpha's first pool
 		{ProjectID: uuid.New(), NodePool: "a100", Preemptions: 5}, // a project unknown to the plan
 	}
 	got := usageSampleOf(at, 30*time.Second, usagePlan(), map[string]store.ProjectRef{"alpha": alpha, "beta": beta}, events)
