@@ -125,7 +125,8 @@ func checkChart(t *testing.T, where string, want views.UsageChart, got drawnChar
 // 10 departments recorded (no cluster; hourly rows before the last 48 hours, as the leader
 // leaves them), the Overview's chart of the node pool (stacked by the top projects and the
 // others) and a project's charts draw the figures of their JSON, and each chart's table holds
-// the same figures, at 1280 and at 800 px, with nothing wider than the window. A project's
+// the same figures, at 1280 and at 800 px, with nothing wider than the window; so do a
+// department's charts (its 100 projects summed) over 7 days. A project's
 // page says its fairness ledger. The time each page's charts took to come and to draw is
 // logged (a figure, not an assertion).
 func TestBrowserUsageChartsShowTheirDataAndItsTable(t *testing.T) {
@@ -165,12 +166,13 @@ func TestBrowserUsageChartsShowTheirDataAndItsTable(t *testing.T) {
 		}
 		return c
 	}
-	project := projects[0].ID.String()
+	project, department := projects[0].ID.String(), projects[0].DepartmentID.String()
 	pages := []struct {
 		name, path, json string
 	}{
 		{"overview", "/?range=30d&by=project", "/console/usage/pools?range=30d&by=project"},
 		{"project", "/projects/" + project + "?range=30d", "/console/usage/projects/" + project + "?range=30d"},
+		{"department", "/departments/" + department + "?range=7d", "/console/usage/departments/" + department + "?range=7d"},
 	}
 
 	browser := newBrowser(t)
@@ -204,17 +206,19 @@ func TestBrowserUsageChartsShowTheirDataAndItsTable(t *testing.T) {
 			}
 			screenshot(t, browser, "usage-"+p.name+"-"+w)
 			elementScreenshot(t, browser, "#usage-charts", "usage-"+p.name+"-charts-"+w)
-			if p.name == "overview" {
+			switch p.name {
+			case "overview":
 				chartSurvivesRefresh(t, browser, where, want.Charts[0].ID)
+			case "project":
+				summary, err := chromedp.Run(browser, chromedp.Text(`.ledger-summary`))
+				if err != nil || len(summary) < 40 {
+					t.Errorf("%s: the page says no fairness ledger: %q (%v)", where, summary, err)
+				}
 			}
 		}
 	}
 	if want := charts(pages[0].json); len(want.Charts[0].Series) != 10 || want.Charts[0].Series[8].Label != "others" {
 		t.Errorf("the Overview's chart stacks %d series, want the top 8 projects, the others and the capacity", len(want.Charts[0].Series))
-	}
-	summary, err := chromedp.Run(browser, chromedp.Text(`.ledger-summary`))
-	if err != nil || len(summary) < 40 {
-		t.Errorf("the project's page says no fairness ledger: %q (%v)", summary, err)
 	}
 }
 
