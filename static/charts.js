@@ -19,6 +19,16 @@
 
   window.arbiterCharts = {};
 
+  // The time axis in UTC on a 24-hour clock, days as "26 Nov" (uPlot's stamp table: tick
+  // increment in seconds, then the label by default and where the year, month or day changes).
+  var timeStamps = [
+    [86400 * 365, "{YYYY}", null, null, null, null, null, null, 1],
+    [86400 * 28, "{MMM}", "\n{YYYY}", null, null, null, null, null, 1],
+    [86400, "{D} {MMM}", "\n{YYYY}", null, null, null, null, null, 1],
+    [3600, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1],
+    [60, "{HH}:{mm}", "\n{D} {MMM} {YYYY}", null, "\n{D} {MMM}", null, null, null, 1]
+  ];
+
   function colour(s, i) {
     if (named[s.key]) {
       return named[s.key];
@@ -96,7 +106,7 @@
       height: counts ? 140 : 260,
       series: series,
       scales: { x: { time: true }, y: { range: function (u, lo, hi) { return [0, Math.max(hi || 0, 1) * 1.05]; } } },
-      axes: [{}, { label: counts ? "events" : "GPUs", size: 50 }],
+      axes: [{ values: timeStamps }, { label: counts ? "events" : "GPUs", size: 50 }],
       legend: { live: true },
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); }
     };

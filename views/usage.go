@@ -110,6 +110,13 @@ type DepartmentUsagePage struct {
 	Usage    UsageChartsPanel
 }
 
+func projectsWord(n int) string {
+	if n == 1 {
+		return "project"
+	}
+	return "projects"
+}
+
 // ProjectLink names a project and links its page.
 type ProjectLink struct {
 	ID, Name string
