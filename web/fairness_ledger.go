@@ -106,7 +106,7 @@ func (h *usagePages) ledger(ctx context.Context, pr store.Project, from, to time
 	pools := map[string]bool{}
 	for _, u := range own {
 		pools[u.NodePool] = true
-		in.Samples = append(in.Samples, fairness.Sample{At: u.At, Span: time.Duration(u.RecordedSeconds * float64(time.Second)),
+		in.Samples = append(in.Samples, fairness.Sample{At: u.At, Span: time.Duration(u.RecordedSeconds * float64(time.Second)), Width: step,
 			NodePool: u.NodePool, NonPreemptible: u.NonPreemptible, Preemptible: u.Preemptible, Borrowed: u.Borrowed,
 			Pending: u.Pending, Deserved: u.Deserved, FairShare: u.FairShare})
 	}

@@ -22,6 +22,7 @@ import (
 type Sample struct {
 	At       time.Time
 	Span     time.Duration // recorded time the figures average over
+	Width    time.Duration // the bucket the figures were recorded in: [At, At+Width), Span of it recorded
 	NodePool string
 	// NonPreemptible, Preemptible and Borrowed add up to what was allocated.
 	NonPreemptible, Preemptible, Borrowed float64
@@ -146,7 +147,7 @@ func Compute(in Input) Ledger {
 	byPool := map[string]*PoolLedger{}
 	shortBy := map[string]map[Shortfall]float64{} // pool → cause and by → GPU-hours
 	for _, s := range in.Samples {
-		if s.Span <= 0 || !s.At.Before(in.To) || !s.At.Add(s.Span).After(in.From) {
+		if s.Span <= 0 || !s.At.Before(in.To) || !s.At.Add(max(s.Width, s.Span)).After(in.From) {
 			continue
 		}
 		pl := byPool[s.NodePool]
@@ -196,7 +197,8 @@ func Compute(in Input) Ledger {
 // attribute shares a sample's shortfall among the causes of the waits during it: each wait
 // weighs its GPUs times the time it overlapped the sample. Shares add up to 1.
 func attribute(s Sample, pool Pool, poolKnown bool, waits []Wait) map[Shortfall]float64 {
-	end := s.At.Add(s.Span)
+	// the waits anywhere in the bucket: which part of it was recorded is not known
+	end := s.At.Add(max(s.Width, s.Span))
 	weights := map[Shortfall]float64{}
 	total := 0.0
 	for _, w := range waits {

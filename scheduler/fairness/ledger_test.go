@@ -232,3 +232,17 @@ func TestPureDependencies(t *testing.T) {
 		t.Errorf("package fairness must not depend on %s (it reads what was recorded; web reads the store)", d)
 	}
 }
+
+func TestLedger_AWaitCountsAnywhereInItsBucketNotOnlyInItsFirstRecordedMinutes(t *testing.T) {
+	// an hour's bucket of which the history recorded the last 20 minutes, when a workload of
+	// 4 GPUs waited after beta reclaimed it: the shortfall is beta's, not unexplained
+	reclaimed := Workload{Name: "r", QueuedAt: at(-1), GPUs: 4, Gang: 1, Events: []Event{
+		{At: at(-1), Kind: "Admitted"}, {At: at(40.0 / 60), Kind: "Reclaimed", By: "beta"}}}
+	s := hour(0, Sample{Pending: 4, Deserved: 4, FairShare: 4})
+	s.Span, s.Width = 20*time.Minute, time.Hour
+	got := ledgerOf(t, Input{Samples: []Sample{s}, Pools: []Pool{pool(0, 8, 8, 0)}, Workloads: []Workload{reclaimed}})
+	want := []Shortfall{{Cause: ReclaimedBy, By: "beta", GPUHours: 4.0 / 3}}
+	if diff := cmp.Diff(want, got.Shortfalls, approx); diff != "" {
+		t.Errorf("shortfalls (-want +got):\n%s", diff)
+	}
+}
