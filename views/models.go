@@ -82,6 +82,8 @@ type Page struct {
 	// Leader is the replica that holds the leader election lease and Self this replica's
 	// name; both empty without leader election.
 	Leader, Self string
+	// Charts says the page draws charts: it loads uPlot and charts.js (other pages do not).
+	Charts bool
 }
 
 // NavItem is one entry of the left navigation: a page's route name (which is also Page.Nav on

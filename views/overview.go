@@ -28,6 +28,10 @@ type OverviewLive struct {
 	Projects                      []ProjectBar
 	MoreProjects                  bool            // more projects than the page shows
 	WaitingReasons                []WaitingReason // the most common first
+	// Usage is the place of the charts of allocation over time per node pool: inside the live
+	// region, where it reads, but kept as it is when the region refreshes (hx-preserve), so
+	// the charts are drawn once.
+	Usage UsageChartsPanel
 }
 
 // WaitingCounts is how many workloads wait to run, and in which phase: pending, preempted and
@@ -53,6 +57,7 @@ type ProjectCount struct {
 
 // ProjectBar is a project's deserved GPUs against what it has allocated, over all its pools.
 type ProjectBar struct {
+	ID             string // the project's id: its name links its page
 	Name           string
 	Deserved       int
 	Allocated      int

@@ -134,6 +134,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	_ = render(c, status, views.ErrorView(page))
 }
 
+// isAPI says the answer is JSON: the API's, and the console's JSON that its charts load
+// (/console/...).
 func isAPI(c echo.Context) bool {
-	return strings.HasPrefix(c.Request().URL.Path, "/api/")
+	return strings.HasPrefix(c.Request().URL.Path, "/api/") || strings.HasPrefix(c.Request().URL.Path, "/console/")
 }

@@ -37,7 +37,9 @@ func (h *overview) overviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewView(views.OverviewPage{Page: h.page(c, "Overview", routenames.Home), Live: live}))
+	page := h.page(c, "Overview", routenames.Home)
+	page.Charts = true
+	return render(c, http.StatusOK, views.OverviewView(views.OverviewPage{Page: page, Live: live}))
 }
 
 // overviewLive is the region the page polls: swapped whole (outerHTML), so the page around it
@@ -70,5 +72,7 @@ func (h *overview) live(c echo.Context) (views.OverviewLive, error) {
 			return views.OverviewLive{}, err
 		}
 	}
-	return overviewFigures(in), nil
+	live := overviewFigures(in)
+	live.Usage = overviewUsagePanel(c)
+	return live, nil
 }

@@ -36,7 +36,7 @@ func overviewFigures(in overviewInput) views.OverviewLive {
 	}
 	m.FreeGPUs = max(m.GPUs-m.AllocatedGPUs, 0)
 	for _, p := range in.Projects {
-		bar := views.ProjectBar{Name: p.Name, Allocated: p.Status.Allocated, Borrowed: p.Status.Borrowed,
+		bar := views.ProjectBar{ID: p.ID, Name: p.Name, Allocated: p.Status.Allocated, Borrowed: p.Status.Borrowed,
 			NonPreemptible: p.Status.AllocatedNonPreemptible}
 		for _, q := range p.Resources {
 			bar.Deserved += q.GPU.Deserved

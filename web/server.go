@@ -62,6 +62,9 @@ type Deps struct {
 	// (S14); nil: no cluster.
 	Standings PreemptibilityStandings
 
+	// Usage is the usage history the charts and the fairness ledger read; nil: none recorded.
+	Usage UsageHistory
+
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
 	Submitter   WorkloadSubmitter
@@ -186,6 +189,7 @@ func New(d Deps) *Server {
 		&workloadReads{service: service, pods: d.Pods, cycles: d.Cycles},
 		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
+		newUsagePages(d, org, s.layout),
 	} {
 		h.routes(r)
 	}

@@ -76,3 +76,13 @@ const (
 	SubmitFields = "submit.fields"  // the form's fields again, with the new type's defaults
 	SubmitDryRun = "submit.dry-run" // the dry-run panel for the form as it is
 )
+
+// Usage over time: a project's and a department's page, and the JSON their charts and the
+// Overview's load (query range=24h|7d|30d; format=csv for the table as a file).
+const (
+	Project         = "projects.show"    // param id
+	Department      = "departments.show" // param id
+	UsagePools      = "usage.pools"
+	UsageProject    = "usage.project"    // param id
+	UsageDepartment = "usage.department" // param id
+)

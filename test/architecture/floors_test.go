@@ -25,7 +25,7 @@ var floors = [][]string{
 	{"internal/apiversion", "internal/english", "internal/listquery", "internal/prefetch", "internal/routenames",
 		"internal/metrics/exposition", "static", "migrations"},
 	// 1, the decision core: pure (its own purity test says what else it may not import)
-	{"scheduler", "scheduler/lifecycle"},
+	{"scheduler", "scheduler/lifecycle", "scheduler/fairness"},
 	// 2, the domain: workload kinds and the Kubernetes objects they are made of
 	{"workload/objects", "workload/native"},
 	// 3, the edges: PostgreSQL, identities, pages' markup, metrics, the cluster
