@@ -89,6 +89,10 @@ type NodePool struct {
 	CreatedBy  string         `json:"createdBy"`
 	UpdatedAt  time.Time      `json:"updatedAt"`
 	UpdatedBy  string         `json:"updatedBy"`
+	// NetworkTopologyID and NetworkTopologyName are Run:ai's: the pool's topology (S29), null
+	// when it has none.
+	NetworkTopologyID   *string `json:"networkTopologyId"`
+	NetworkTopologyName *string `json:"networkTopologyName"`
 }
 
 // NodePoolAnswer is a node pool as the API answers it: Arbiter's fields, and Run:ai's

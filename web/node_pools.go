@@ -40,13 +40,16 @@ type nodePoolRequest struct {
 	LabelKey   optional[string] `json:"labelKey"`
 	LabelValue optional[string] `json:"labelValue"`
 	Placement  optional[string] `json:"placement"`
+	// NetworkTopologyID is Run:ai's: the pool's network topology (S29); null: none.
+	NetworkTopologyID optional[string] `json:"networkTopologyId"`
 }
 
-var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement"}
+var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement", "networkTopologyId"}
 
 func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
+	topology, err := storeOptionalID("networkTopologyId", r.NetworkTopologyID)
 	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
-		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
+		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement), NetworkTopology: topology}, err
 }
 
 // listNodePools answers the pools under Run:ai's key, nodepools, and under Arbiter's,
