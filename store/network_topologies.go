@@ -19,7 +19,7 @@ import (
 // are read by the scheduler, not stored here.
 
 // MaxNetworkTopologies bounds the topologies an installation keeps: a cluster has a handful
-// (one per kind of hardware); past it a create is refused with a conflict that says so.
+// (one per kind of hardware); past it a create is refused, saying so.
 const MaxNetworkTopologies = 100
 
 // MaxTopologyLevels bounds a topology's levels, as Kueue's Topology does.
@@ -100,11 +100,17 @@ func (s *Store) CreateNetworkTopology(ctx context.Context, name string, levels [
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM network_topologies`).Scan(&n); err != nil {
 			return err
 		}
+		// Run:ai's create answers 400 for every refusal (its document lists no 409), so a
+		// name taken and the bound reached are invalid values of name here.
 		if n >= MaxNetworkTopologies {
-			return ConflictField("name", "this installation already has %d network topologies, the most it keeps; delete one you no longer need first", MaxNetworkTopologies)
+			return InvalidField("name", "this installation already has %d network topologies, the most it keeps; delete one you no longer need first", MaxNetworkTopologies)
 		}
-		if err := nameFree(ctx, tx, "network_topologies", "network topology", name, id); err != nil {
+		var taken bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM network_topologies WHERE name = $1)`, name).Scan(&taken); err != nil {
 			return err
+		}
+		if taken {
+			return InvalidField("name", "a network topology named %s already exists; choose another name", name)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO network_topologies (id, name, levels, created_by) VALUES ($1, $2, $3, $4)`,
 			id, name, levels, by.Subject); err != nil {

@@ -85,7 +85,7 @@ func TestNetworkTopologyRefusesBadInputNamingTheFieldAndWritesNothing(t *testing
 		{"Racks", rackLevels, "name", store.ErrInvalid},
 		{"1racks", rackLevels, "name", store.ErrInvalid},
 		{strings.Repeat("r", 64), rackLevels, "name", store.ErrInvalid},
-		{"taken", rackLevels, "name", store.ErrConflict},
+		{"taken", rackLevels, "name", store.ErrInvalid},
 		{"racks", nil, "levels", store.ErrInvalid},
 		{"racks", tooMany, "levels", store.ErrInvalid},
 		{"racks", []string{"rack", "rack"}, "levels", store.ErrInvalid},
@@ -140,7 +140,7 @@ func TestParallelTopologyCreatesStopAtTheBound(t *testing.T) {
 		switch {
 		case err == nil:
 			created++
-		case !errors.Is(err, store.ErrConflict):
+		case !errors.Is(err, store.ErrInvalid) || store.FieldOf(err) != "name":
 			t.Fatalf("unexpected refusal: %v", err)
 		}
 	}

@@ -17,4 +17,12 @@ type NetworkTopology struct {
 	Phase     string    `json:"phase"`
 	Source    string    `json:"source"`
 	NodePools []string  `json:"nodePools"`
+	// Status is required by Run:ai's schema, which does not describe it: Arbiter answers the
+	// phase in it.
+	Status NetworkTopologyStatus `json:"status"`
+}
+
+// NetworkTopologyStatus is a topology's status: its phase.
+type NetworkTopologyStatus struct {
+	Phase string `json:"phase"`
 }

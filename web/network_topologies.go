@@ -69,7 +69,8 @@ func (h *networkTopologies) answer(t store.NetworkTopology) views.NetworkTopolog
 		pools = []string{}
 	}
 	return views.NetworkTopology{ID: t.ID.String(), Name: t.Name, ClusterID: h.org.cluster, Levels: t.Levels, TenantID: runAITenantID,
-		CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy, Phase: "Ready", Source: store.NetworkTopologySource, NodePools: pools}
+		CreatedAt: t.CreatedAt.UTC(), CreatedBy: t.CreatedBy, Phase: "Ready", Source: store.NetworkTopologySource, NodePools: pools,
+		Status: views.NetworkTopologyStatus{Phase: "Ready"}}
 }
 
 func (h *networkTopologies) list(c echo.Context) error {

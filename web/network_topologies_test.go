@@ -25,7 +25,7 @@ func TestNetworkTopologyIsCreatedReferredToByAPoolAndProtectedWhileItIs(t *testi
 	created := sendAs[views.NetworkTopology](t, srv, "POST", "/api/v1/network-topologies", racksBody, 201)
 	want := views.NetworkTopology{ID: created.ID, Name: "racks", ClusterID: store.DefaultClusterID.String(),
 		Levels: []string{"topology.arbiter.dev/block", "topology.arbiter.dev/rack", "kubernetes.io/hostname"}, TenantID: 1,
-		Phase: "Ready", Source: "Arbiter", NodePools: []string{}}
+		Phase: "Ready", Source: "Arbiter", NodePools: []string{}, Status: views.NetworkTopologyStatus{Phase: "Ready"}}
 	ignoreStamps := cmpopts.IgnoreFields(views.NetworkTopology{}, "CreatedAt", "CreatedBy")
 	if d := cmp.Diff(want, created, ignoreStamps); d != "" {
 		t.Errorf("created (-want +got):\n%s", d)
@@ -82,8 +82,8 @@ func TestNetworkTopologiesListAndCountFilter(t *testing.T) {
 	}
 }
 
-// TestNetworkTopologyBadInputIsA400NamingTheField: each bad body is refused with 400 (409 for
-// a name taken) and a sentence naming the field, and nothing is created.
+// TestNetworkTopologyBadInputIsA400NamingTheField: each bad body is refused with 400 (a name
+// taken too, as Run:ai's create answers) and a sentence naming the field, and nothing is created.
 func TestNetworkTopologyBadInputIsA400NamingTheField(t *testing.T) {
 	t.Parallel()
 	srv, _ := newAPI(t)
@@ -97,7 +97,7 @@ func TestNetworkTopologyBadInputIsA400NamingTheField(t *testing.T) {
 		{"/api/v1/network-topologies", "POST", `{"levels":["rack"]}`, 400, "name"},
 		{"/api/v1/network-topologies", "POST", `{"name":null,"levels":["rack"]}`, 400, "name"},
 		{"/api/v1/network-topologies", "POST", `{"name":"Racks","levels":["rack"]}`, 400, "name"},
-		{"/api/v1/network-topologies", "POST", `{"name":"taken","levels":["rack"]}`, 409, "taken"},
+		{"/api/v1/network-topologies", "POST", `{"name":"taken","levels":["rack"]}`, 400, "taken"},
 		{"/api/v1/network-topologies", "POST", `{"name":"racks"}`, 400, "levels"},
 		{"/api/v1/network-topologies", "POST", `{"name":"racks","levels":[]}`, 400, "levels"},
 		{"/api/v1/network-topologies", "POST", `{"name":"racks","levels":"rack"}`, 400, "levels"},
