@@ -247,7 +247,7 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 		f.reason = NoMatchingNodes // the project may use no node pool at all
 	}
 	*c.failOf(ws) = f
-	if allowEvict && f.reason == InsufficientCapacity {
+	if allowEvict && (f.reason == InsufficientCapacity || f.reason == TopologyUnsatisfiable) {
 		c.claimPools(wi, unit)
 	}
 	return false, false
@@ -269,6 +269,9 @@ func (c *cycle) placeIn(wi int32, unit []int32, pool int32, f *failure) bool {
 	if free := c.pools[pool].freeGPUs; gpus > free {
 		f.note(failure{reason: InsufficientCapacity, pool: pool, amount: gpus, bound: free})
 		return false
+	}
+	if asksTopology(c.wls[wi].w) {
+		return c.placeTopology(wi, unit, pool, gpus, f) // S29
 	}
 	mark := c.st.mark()
 	for _, k := range unit {

@@ -195,7 +195,8 @@ type wlB struct {
 	count int
 	req   Resources
 	nodes []string
-	pod   Pod // template for every pod
+	pod   Pod      // template for every pod
+	sets  []string // the pod set of each pod, in order (S29); empty for none
 }
 
 // wl makes a one-pod, one-GPU "Standard training" workload queued at minute 0.
@@ -277,6 +278,9 @@ func (b *wlB) build() Workload {
 		p.UID = "uid-" + p.Name
 		p.Namespace = w.Namespace
 		p.Requests = b.req
+		if i < len(b.sets) {
+			p.PodSet = b.sets[i]
+		}
 		if i < len(b.nodes) {
 			p.NodeName = b.nodes[i]
 		} else {
@@ -319,7 +323,7 @@ func resume(name, project string, gpus int64) Resume {
 }
 
 // checkPlan compares whole plans. Sections the expectation leaves nil (Running, Projects,
-// Departments, Warnings, NodePools, Reservations) are not compared; pending workloads' priority, preemptibility,
+// Departments, Warnings, NodePools, Reservations, Topology) are not compared; pending workloads' priority, preemptibility,
 // requested GPUs and message are compared only where the expectation gives a message.
 func checkPlan(t *testing.T, got, want Plan) {
 	t.Helper()
@@ -340,6 +344,9 @@ func checkPlan(t *testing.T, got, want Plan) {
 	}
 	if want.Reservations == nil {
 		got.Reservations = nil
+	}
+	if want.Topology == nil {
+		got.Topology = nil
 	}
 	opts := []cmp.Option{cmpopts.EquateEmpty()}
 	detailed := false

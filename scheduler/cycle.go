@@ -32,6 +32,7 @@ func (s *Snapshot) plan(report bool) Plan {
 	c.admit() // phase 4
 	c.reservationsOut()
 	if report {
+		c.topologyOut()
 		c.report() // phase 5 (it writes the binds out beside the running report)
 	} else {
 		c.bindsOut()
@@ -226,6 +227,10 @@ type cycle struct {
 	claimBuf              []int32
 	// scratch is the memory the large arrays above are kept in from cycle to cycle
 	scratch *scratch
+	// topoWls are the workloads that ask for a topology (S29), domainSets the pools' domains
+	// of each level asked for, made on first use (topology_place.go)
+	topoWls    []int32
+	domainSets map[domainKey]*domainSet
 }
 
 // failure is what blocked a workload's last attempt, with the numbers its message needs.
@@ -243,6 +248,8 @@ type failure struct {
 	// delay says that evictions were held back (S27) and until when (Unix nanoseconds)
 	delay delayKind
 	until int64
+	// topo is what a failed required topology placement says (TopologyUnsatisfiable, S29)
+	topo *topoMiss
 }
 
 // delayKind is what held back evictions for a waiting workload (S27).
@@ -266,6 +273,8 @@ func reasonStage(r Reason) int8 {
 		return 3
 	case InsufficientCapacity:
 		return 4
+	case TopologyUnsatisfiable:
+		return 5 // the pool has the GPUs, not inside one domain
 	}
 	return 0
 }

@@ -46,6 +46,10 @@ type Prediction struct {
 	// Start is when it would start: now unless it waits, else as EstimateStarts foresees it
 	// (ForeseeStart); zero when not estimated.
 	Start Estimate
+	// Topology is the domain it (or each of its pod sets) would land in when it asks for a
+	// topology (S29), bound or set aside behind its victims; TopologyUnsatisfiable's message
+	// names the level and the emptiest domain when it would wait.
+	Topology []TopologyPlacement
 }
 
 // Foresee runs one cycle (Plan) over the snapshot with w added, as a newly submitted workload,
@@ -110,6 +114,13 @@ func predictionOf(s *Snapshot, w *Workload, plan *Plan) Prediction {
 	default:
 		p.Outcome = Wait
 		clear(nodes)
+	}
+	if p.Outcome != Wait {
+		for _, tp := range plan.Topology {
+			if tp.Workload == w.UID {
+				p.Topology = append(p.Topology, tp)
+			}
+		}
 	}
 	p.Nodes = slices.Sorted(maps.Keys(nodes))
 	if len(p.Nodes) > 0 {

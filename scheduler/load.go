@@ -306,6 +306,12 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			}
 			c.wls[wi].pods = int32(len(c.pods)) - c.wls[wi].firstPod
 		}
+		if asksTopology(w) || len(w.TopologyProblems) > 0 {
+			c.topologyWarnings(w)
+			for x := wi; x < int32(len(c.wls)); x++ {
+				c.topoWls = append(c.topoWls, x) // both parts of a semi-preemptible one (S26)
+			}
+		}
 		for len(gangs) < len(c.wls) {
 			gangs = append(gangs, in[i].gang)
 		}

@@ -178,4 +178,7 @@ type Plan struct {
 	Projects     []QueueStatus     // by project, then node pool
 	Departments  []QueueStatus     // by department, then node pool
 	NodePools    []NodePoolStatus  // every node pool, by name
+	// Topology says where each workload that asks for a topology is placed once the plan is
+	// carried out (S29), by workload UID then pod set; empty without a report.
+	Topology []TopologyPlacement
 }

@@ -371,6 +371,8 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 		}
 		return "Not enough free capacity in pool " + pool + " for " + gpus(f.amount) + " (" +
 			strconv.FormatInt(max(f.bound, 0), 10) + " free, or not on nodes that fit its pods); it starts when other work finishes."
+	case TopologyUnsatisfiable:
+		return topologySentence(f.topo, pool)
 	case NoMatchingNodes:
 		if pool == "" {
 			return "The project may use no node pool; ask an administrator to give it one."

@@ -163,6 +163,9 @@ type NodePool struct {
 	LabelKey   string
 	LabelValue string
 	Placement  Placement // empty means Binpack
+	// Topology names the topology (Snapshot.Topologies) of the pool's nodes, as Run:ai's node
+	// pools reference a network topology; empty means none (S29).
+	Topology string
 }
 
 // Taint is a node taint. Effects NoSchedule and NoExecute keep pods without a matching toleration away.
@@ -279,6 +282,9 @@ type Pod struct {
 	// GangGroup is the group a pod belongs to when each group of its workload is a gang of its
 	// own (GangSpec.GroupSize: a LeaderWorkerSet's group index); read only then.
 	GangGroup string
+	// PodSet is the template the pod was made from (a JobSet's replicated job, a Kubeflow
+	// job's role), matched against Workload.PodSetTopologies (S29); empty when none.
+	PodSet string
 }
 
 // PodRef names a pod.
@@ -320,6 +326,13 @@ type Workload struct {
 	// up once by whoever builds the workload rather than in every cycle. Whoever changes
 	// Labels or the first pod's labels afterwards must prepare them again, or clear this.
 	Lookups *LabelLookups
+	// Topology, when set, asks that all the gang's pods go into one domain (S29).
+	// PodSetTopologies ask it of each pod set instead; Topology wins when both are set.
+	Topology         *TopologyRequest
+	PodSetTopologies []PodSetTopology
+	// TopologyProblems are annotation values that could not be read as a topology request,
+	// each a sentence; each becomes an InvalidTopology warning and asks for nothing.
+	TopologyProblems []string
 }
 
 // Snapshot is everything one scheduling cycle decides from. The scheduler never modifies it.
@@ -335,4 +348,6 @@ type Snapshot struct {
 	Workloads     []Workload
 	// Reservations are those of earlier plans still in force (reserve.go, S19).
 	Reservations []Reservation
+	// Topologies are the cluster's topologies, by name (S29).
+	Topologies []Topology
 }

@@ -37,6 +37,8 @@ type podEntry struct {
 	// minMembers is the pod's arbiter.dev/min-members annotation: the gang of a workload whose
 	// top owner is of a kind Arbiter does not watch (S5's fallback).
 	minMembers string
+	// topology is the pod's topology request (S29), read from its annotations (its template's)
+	topology podTopology
 	// workload is the top owner's UID the pod is grouped under (S4), or "" for pods that are
 	// not Arbiter's, no longer active, or awaiting an owner.
 	workload types.UID
@@ -88,6 +90,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		phase:      p.Status.Phase,
 		containers: make([]Container, 0, len(p.Spec.Containers)),
 		minMembers: p.Annotations[scheduler.AnnotationMinMembers],
+		topology:   readTopology(p.Annotations, "the pod template's"),
 	}
 	for _, ct := range p.Spec.Containers {
 		e.containers = append(e.containers, Container{Name: ct.Name, Image: ct.Image})
@@ -144,7 +147,7 @@ func needsCycle(old, e *podEntry) bool {
 	return old.ours != e.ours || old.active != e.active || old.pod.NodeName != e.pod.NodeName ||
 		old.pod.Terminating != e.pod.Terminating || old.pod.PriorityClassName != e.pod.PriorityClassName ||
 		!maps.Equal(old.pod.Labels, e.pod.Labels) || controllerUID(old.controller) != controllerUID(e.controller) ||
-		old.minMembers != e.minMembers
+		old.minMembers != e.minMembers || old.pod.PodSet != e.pod.PodSet || !old.topology.equal(e.topology)
 }
 
 // holds reports whether a pod of another scheduler holds capacity on a node (S3).

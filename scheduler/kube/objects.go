@@ -273,7 +273,7 @@ func schedulingPod(p *corev1.Pod) scheduler.Pod {
 		UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Labels: p.Labels,
 		PriorityClassName: p.Spec.PriorityClassName, Requests: podRequests(&p.Spec),
 		NodeSelector: p.Spec.NodeSelector, NodeName: p.Spec.NodeName,
-		Terminating: p.DeletionTimestamp != nil, GangGroup: p.Labels[labelLWSGroupIndex],
+		Terminating: p.DeletionTimestamp != nil, GangGroup: p.Labels[labelLWSGroupIndex], PodSet: podSetOf(p.Labels),
 	}
 	sp.RequiredAffinity = requiredAffinity(&p.Spec)
 	for _, t := range p.Spec.Tolerations {

@@ -42,7 +42,9 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	default:
 		m.GroupedBy = "Grouped by owner " + top.Kind + "/" + top.Name + "."
 	}
+	topologies := make([]podTopology, 0, len(pods))
 	for _, e := range pods {
+		topologies = append(topologies, e.topology)
 		if bare && w.QueuedAt.After(e.created) {
 			w.QueuedAt = e.created
 		}
@@ -60,6 +62,11 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, Created: e.created,
 			Started: e.started, Phase: string(e.phase), Containers: e.containers})
 	}
+	owner := top.Annotations
+	if bare {
+		owner = nil // a bare pod's annotations are its own, read as its template's
+	}
+	applyTopology(&w, owner, topologies)
 	return &builtWorkload{w: w, meta: m}
 }
 
@@ -132,6 +139,7 @@ func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.T
 		Labels: o.Labels, Annotations: o.Annotations, Gang: c.gangOf(o), Phase: phase,
 		QueuedAt: queuedAt(o, created), Type: workloadType(o, x.typeByKind, x.typeBySlug), Deadline: o.Deadline,
 	}
+	var topologies []podTopology
 	for _, r := range c.rolesOf(o) {
 		if w.Project == "" {
 			w.Project = projectOf(o.Labels, r.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects)
@@ -142,8 +150,13 @@ func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.T
 		if r.Name != "" {
 			role = strings.ToLower(r.Name) + "-"
 		}
+		topology := readTopology(template.Annotations, "the pod template's")
 		for i := range r.Count {
+			topologies = append(topologies, topology)
 			p := schedulingPod(&template)
+			if p.PodSet == "" {
+				p.PodSet = strings.ToLower(r.Name) // its controller labels the pods it makes with it
+			}
 			p.Name = o.Name + "-" + role + strconv.Itoa(int(i))
 			p.UID = string(o.UID) + "-" + role + strconv.Itoa(int(i))
 			w.Pods = append(w.Pods, p)
@@ -152,6 +165,7 @@ func (c *Cache) templateWorkload(o *owner, phase scheduler.Phase, created time.T
 	if w.Project == "" {
 		w.Project = projectOf(o.Labels, nil, o.Namespace, x.settings.NamespaceProject, x.projects)
 	}
+	applyTopology(&w, o.Annotations, topologies)
 	return w
 }
 

@@ -1,0 +1,35 @@
+package scheduler
+
+// Topology is how a cluster's nodes are grouped by the network between them (S29): an ordered
+// list of node label keys, widest first (for example block, rack, kubernetes.io/hostname), as
+// Kueue's and KAI's Topology objects and Run:ai's network topologies describe it. A domain of a
+// level is the set of nodes that share that label's value (and the values of every wider level).
+type Topology struct {
+	Name   string
+	Levels []string // node label keys, widest first
+}
+
+// TopologyRequest is a workload's (or a pod set's) ask to be placed inside one domain of a
+// level (S29), read from Kueue's or KAI's annotations.
+type TopologyRequest struct {
+	// Topology names one of Snapshot.Topologies (KAI's kai.scheduler/topology); empty means the
+	// node pool's topology, else the first topology that lists Level.
+	Topology string
+	// Level is a node label key. A key no topology lists still works: its domains are the sets
+	// of nodes sharing its value.
+	Level string
+	// Required: the pods go into one domain of Level or wait (TopologyUnsatisfiable).
+	// Otherwise preferred: the narrowest level that fits, widening level by level, then any
+	// nodes of the pool.
+	Required bool
+	// Source says where it was read, for sentences ("the workload's annotation
+	// kueue.x-k8s.io/podset-required-topology").
+	Source string
+}
+
+// PodSetTopology is the request of one pod set (a JobSet's replicated job, a Kubeflow job's
+// role): the pods whose Pod.PodSet is PodSet go into one domain of their own.
+type PodSetTopology struct {
+	PodSet  string
+	Request TopologyRequest
+}
