@@ -26,3 +26,41 @@ type NetworkTopology struct {
 type NetworkTopologyStatus struct {
 	Phase string `json:"phase"`
 }
+
+// TopologyChoice is one of Arbiter's own topologies as a node pool's select offers it.
+type TopologyChoice struct {
+	ID, Name string
+}
+
+// TopologiesSection is the Node pools page's part on topologies (S29): Arbiter's own, which
+// admins create and delete here, and the cluster's (Kueue's and KAI's Topology objects, as the
+// scheduler's last cycle read them), which only say what the cluster has.
+type TopologiesSection struct {
+	Own     []NetworkTopology
+	Cluster []ClusterTopology
+	// Connected: a cluster is connected and the scheduler has cycled, so Cluster is known.
+	Connected bool
+	CanEdit   bool
+	CSRFToken string
+	Form      TopologyForm
+}
+
+// ClusterTopology is a topology the cluster describes that none of Arbiter's own hides.
+type ClusterTopology struct {
+	Name   string
+	Levels []string
+}
+
+// TopologyForm is the form that creates a topology; Levels are one label key a line.
+type TopologyForm struct {
+	Name, Levels string
+	Error        FieldError
+}
+
+// deref is the string p points to, "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -219,19 +219,25 @@ type NodePoolsPage struct {
 	CSVHref string
 	CanEdit bool
 	Form    NodePoolForm
+	// TopologyChoices are Arbiter's own topologies a pool may be given; Topologies the
+	// page's part on them.
+	TopologyChoices []TopologyChoice
+	Topologies      TopologiesSection
 }
 
 // NodePoolForm is the form that creates a node pool.
 type NodePoolForm struct {
 	Name, LabelKey, LabelValue, Placement string
+	NetworkTopologyID                     string
 	Error                                 FieldError
 }
 
 // NodePoolRow is one editable row; it is also the htmx fragment after an inline edit.
 type NodePoolRow struct {
-	Pool      NodePool
-	CanEdit   bool
-	CSRFToken string
+	Pool            NodePool
+	TopologyChoices []TopologyChoice
+	CanEdit         bool
+	CSRFToken       string
 	Saved     string // the field just saved
 	Error     FieldError
 }

@@ -31,6 +31,8 @@ func (h *nodePools) routes(r router) {
 	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
 	r.page(http.MethodPost, "/node-pools/:id", routenames.NodePoolSave, h.saveNodePoolRow)
 	r.page(http.MethodPost, "/node-pools/:id/delete", routenames.NodePoolDelete, h.deleteNodePoolRow)
+	r.page(http.MethodPost, "/network-topologies", routenames.NetworkTopologyCreate, h.createTopologyForm)
+	r.page(http.MethodPost, "/network-topologies/:id/delete", routenames.NetworkTopologyDelete, h.deleteTopologyForm)
 }
 
 type nodePoolRequest struct {
@@ -95,7 +97,7 @@ func (h *nodePools) nodePoolsPage(c echo.Context) error {
 	return h.renderNodePoolsPage(c, http.StatusOK, views.NodePoolForm{LabelKey: store.NodePoolLabelKey, Placement: store.Binpack})
 }
 
-func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm) error {
+func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm, topologyForm ...views.TopologyForm) error {
 	q, err := pageQuery(c, store.NodePoolSpec)
 	if err != nil {
 		return err
@@ -109,19 +111,26 @@ func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.N
 		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
 		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
 	}
+	if m.Topologies, m.TopologyChoices, err = h.topologies(c, topologyForm...); err != nil {
+		return err
+	}
 	return render(c, status, views.NodePoolsView(m))
 }
 
 func (h *nodePools) createNodePoolForm(c echo.Context) error {
 	target(c, "create", "node-pool", "")
-	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
+	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement"),
+		NetworkTopologyID: c.FormValue("networkTopologyId")}
 	err := requireAdmin(c, "create a node pool")
 	if err == nil {
 		u := store.NodePoolUpdate{Name: formString(form.Name), LabelKey: formString(form.LabelKey), Placement: formString(form.Placement)}
 		if form.LabelValue != "" {
 			u.LabelValue = formString(form.LabelValue)
 		}
-		_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+		u.NetworkTopology, err = formTopology(form.NetworkTopologyID)
+		if err == nil {
+			_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+		}
 	}
 	if err != nil {
 		status, _ := statusOf(err)
@@ -143,14 +152,23 @@ func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 		if _, ok := c.Request().PostForm["name"]; ok {
 			u.Name, u.LabelKey, u.LabelValue = formString(c.FormValue("name")), formString(c.FormValue("labelKey")), formString(c.FormValue("labelValue"))
 		}
-		_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
+		if _, ok := c.Request().PostForm["networkTopologyId"]; ok {
+			u.NetworkTopology, saveErr = formTopology(c.FormValue("networkTopologyId"))
+		}
+		if saveErr == nil {
+			_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
+		}
 	}
 	return rowResult(c, routenames.NodePools, saveErr, func(status int) error {
 		p, err := h.org.store.NodePool(ctx, id)
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
+		_, choices, err := h.topologies(c)
+		if err != nil {
+			return err
+		}
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), TopologyChoices: choices, CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
 			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
@@ -168,7 +186,11 @@ func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 	}
 	return deleteRow(c, routenames.NodePools, delErr, func(refused views.FieldError) (templ.Component, error) {
 		p, err := h.org.store.NodePool(ctx, id)
-		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		if err != nil {
+			return nil, err
+		}
+		_, choices, err := h.topologies(c)
+		row := views.NodePoolRow{Pool: h.org.nodePoolView(p), TopologyChoices: choices, CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
 		return views.NodePoolRowView(row), err
 	})
 }
@@ -182,9 +204,13 @@ func (h *nodePools) nodePoolsCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
+	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "networkTopologyName", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
 	for _, p := range mapSlice(pools, h.org.nodePoolView) {
-		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
+		topology := ""
+		if p.NetworkTopologyName != nil {
+			topology = *p.NetworkTopologyName
+		}
+		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, topology, strconv.Itoa(p.Status.Nodes),
 			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
 	}
 	return writeCSV(c, "node-pools.csv", rows)
