@@ -238,8 +238,8 @@ type NodePoolRow struct {
 	TopologyChoices []TopologyChoice
 	CanEdit         bool
 	CSRFToken       string
-	Saved     string // the field just saved
-	Error     FieldError
+	Saved           string // the field just saved
+	Error           FieldError
 }
 
 // DepartmentsPage is the Departments page.
