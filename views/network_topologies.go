@@ -64,3 +64,15 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// TopologyLanding is where a workload that asks for a topology landed (S29), from the
+// scheduler's last cycle: the domain of the narrowest level that holds all its pods (or its pod
+// set's).
+type TopologyLanding struct {
+	PodSet   string // empty for the whole workload
+	Required bool
+	Topology string // empty when no topology defines the level
+	Level    string // the label key; empty when it spread wider than the levels it prefers
+	Domain   string // the levels' values, widest first, "/"-joined
+	Sentence string
+}

@@ -109,7 +109,7 @@ func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.N
 	m := views.NodePoolsPage{
 		Page: h.page(c, "Node pools", "node-pools"), Pools: mapSlice(pools, h.org.nodePoolView), Search: q.Search,
 		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
-		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
+		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement and topology", "placement"}}),
 	}
 	if m.Topologies, m.TopologyChoices, err = h.topologies(c, topologyForm...); err != nil {
 		return err

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 // block (devcluster's labels), is given a network topology; a Job that requires one rack in
 // KAI's spelling runs. On the Nodes page, grouped by rack with the page's own select, at 1280
 // and at 800 px: two racks, each with its two nodes, named with their block, each saying its
-// free GPUs (2 where the Job landed, 8 in the other), nothing cut off, no sideways scroll.
+// free GPUs (2 where the Job landed, 8 in the other), nothing cut off, no sideways scroll; the
+// Node pools page shows the pool's topology and the topology its levels and pool; the Job's
+// page says the rack it landed in.
 func TestBrowserNodesGroupedByRack(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 4, 4)
@@ -29,7 +32,7 @@ func TestBrowserNodesGroupedByRack(t *testing.T) {
 		t.Fatal(err)
 	}
 	team := e.project("team", 16, store.PolicyUpdate{})
-	e.job(jobSpec{name: "one-rack", namespace: team, pods: 3, gpus: 2, labels: labels("high", "non-preemptible"),
+	job := e.job(jobSpec{name: "one-rack", namespace: team, pods: 3, gpus: 2, labels: labels("high", "non-preemptible"),
 		annotations: map[string]string{"kai.scheduler/topology-required-placement": devcluster.LabelTopologyRack}})
 	e.eventually("the Job's three pods are bound", 2*time.Minute, func() bool { return e.running(team, "one-rack") == 3 })
 
@@ -48,6 +51,7 @@ func TestBrowserNodesGroupedByRack(t *testing.T) {
 		Nodes: [...s.querySelectorAll('li.node h3')].map(h => h.textContent.trim())}))`
 	rack := func(i int) string { return fmt.Sprintf("%s-rack-%d", e.pool.Name, i) }
 	block := e.pool.Name + "-block-0"
+	landed := "" // the rack the Job's GPUs are held in
 	for _, width := range []int64{1280, 800} {
 		w := fmt.Sprint(width)
 		var got []domain
@@ -72,6 +76,9 @@ func TestBrowserNodesGroupedByRack(t *testing.T) {
 		}
 		var free []string
 		for i, d := range got {
+			if d.Free == "2 of 8 GPUs free" {
+				landed = rack(i)
+			}
 			nodes := devcluster.Pool{Name: e.pool.Name}
 			wantNodes := []string{nodes.NodeName(2 * i), nodes.NodeName(2*i + 1)}
 			if d.Heading != "rack "+rack(i) || d.Context != "in block "+block || !slices.Equal(d.Nodes, wantNodes) {
@@ -98,5 +105,39 @@ func TestBrowserNodesGroupedByRack(t *testing.T) {
 		if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`)); wide > 0 {
 			t.Errorf("at %s px the page scrolls sideways by %d px", w, wide)
 		}
+
+		// The Node pools page shows the pool's topology in its row, and the topology with
+		// its levels and its pool.
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.a.URL+"/node-pools"), chromedp.WaitVisible(`#topologies-own`)); err != nil {
+			t.Fatal(err)
+		}
+		screenshot(t, ctx, "node-pools-topology-"+w)
+		shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector('#pool-`+e.pool.ID.String()+` select[name=networkTopologyId]').selectedOptions[0].textContent,
+			document.querySelector('#topology-racks').textContent.replace(/\s+/g, ' ').trim()]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "racks " + strings.Join(devcluster.TopologyLevels, " → ") + " pools: " + e.pool.Name + " Delete"; len(shown) != 2 || shown[0] != "racks" || shown[1] != want {
+			t.Errorf("at %s px the Node pools page shows %q; want the pool's topology racks and %q", w, shown, want)
+		}
+		if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`)); wide > 0 {
+			t.Errorf("at %s px the Node pools page scrolls sideways by %d px", w, wide)
+		}
+		if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`(t => t.scrollWidth - t.clientWidth)(document.querySelector('#pools-table'))`)); width >= 1280 && wide > 0 {
+			t.Errorf("at %s px the node pools table scrolls sideways by %d px", w, wide)
+		}
+	}
+
+	// The Job's page says the rack it landed in, by the topology the pool has.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(e.a.URL+"/workloads/"+string(job.UID)), chromedp.WaitVisible(`#topology-landing`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "workload-topology-landing")
+	line, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#topology-landing').textContent.replace(/\s+/g, ' ').trim()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "In rack " + landed + " (" + block + "/" + landed + "), by topology racks. required"; line != want {
+		t.Errorf("the Job's page says %q, want %q", line, want)
 	}
 }
