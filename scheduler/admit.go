@@ -266,11 +266,18 @@ func (c *cycle) placeIn(wi int32, unit []int32, pool int32, f *failure) bool {
 	if !c.quotaAllows(wi, pool, gpus, f) || c.heldBack(wi, pool, gpus, f) {
 		return false
 	}
+	asks := asksTopology(c.wls[wi].w)
+	if asks {
+		if miss := c.neverFits(wi, unit, pool); miss != nil { // S29: no domain ever has room
+			f.note(failure{reason: TopologyUnsatisfiable, pool: pool, amount: gpus, bound: miss.free, topo: miss})
+			return false
+		}
+	}
 	if free := c.pools[pool].freeGPUs; gpus > free {
 		f.note(failure{reason: InsufficientCapacity, pool: pool, amount: gpus, bound: free})
 		return false
 	}
-	if asksTopology(c.wls[wi].w) {
+	if asks {
 		return c.placeTopology(wi, unit, pool, gpus, f) // S29
 	}
 	mark := c.st.mark()

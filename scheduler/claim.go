@@ -225,7 +225,7 @@ func (c *cycle) mayEverFit(wi int32, unit []int32, pool int32, gpus int64) bool 
 		}
 	}
 	var f failure
-	return c.quotaAllows(wi, pool, gpus, &f)
+	return c.quotaAllows(wi, pool, gpus, &f) && (!asksTopology(c.wls[wi].w) || c.neverFits(wi, unit, pool) == nil)
 }
 
 // couldPreemptInto is a necessary condition for the unit to fit in the pool once all the

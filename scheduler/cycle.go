@@ -231,6 +231,8 @@ type cycle struct {
 	// of each level asked for, made on first use (topology_place.go)
 	topoWls    []int32
 	domainSets map[domainKey]*domainSet
+	domainList []*domainSet // the same, in the order they were made: adjustNode keeps their free GPUs
+	triedBuf   []int32
 }
 
 // failure is what blocked a workload's last attempt, with the numbers its message needs.

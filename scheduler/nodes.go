@@ -336,6 +336,9 @@ func (c *cycle) adjustNode(n int32, delta Resources, add bool) {
 	}
 	p := &c.pools[ns.pool]
 	p.freeGPUs += max(ns.free.GPUs, 0) - max(before, 0)
+	if c.domainList != nil { // S29: domains' free GPUs, once a search has made them
+		c.domainsGained(ns, max(ns.free.GPUs, 0)-max(before, 0))
+	}
 	if b0, b1 := p.bucketOf(before), p.bucketOf(ns.free.GPUs); b0 != b1 {
 		p.clearBit(b0, int(ns.pos))
 		p.setBit(b1, int(ns.pos), ns.free)

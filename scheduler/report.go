@@ -384,7 +384,7 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 			return "Waiting for preempted workloads to release their GPUs; it starts when they are gone."
 		}
 		return "Waiting for preempted workloads to release their GPUs on " + strings.Join(e.NominatedNodes, ", ") +
-			"; it starts when they are gone."
+			c.domainNote(ws) + "; it starts when they are gone."
 	case BehindStrictHead:
 		return "The project queues strictly: waiting behind " + c.wls[f.head].w.Name +
 			", which cannot start yet; it starts after that one does."

@@ -160,7 +160,13 @@ func TestS29_EvictionsFreeOneDomain(t *testing.T) {
 				wl("v1").in("p").prio("very-low").gpus(4).on(1, "b1-r1-n1"),
 				wl("v2").in("p").prio("very-low").gpus(4).on(2, "b1-r2-n1"),
 				wl("g").in("p").prio("high").preemptible().gang(3).pods(3).gpus(2).required("rack")),
-			Plan{Pending: []PendingWorkload{pend("g", "p", InsufficientCapacity, 1)}}},
+			Plan{Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
+		{"nor does it hold back the work it could preempt where it waits (S19's claim)",
+			twoRacks().project(project("p", 8)).wl(
+				wl("g").in("p").prio("high").preemptible().gang(3).pods(3).gpus(2).required("rack").queued(1),
+				wl("l").in("p").prio("very-low").queued(2)),
+			Plan{Binds: []Bind{bind("l-0", "b1-r1-n1")},
+				Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
 	})
 }
 
@@ -195,5 +201,8 @@ func TestS29_TheDryRunSaysWhichDomainAndWhichVictims(t *testing.T) {
 	want := []TopologyPlacement{placed("g", "", "rack", "b1/r1", true)}
 	if diff := cmp.Diff(want, got.Topology); diff != "" {
 		t.Errorf("domain (-want +got):\n%s", diff)
+	}
+	if msg := "Waiting for preempted workloads to release their GPUs on b1-r1-n1 in rack b1/r1; it starts when they are gone."; got.Message != msg {
+		t.Errorf("message %q, want %q", got.Message, msg)
 	}
 }

@@ -33,3 +33,24 @@ type PodSetTopology struct {
 	PodSet  string
 	Request TopologyRequest
 }
+
+// TopologyUnsatisfiable: the pool has the GPUs, but not inside one domain of the level asked for.
+const TopologyUnsatisfiable Reason = "TopologyUnsatisfiable"
+
+// InvalidTopology: a topology request could not be read as written; it is ignored or read
+// as far as it goes, as its message says.
+const InvalidTopology WarningCode = "InvalidTopology"
+
+// TopologyPlacement is where a workload (or one of its pod sets) that asks for a topology is
+// placed once the plan is carried out: bound, resumed, or set aside behind evictions.
+type TopologyPlacement struct {
+	Workload string // UID
+	PodSet   string // empty for the whole workload
+	Topology string // the topology whose levels were read; empty when none lists the level
+	Required bool
+	// Level is the narrowest level, of those the request allows, whose one domain holds all
+	// its placed pods; Domain names that domain by its levels' values, widest first, joined
+	// by "/" ("block-1/rack-3"). Both are empty when a preferred request's pods spread wider
+	// than its widest level.
+	Level, Domain string
+}

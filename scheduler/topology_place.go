@@ -1,52 +1,24 @@
 package scheduler
 
-import (
-	"cmp"
-	"slices"
-	"strconv"
-	"strings"
-)
+import "slices"
 
-// This file is S29: a gang (or a pod set) that asks for a topology level goes into one domain
-// of it. The search runs only for workloads that ask; the others are placed as S21 says.
+// This file is S29's search: a gang (or a pod set) that asks for a topology level goes into one
+// domain of it (topology_domains.go). It runs only for workloads that ask; the others are
+// placed as S21 says.
 //
-// A domain of level i of a topology is the set of a pool's usable nodes that share the values
-// of levels 0..i (a rack is named by its block and its own value, as Kueue and KAI name them:
-// two racks called r1 in different blocks are two domains). A node that lacks one of these
-// labels is in no domain of the level.
+// Required: of the level's domains whose free GPUs cover the unit, the best fit is tried first
+// (the fewest free GPUs; among equals, the one whose wider domains have the fewest free, then the
+// one whose first node comes first by name), so that the emptiest domains stay whole for the
+// next large job; inside it the pods go as the pool places (binpack or spread). When its nodes
+// cannot take them, the others follow in that order. None: TopologyUnsatisfiable. Preferred:
+// the same at the requested level, then at each wider one, then anywhere in the pool. Pods of
+// the workload (or pod set) placed before fix the domain; a lone pod at the node level goes
+// where S21 puts it, each node being a domain of its own.
 //
-// Required: the domains of the level whose free GPUs cover the unit are tried best fit first
-// (the fewest free GPUs; among equals, the one whose wider domains have the fewest free, then
-// by name), so that the emptiest domains stay whole for the next large job; the first in
-// which every pod finds a node (binpack or spread inside it, as the pool says) is taken. None:
-// TopologyUnsatisfiable. Preferred: the same at the requested level, then at each wider one,
-// then on any nodes of the pool. Pods of the workload (or pod set) already placed fix the domain.
-//
-// Preemption and reclaim need nothing of their own: they evict until the unit fits
-// (fits is this search) and then give back every victim it still fits without, so every
-// victim that stays frees GPUs on a node of the domain the unit is then placed in, and nothing
-// is evicted for a unit that fits in no domain (S19).
-
-// TopologyUnsatisfiable: the pool has the GPUs, but not inside one domain of the level asked for.
-const TopologyUnsatisfiable Reason = "TopologyUnsatisfiable"
-
-// InvalidTopology: a topology request could not be read as written; it is ignored or read
-// as far as it goes, as its message says.
-const InvalidTopology WarningCode = "InvalidTopology"
-
-// TopologyPlacement is where a workload (or one of its pod sets) that asks for a topology is
-// placed once the plan is carried out: bound, resumed, or set aside behind evictions.
-type TopologyPlacement struct {
-	Workload string // UID
-	PodSet   string // empty for the whole workload
-	Topology string // the topology whose levels were read; empty when none lists the level
-	Required bool
-	// Level is the narrowest level, of those the request allows, whose one domain holds all
-	// its placed pods; Domain names that domain by its levels' values, widest first, joined
-	// by "/" ("block-1/rack-3"). Both are empty when a preferred request's pods spread wider
-	// than its widest level.
-	Level, Domain string
-}
+// Preemption and reclaim need nothing of their own: they evict until the unit fits (fits is
+// this search) and then give back every victim it still fits without, so every victim that
+// stays frees GPUs in the domain the unit then goes to, or quota its project needs (S13), and
+// nothing is evicted for a unit that fits in no domain (S19).
 
 // topoMiss is what a failed required placement says: the level, and the emptiest domain.
 type topoMiss struct {
@@ -55,134 +27,6 @@ type topoMiss struct {
 	free     int64  // free GPUs there
 	largest  int64  // allocatable GPUs of the largest domain
 	need     int64
-}
-
-// domainSet is the domains of one level of a pool, built on first use in a cycle.
-type domainSet struct {
-	levels  []string // the label keys, widest first, down to the level
-	domains []domain
-	of      []int32 // by node position in the pool: its domain, -1 when none
-}
-
-type domain struct {
-	path     string  // the levels' values, widest first, "/"-joined
-	nodes    []int32 // node indices, by name
-	capacity int64   // allocatable GPUs of its usable nodes
-}
-
-type domainKey struct {
-	pool   int32
-	levels string
-}
-
-// topologyOf is the topology by name, nil when none has it.
-func (c *cycle) topologyOf(name string) *Topology {
-	for i := range c.snap.Topologies {
-		if c.snap.Topologies[i].Name == name {
-			return &c.snap.Topologies[i]
-		}
-	}
-	return nil
-}
-
-// chainOf is the levels a request is read on, widest first, ending at its level, and the
-// topology they are from: the topology it names, else the pool's, else the first that lists
-// the level; a level no topology lists stands alone.
-func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
-	try := func(t *Topology) []string {
-		if t == nil {
-			return nil
-		}
-		if i := slices.Index(t.Levels, req.Level); i >= 0 {
-			return t.Levels[:i+1]
-		}
-		return nil
-	}
-	if req.Topology != "" {
-		if t := c.topologyOf(req.Topology); try(t) != nil {
-			return try(t), t.Name
-		}
-	}
-	if t := c.topologyOf(c.pools[pool].pool.Topology); try(t) != nil {
-		return try(t), t.Name
-	}
-	for i := range c.snap.Topologies {
-		if l := try(&c.snap.Topologies[i]); l != nil {
-			return l, c.snap.Topologies[i].Name
-		}
-	}
-	return []string{req.Level}, ""
-}
-
-// domainsOf is the pool's domains of the last of levels.
-func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
-	key := domainKey{pool, strings.Join(levels, "\x00")}
-	if ds, ok := c.domainSets[key]; ok {
-		return ds
-	}
-	p := &c.pools[pool]
-	ds := &domainSet{levels: levels, of: make([]int32, len(p.nodes))}
-	byPath := map[string]int32{}
-	var b strings.Builder
-	for pos, n := range p.nodes {
-		ds.of[pos] = -1
-		ns := &c.nodes[n]
-		if !ns.usable {
-			continue
-		}
-		b.Reset()
-		whole := true
-		for i, l := range levels {
-			v, ok := ns.node.Labels[l]
-			if !ok {
-				whole = false
-				break
-			}
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			b.WriteString(v)
-		}
-		if !whole {
-			continue
-		}
-		d, ok := byPath[b.String()]
-		if !ok {
-			d = int32(len(ds.domains))
-			byPath[b.String()] = d
-			ds.domains = append(ds.domains, domain{path: b.String()})
-		}
-		ds.of[pos] = d
-		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
-		ds.domains[d].capacity += ns.node.Allocatable.GPUs
-	}
-	if c.domainSets == nil {
-		c.domainSets = map[domainKey]*domainSet{}
-	}
-	c.domainSets[key] = ds
-	return ds
-}
-
-// requestOf is the request that applies to a pod of the workload: the workload's, else its pod
-// set's; nil when none (or one without a level, which asks for nothing).
-func requestOf(w *Workload, p *Pod) *TopologyRequest {
-	if w.Topology != nil {
-		if w.Topology.Level == "" {
-			return nil
-		}
-		return w.Topology
-	}
-	for i := range w.PodSetTopologies {
-		if s := &w.PodSetTopologies[i]; s.PodSet == p.PodSet && s.Request.Level != "" {
-			return &s.Request
-		}
-	}
-	return nil
-}
-
-// asksTopology reports whether any of the workload's pods asks for a topology.
-func asksTopology(w *Workload) bool {
-	return (w.Topology != nil && w.Topology.Level != "") || len(w.PodSetTopologies) > 0
 }
 
 // placeTopology places the unit in the pool with its topology requests, leaving the
@@ -231,6 +75,45 @@ func (c *cycle) placeTopology(wi int32, unit []int32, pool int32, gpus int64, f 
 	return true
 }
 
+// neverFits is, when a required request among the unit's could not be met in the pool even
+// with every pod of the pool gone (no domain of its level has that many GPUs), what its level's
+// search says; nil otherwise. Such a unit evicts nothing and claims nothing (S19).
+func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
+	ws := &c.wls[wi]
+	var reqs []*TopologyRequest
+	var needs []int64
+	for _, k := range unit {
+		r := requestOf(ws.w, c.pods[k].pod)
+		if r == nil || !r.Required {
+			continue
+		}
+		i := slices.Index(reqs, r)
+		if i < 0 {
+			reqs, needs = append(reqs, r), append(needs, 0)
+			i = len(reqs) - 1
+		}
+		needs[i] += c.pods[k].req.GPUs
+	}
+	for i, r := range reqs {
+		chain, _ := c.chainOf(r, pool)
+		ds := c.domainsOf(pool, chain)
+		largest := int64(-1)
+		if a := c.anchorOf(ws, unit[0], r); a >= 0 {
+			if an := &c.nodes[a]; an.pool == pool && ds.of[an.pos] >= 0 {
+				largest = ds.domains[ds.of[an.pos]].capacity
+			}
+		} else {
+			for d := range ds.domains {
+				largest = max(largest, ds.domains[d].capacity)
+			}
+		}
+		if largest < needs[i] {
+			return c.missAt(ds, needs[i])
+		}
+	}
+	return nil
+}
+
 // placeRequest places pods (all of one request) in one domain, or for a preferred request
 // anywhere in the pool at last. When it cannot, a required request says what its level's
 // search found; a preferred one says nothing (the pool has no room for them at all).
@@ -259,17 +142,6 @@ func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyR
 	return true, nil
 }
 
-// allPods is the range of the workload's pods in c.pods, over every part of a semi-preemptible
-// one (S26): its parts follow each other, the minimum first.
-func (c *cycle) allPods(wi int32) (from, to int32) {
-	first := c.minimumOf(wi)
-	last := first
-	for last+1 < int32(len(c.wls)) && c.wls[last+1].w == c.wls[first].w {
-		last++
-	}
-	return c.wls[first].firstPod, c.wls[last].firstPod + c.wls[last].pods
-}
-
 // anchorOf is a node of a pod placed before (bound, or placed earlier in the cycle) under the
 // same request as pod k, and of its gang group: the domain is where that one is. -1 if none.
 func (c *cycle) anchorOf(ws *wlState, k int32, r *TopologyRequest) int32 {
@@ -286,95 +158,127 @@ func (c *cycle) anchorOf(ws *wlState, k int32, r *TopologyRequest) int32 {
 }
 
 // placeAtLevel places the pods in one domain of the last of levels: the anchor's, else the best
-// fit of those whose free GPUs cover them. nil when placed.
+// fit of those whose free GPUs cover them, the next best when its nodes cannot take them.
+// nil when placed.
 func (c *cycle) placeAtLevel(pods []int32, pool int32, levels []string, anchor int32) *topoMiss {
 	ds := c.domainsOf(pool, levels)
 	var need int64
 	for _, k := range pods {
 		need += c.pods[k].req.GPUs
 	}
-	free := c.domainFree(pool, ds)
-	miss := &topoMiss{level: levels[len(levels)-1], need: need, free: -1}
+	spread := c.pools[pool].spread
+	try := func(d int32) bool {
+		mark := c.st.mark()
+		for _, k := range pods {
+			n := c.chooseNodeIn(ds.domains[d].nodes, &c.pods[k], spread)
+			if n < 0 {
+				c.st.rollback(mark)
+				return false
+			}
+			c.st.place(k, n)
+		}
+		return true
+	}
+	switch {
+	case anchor >= 0:
+		// placed before in another pool: nothing of this one is its domain
+		if an := &c.nodes[anchor]; an.pool == pool && ds.of[an.pos] >= 0 && try(ds.of[an.pos]) {
+			return nil
+		}
+	case len(pods) == 1 && ds.nodeLevel:
+		// each domain is a node: the best fit is the fullest node that fits, as S21 binpacks
+		return c.placeOnePod(pods[0], pool, ds, need, try)
+	case len(pods) == 1:
+		// one pod is inside one domain wherever it goes: the best fit, else where S21 puts it
+		if best := c.bestFit(ds, need); best >= 0 && try(best) {
+			return nil
+		}
+		return c.placeOnePod(pods[0], pool, ds, need, try)
+	default:
+		// the best fit nearly always takes them: one pass finds it; when its nodes cannot
+		// (CPU, memory, pod slots, selectors), the others in best-fit order
+		best := c.bestFit(ds, need)
+		if best >= 0 && try(best) {
+			return nil
+		}
+		cands := c.triedBuf[:0]
+		for d := range int32(len(ds.domains)) {
+			if d != best && ds.free[d] >= need {
+				cands = append(cands, d)
+			}
+		}
+		slices.SortFunc(cands, func(a, b int32) int {
+			if ds.fitsBetter(a, b) {
+				return -1
+			}
+			return 1 // never equal: the last key is the domain itself
+		})
+		c.triedBuf = cands
+		for _, d := range cands {
+			if try(d) {
+				return nil
+			}
+		}
+	}
+	return c.missAt(ds, need)
+}
+
+// placeOnePod puts a pod where S21 would, when that node is in a domain of the set; else in the
+// first domain whose nodes can take it. nil when placed.
+func (c *cycle) placeOnePod(k, pool int32, ds *domainSet, need int64, try func(int32) bool) *topoMiss {
+	n := c.chooseNode(pool, &c.pods[k])
+	switch {
+	case n < 0: // no node of the pool can take it now
+	case ds.of[c.nodes[n].pos] >= 0:
+		c.st.place(k, n)
+		return nil
+	default: // that node lacks the level's label
+		for d := range int32(len(ds.domains)) {
+			if ds.free[d] >= need && try(d) {
+				return nil
+			}
+		}
+	}
+	return c.missAt(ds, need)
+}
+
+// missAt is what a failed search of the domain set says: the emptiest domain, the largest.
+func (c *cycle) missAt(ds *domainSet, need int64) *topoMiss {
+	miss := &topoMiss{level: ds.levels[len(ds.levels)-1], need: need, free: -1}
 	for d := range ds.domains {
-		if free[d] > miss.free {
-			miss.emptiest, miss.free = ds.domains[d].path, free[d]
+		if ds.free[d] > miss.free {
+			miss.emptiest, miss.free = ds.domains[d].path, ds.free[d]
 		}
 		miss.largest = max(miss.largest, ds.domains[d].capacity)
 	}
 	miss.free = max(miss.free, 0)
-	var cands []int32
-	if anchor >= 0 {
-		// placed before in another pool: nothing of this one is its domain
-		if an := &c.nodes[anchor]; an.pool == pool && ds.of[an.pos] >= 0 {
-			cands = append(cands, ds.of[an.pos])
-		}
-	} else {
-		for d := range ds.domains {
-			if free[d] >= need {
-				cands = append(cands, int32(d))
-			}
-		}
-		c.bestFitFirst(pool, ds, free, cands)
-	}
-	spread := c.pools[pool].spread
-	for _, d := range cands {
-		mark := c.st.mark()
-		ok := true
-		for _, k := range pods {
-			n := c.chooseNodeIn(ds.domains[d].nodes, &c.pods[k], spread)
-			if n < 0 {
-				ok = false
-				break
-			}
-			c.st.place(k, n)
-		}
-		if ok {
-			return nil
-		}
-		c.st.rollback(mark)
-	}
 	return miss
 }
 
-// domainFree is each domain's free GPUs now.
-func (c *cycle) domainFree(pool int32, ds *domainSet) []int64 {
-	free := make([]int64, len(ds.domains))
-	for d := range ds.domains {
-		for _, n := range ds.domains[d].nodes {
-			free[d] += max(c.nodes[n].free.GPUs, 0)
+// bestFit is, of the domains whose free GPUs cover need, the one with the fewest free; among
+// equals, the one whose wider domains (its block, ...) have the fewest, narrowest first; then
+// the one whose first node comes first by name. -1 when none.
+func (c *cycle) bestFit(ds *domainSet, need int64) int32 {
+	best, bestFree := int32(-1), int64(0)
+	for i, f := range ds.free { // at thousands of domains this loop is the search: cheap tests first
+		if d := int32(i); f >= need && (best < 0 || f < bestFree || (f == bestFree && ds.fitsBetter(d, best))) {
+			best, bestFree = d, f
 		}
 	}
-	return free
+	return best
 }
 
-// bestFitFirst orders candidate domains: the fewest free GPUs first; among equals, the one
-// whose wider domains (its block, ...) have the fewest free, narrowest first; then by name.
-func (c *cycle) bestFitFirst(pool int32, ds *domainSet, free []int64, cands []int32) {
-	if len(cands) < 2 {
-		return
+// fitsBetter reports whether domain a is a better fit than b (see bestFit).
+func (ds *domainSet) fitsBetter(a, b int32) bool {
+	if ds.free[a] != ds.free[b] {
+		return ds.free[a] < ds.free[b]
 	}
-	// the free GPUs of each wider domain, by its path, for the tie-break
-	wider := map[string]int64{}
-	for d := range ds.domains {
-		p := ds.domains[d].path
-		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
-			wider[p[:i]] += free[d]
+	for j, w := range ds.wider {
+		if fa, fb := w.free[ds.up[j][a]], w.free[ds.up[j][b]]; fa != fb {
+			return fa < fb
 		}
 	}
-	slices.SortFunc(cands, func(a, b int32) int {
-		if x := cmp.Compare(free[a], free[b]); x != 0 {
-			return x
-		}
-		pa, pb := ds.domains[a].path, ds.domains[b].path
-		ia, ib := strings.LastIndexByte(pa, '/'), strings.LastIndexByte(pb, '/')
-		for ia > 0 && ib > 0 {
-			if x := cmp.Compare(wider[pa[:ia]], wider[pb[:ib]]); x != 0 {
-				return x
-			}
-			ia, ib = strings.LastIndexByte(pa[:ia], '/'), strings.LastIndexByte(pb[:ib], '/')
-		}
-		return strings.Compare(pa, pb)
-	})
+	return a < b // domains are numbered in the order of their first node by name
 }
 
 // chooseNodeIn picks, among nodes, the one for a pod: the fullest that fits (binpack) or the
@@ -393,142 +297,4 @@ func (c *cycle) chooseNodeIn(nodes []int32, ps *podState, spread bool) int32 {
 		}
 	}
 	return best
-}
-
-// topologyOut lists, for the plan, where each workload that asks for a topology is placed.
-func (c *cycle) topologyOut() {
-	for _, wi := range c.topoWls {
-		ws := &c.wls[wi]
-		if c.isExtra(ws) {
-			continue // told with its minimum, the first part
-		}
-		var reqs []*TopologyRequest
-		var nodes [][]int32
-		from, to := c.allPods(wi)
-		for k := from; k < to; k++ {
-			ps := &c.pods[k]
-			r := requestOf(ws.w, ps.pod)
-			if r == nil || ps.node < 0 || ps.terminating || c.wls[ps.wl].evicted {
-				continue
-			}
-			i := slices.Index(reqs, r)
-			if i < 0 {
-				reqs, nodes = append(reqs, r), append(nodes, nil)
-				i = len(reqs) - 1
-			}
-			nodes[i] = append(nodes[i], ps.node)
-		}
-		for i, r := range reqs {
-			pool := c.nodes[nodes[i][0]].pool
-			if pool < 0 {
-				continue
-			}
-			chain, name := c.chainOf(r, pool)
-			tp := TopologyPlacement{Workload: ws.w.UID, Topology: name, Required: r.Required}
-			if ws.w.Topology == nil {
-				for k := from; k < to; k++ {
-					if requestOf(ws.w, c.pods[k].pod) == r {
-						tp.PodSet = c.pods[k].pod.PodSet
-						break
-					}
-				}
-			}
-			for l := len(chain) - 1; l >= 0; l-- {
-				if path, ok := c.sharedDomain(pool, chain[:l+1], nodes[i]); ok {
-					tp.Level, tp.Domain = chain[l], path
-					break
-				}
-			}
-			c.plan.Topology = append(c.plan.Topology, tp)
-		}
-	}
-	slices.SortStableFunc(c.plan.Topology, func(a, b TopologyPlacement) int {
-		if x := cmp.Compare(a.Workload, b.Workload); x != 0 {
-			return x
-		}
-		return cmp.Compare(a.PodSet, b.PodSet)
-	})
-}
-
-// sharedDomain is the path of the one domain of the last of levels that holds all the nodes.
-func (c *cycle) sharedDomain(pool int32, levels []string, nodes []int32) (string, bool) {
-	ds := c.domainsOf(pool, levels)
-	d := int32(-1)
-	for _, n := range nodes {
-		ns := &c.nodes[n]
-		if ns.pool != pool {
-			return "", false
-		}
-		x := ds.of[ns.pos]
-		if x < 0 || (d >= 0 && x != d) {
-			return "", false
-		}
-		d = x
-	}
-	if d < 0 {
-		return "", false
-	}
-	return ds.domains[d].path, true
-}
-
-// topologyWarnings are a workload's InvalidTopology warnings: values its reader could not
-// read, and a topology name no topology has.
-func (c *cycle) topologyWarnings(w *Workload) {
-	for _, p := range w.TopologyProblems {
-		c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology, Message: p})
-	}
-	check := func(r *TopologyRequest) {
-		if r.Topology == "" {
-			return
-		}
-		t := c.topologyOf(r.Topology)
-		switch {
-		case t == nil:
-			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
-				Message: "Topology " + strconv.Quote(r.Topology) + " (" + r.Source + ") is not one of the cluster's topologies; " +
-					"the level " + r.Level + " is read as if no topology were named."})
-		case !slices.Contains(t.Levels, r.Level):
-			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
-				Message: "Topology " + strconv.Quote(r.Topology) + " has no level " + r.Level + " (" + r.Source + "); " +
-					"the level is read as if no topology were named."})
-		}
-	}
-	if w.Topology != nil {
-		check(w.Topology)
-	}
-	for i := range w.PodSetTopologies {
-		check(&w.PodSetTopologies[i].Request)
-	}
-}
-
-// levelName is how a sentence names a level: the last part of its label key, without a
-// "topology-" prefix ("rack" for cloud.provider.com/topology-rack; "node" for the hostname).
-func levelName(key string) string {
-	if key == "kubernetes.io/hostname" {
-		return "node"
-	}
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		key = key[i+1:]
-	}
-	return strings.TrimPrefix(key, "topology-")
-}
-
-// topologySentence is the message of TopologyUnsatisfiable: what it needs in one domain of
-// which level, and the emptiest domain (S23, S29).
-func topologySentence(m *topoMiss, pool string) string {
-	name := levelName(m.level)
-	needs := "Needs " + gpus(m.need) + " in one " + name
-	if name != m.level {
-		needs += " (" + m.level + ")"
-	}
-	switch {
-	case m.emptiest == "":
-		return needs + ", but no usable node of pool " + pool + " carries that label; no topology of the pool may define it. " +
-			"Ask an administrator to label the nodes, or ask for another level."
-	case m.largest < m.need:
-		return needs + "; no " + name + " of pool " + pool + " ever has that many (the largest has " +
-			gpus(m.largest) + "). Ask for a wider level, or make it preferred."
-	}
-	return needs + "; the emptiest " + name + " has " + strconv.FormatInt(m.free, 10) + " free (" + m.emptiest +
-		"). It starts when one " + name + " of pool " + pool + " has room."
 }

@@ -86,3 +86,53 @@ func TestS29_RequestsReadInKueuesAndKAIsSpelling(t *testing.T) {
 		})
 	}
 }
+
+// TestS29_ARequiredRackJobStartsOnlyWhenOneRackHasRoom: a Job asking, in KAI's spelling on its
+// owner, for one rack waits while the pool's free GPUs (12 for its 8) lie in two racks, and
+// starts inside the rack that frees up. Through the cache: the annotation read, the nodes' labels, the plan.
+func TestS29_ARequiredRackJobStartsOnlyWhenOneRackHasRoom(t *testing.T) {
+	c := NewCache("arbiter")
+	for i, rack := range []string{"r1", "r1", "r2", "r2"} {
+		n := gpuNode("n"+strconv.Itoa(i+1), 4)
+		n.Labels = map[string]string{"rack": rack}
+		c.UpsertNode(n)
+	}
+	other := controllerRef("batch/v1", "Job", "other", "j0")
+	c.UpsertOwner(ownerFrom(ownerObj("batch/v1", "Job", "other", "j0", nil, map[string]any{"parallelism": int64(2)})))
+	for i, node := range []string{"n1", "n3"} {
+		p := gpuPod("other-"+strconv.Itoa(i), "o"+strconv.Itoa(i), 2, &other)
+		p.Spec.NodeName = node
+		c.UpsertPod(p)
+	}
+	job := controllerRef("batch/v1", "Job", "train", "j1")
+	o := ownerObj("batch/v1", "Job", "train", "j1", nil, map[string]any{"parallelism": int64(4)})
+	o.SetAnnotations(map[string]string{AnnotationKAIRequired: "rack"})
+	c.UpsertOwner(ownerFrom(o))
+	for i := range 4 {
+		c.UpsertPod(gpuPod("train-"+strconv.Itoa(i), "t"+strconv.Itoa(i), 2, &job))
+	}
+	settings := foreseeSettings()
+	settings.Projects[0].Quotas["default"] = scheduler.Quota{Deserved: 16, Limit: scheduler.NoLimit, OverQuotaWeight: 2}
+
+	plan := cycleView(c, t0.Add(time.Hour), settings).Snapshot.Plan()
+	if len(plan.Binds) != 0 || len(plan.Pending) != 1 || plan.Pending[0].Reason != scheduler.TopologyUnsatisfiable {
+		t.Fatalf("with 6 GPUs free in each rack the 8-GPU job starts or waits for something else: binds %v, pending %+v", plan.Binds, plan.Pending)
+	}
+	want := "Needs 8 GPUs in one rack; the emptiest rack has 6 free (r1). It starts when one rack of pool default has room."
+	if plan.Pending[0].Message != want {
+		t.Errorf("message %q, want %q", plan.Pending[0].Message, want)
+	}
+
+	c.DeletePod("o1") // the other Job's pod in r2 ends
+	plan = cycleView(c, t0.Add(time.Hour+time.Minute), settings).Snapshot.Plan()
+	var nodes []string
+	for _, b := range plan.Binds {
+		nodes = append(nodes, b.Node)
+	}
+	if diff := cmp.Diff([]string{"n3", "n3", "n4", "n4"}, nodes); diff != "" {
+		t.Errorf("the job's pods (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]scheduler.TopologyPlacement{{Workload: "j1", Required: true, Level: "rack", Domain: "r2"}}, plan.Topology); diff != "" {
+		t.Errorf("where it landed (-want +got):\n%s", diff)
+	}
+}
