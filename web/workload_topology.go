@@ -31,22 +31,23 @@ func workloadTopology(pods WorkloadPods, uid string) []views.TopologyLanding {
 // topologyLanding is one placement in words.
 func topologyLanding(p scheduler.TopologyPlacement) views.TopologyLanding {
 	l := views.TopologyLanding{PodSet: p.PodSet, Required: p.Required, Topology: p.Topology, Level: p.Level, Domain: p.Domain}
-	if p.Level != "" {
-		values := strings.Split(p.Domain, "/")
-		l.Sentence = "In " + levelName(p.Level) + " " + values[len(values)-1]
-		if len(values) > 1 {
-			l.Sentence += " (" + p.Domain + ")"
+	if p.Level == "" {
+		l.Sentence = "Spread wider than the levels it prefers"
+		if p.Topology != "" {
+			l.Sentence += " (topology " + p.Topology + ")"
 		}
-	} else {
-		l.Sentence = "Spread wider than the levels it prefers: no one domain of them had room"
+		l.Sentence += ": no one domain of them had room."
+		return l
 	}
-	switch {
-	case p.Topology != "":
+	values := strings.Split(p.Domain, "/")
+	l.Sentence = "In " + levelName(p.Level) + " " + values[len(values)-1]
+	if len(values) > 1 {
+		l.Sentence += " (" + p.Domain + ")"
+	}
+	if p.Topology != "" {
 		l.Sentence += ", by topology " + p.Topology + "."
-	case p.Level != "":
+	} else {
 		l.Sentence += "; no topology defines " + p.Level + ": its domains are the nodes sharing that label's value."
-	default:
-		l.Sentence += "."
 	}
 	return l
 }
