@@ -35,8 +35,21 @@ func loadSettings(ctx context.Context, st *store.Store) (*kube.Settings, error) 
 		return nil, err
 	}
 	for _, p := range org.NodePools {
-		s.NodePools = append(s.NodePools, scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement),
-			TimeBasedFairness: fairness[p.ID].Scheduling()})
+		pool := scheduler.NodePool{Name: p.Name, LabelKey: p.LabelKey, LabelValue: p.LabelValue, Placement: scheduler.Placement(p.Placement),
+			TimeBasedFairness: fairness[p.ID].Scheduling()}
+		if p.NetworkTopologyName != nil {
+			pool.Topology = *p.NetworkTopologyName
+		}
+		s.NodePools = append(s.NodePools, pool)
+	}
+	// Arbiter's own topologies (at most store.MaxNetworkTopologies); the cluster's are merged
+	// in by the scheduler's cache.
+	topologies, err := st.NetworkTopologies(ctx, listquery.Query{SortBy: "name"})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range topologies {
+		s.Topologies = append(s.Topologies, scheduler.Topology{Name: t.Name, Levels: t.Levels})
 	}
 	for _, d := range org.Departments {
 		s.Departments = append(s.Departments, scheduler.Department{Name: d.Name, Quotas: quotas(d.Quotas),

@@ -25,7 +25,7 @@ var demoDepartments = map[string]string{
 }
 
 // Seeding the demo organization (internal/dev/demo) twice creates it once; the scheduler's
-// settings then carry the projects' namespaces, quotas and policies.
+// settings then carry the projects' namespaces, quotas and policies, and the pools' topology.
 func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t))
@@ -34,7 +34,7 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 2 + 2 + len(demoDepartments); created != want { // pools, departments, projects
+	if want := 1 + 2 + 2 + len(demoDepartments); created != want { // topology, pools, departments, projects
 		t.Errorf("created %d, want %d", created, want)
 	}
 	if created, err := demo.SeedOrganization(ctx, st); err != nil || created != 0 {
@@ -92,6 +92,9 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 	}
 	if d := cmp.Diff(simDepartments, s.Departments); d != "" {
 		t.Errorf("demo.Organization's departments are not the seeded ones (-simulated +seeded):\n%s", d)
+	}
+	if d := cmp.Diff(demo.Topologies(), s.Topologies); d != "" {
+		t.Errorf("demo.Topologies are not the seeded ones (-simulated +seeded):\n%s", d)
 	}
 	labelled := slices.DeleteFunc(slices.Clone(s.NodePools), func(p scheduler.NodePool) bool { return p.LabelKey == "" })
 	if d := cmp.Diff(simPools, labelled); d != "" {

@@ -382,7 +382,7 @@ func resolvePool(ctx context.Context, tx pgx.Tx, q QuotaInput) (NodePool, error)
 		}
 		return p, err
 	case q.NodePoolName != "":
-		rows, err := tx.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.name = $1`, q.NodePoolName)
+		rows, err := tx.Query(ctx, nodePoolSelect+` WHERE np.name = $1`, q.NodePoolName)
 		p, err := scanOne[NodePool](rows, err, "node pool "+q.NodePoolName)
 		if errors.Is(err, ErrNotFound) {
 			return p, InvalidField("resources", "there is no node pool named %s; list them with GET /api/v1/node-pools", q.NodePoolName)

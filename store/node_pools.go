@@ -40,7 +40,15 @@ type NodePool struct {
 	CreatedBy  string    `db:"created_by"`
 	UpdatedAt  time.Time `db:"updated_at"`
 	UpdatedBy  string    `db:"updated_by"`
+	// NetworkTopologyID is the pool's topology (S29), by which its workloads' topology
+	// requests are placed; nil: none of Arbiter's (a request then names a level of a cluster
+	// topology, or a node label).
+	NetworkTopologyID   *uuid.UUID `db:"network_topology_id"`
+	NetworkTopologyName *string    `db:"network_topology_name"`
 }
+
+// nodePoolSelect reads pools with the name of their topology.
+const nodePoolSelect = `SELECT np.*, nt.name AS network_topology_name FROM node_pools np LEFT JOIN network_topologies nt ON nt.id = np.network_topology_id`
 
 // DefaultNodePoolLabelValue is, with NodePoolLabelKey, the label the default pool answers as
 // its own. Run:ai requires every pool to name one; the default pool holds every node no other
@@ -76,13 +84,14 @@ var NodePoolSpec = listquery.Spec{
 		"createdAt":  {Kind: listquery.Time, Column: "np.created_at", Sortable: true},
 		"updatedAt":  {Kind: listquery.Time, Column: "np.updated_at", Sortable: true},
 		"clusterId":  {Kind: listquery.String, Column: clusterIDColumn, Sortable: true},
+		// Run:ai's filter by the pool's topology's name.
+		"networkTopologyName": {Kind: listquery.String, Column: "nt.name", Sortable: true, Nullable: true},
 	},
 	DefaultSort:  "name",
 	TieBreak:     "np.id",
 	SearchColumn: "np.name",
 	Unserved: map[string]string{
 		"phase":                           "a pool's phase comes from its nodes' live readiness, not stored",
-		"networkTopologyName":             "Arbiter has no network topologies yet",
 		"gpuNetworkAccelerationDetection": "Arbiter does not detect GPU network acceleration",
 		"gpuNetworkAccelerationDetected":  "Arbiter does not detect GPU network acceleration",
 		"gpuNetworkAccelerationLabelKey":  "Arbiter does not detect GPU network acceleration",
@@ -98,7 +107,7 @@ func (s *Store) NodePools(ctx context.Context, q listquery.Query) ([]NodePool, e
 
 func nodePoolList(ctx context.Context, db querier, q listquery.Query) ([]NodePool, error) {
 	var args listquery.Args
-	rows, err := db.Query(ctx, `SELECT np.* FROM node_pools np WHERE `+q.Where(NodePoolSpec, &args)+` ORDER BY `+q.OrderBy(NodePoolSpec), args...)
+	rows, err := db.Query(ctx, nodePoolSelect+` WHERE `+q.Where(NodePoolSpec, &args)+` ORDER BY `+q.OrderBy(NodePoolSpec), args...)
 	return scanAll[NodePool](rows, err)
 }
 
@@ -108,7 +117,7 @@ func (s *Store) NodePool(ctx context.Context, id uuid.UUID) (NodePool, error) {
 }
 
 func nodePool(ctx context.Context, db querier, id uuid.UUID) (NodePool, error) {
-	rows, err := db.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.id = $1`, id)
+	rows, err := db.Query(ctx, nodePoolSelect+` WHERE np.id = $1`, id)
 	return scanOne[NodePool](rows, err, "node pool "+id.String())
 }
 
@@ -120,6 +129,8 @@ type NodePoolUpdate struct {
 	LabelKey   Optional[string]
 	LabelValue Optional[string]
 	Placement  Optional[string]
+	// NetworkTopology is the pool's topology; a nil value: none.
+	NetworkTopology Optional[uuid.UUID]
 }
 
 // CreateNodePool adds a node pool.
@@ -164,7 +175,7 @@ func (s *Store) UpdateNodePool(ctx context.Context, id uuid.UUID, u NodePoolUpda
 // parallel changes of the pool wait for each other and each keeps the fields the others set;
 // quotas that merely refer to the pool do not wait).
 func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoolUpdate, by Actor, audit *AuditEntry) (NodePool, error) {
-	rows, err := tx.Query(ctx, `SELECT np.* FROM node_pools np WHERE np.id = $1 FOR NO KEY UPDATE`, id)
+	rows, err := tx.Query(ctx, nodePoolSelect+` WHERE np.id = $1 FOR NO KEY UPDATE OF np`, id)
 	before, err := scanOne[NodePool](rows, err, "node pool "+id.String())
 	if err != nil {
 		return before, err
@@ -194,6 +205,21 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 			after.Placement = *u.Placement.Value
 		}
 	}
+	if u.NetworkTopology.Set {
+		after.NetworkTopologyID, after.NetworkTopologyName = nil, nil
+		if id := u.NetworkTopology.Value; id != nil {
+			// A share lock on the topology's row: a delete of it waits for this change, or
+			// this change for the delete (and then finds it gone).
+			var name string
+			err := tx.QueryRow(ctx, `SELECT name FROM network_topologies WHERE id = $1 FOR KEY SHARE`, *id).Scan(&name)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return before, InvalidField("networkTopologyId", "networkTopologyId %s is not a network topology of this installation; list them at /api/v1/network-topologies", id)
+			} else if err != nil {
+				return before, err
+			}
+			after.NetworkTopologyID, after.NetworkTopologyName = id, &name
+		}
+	}
 	if err := checkNodePool(before, after); err != nil {
 		return before, err
 	}
@@ -211,8 +237,8 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 		return before, err
 	}
 	if _, err := tx.Exec(ctx, `
-		UPDATE node_pools SET name = $2, label_key = $3, label_value = $4, placement = $5, updated_at = now(), updated_by = $6
-		WHERE id = $1`, id, after.Name, after.LabelKey, after.LabelValue, after.Placement, by.Subject); err != nil {
+		UPDATE node_pools SET name = $2, label_key = $3, label_value = $4, placement = $5, network_topology_id = $7, updated_at = now(), updated_by = $6
+		WHERE id = $1`, id, after.Name, after.LabelKey, after.LabelValue, after.Placement, by.Subject, after.NetworkTopologyID); err != nil {
 		return before, err
 	}
 	if after, err = nodePool(ctx, tx, id); err != nil {
@@ -224,10 +250,14 @@ func applyNodePoolUpdate(ctx context.Context, tx pgx.Tx, id uuid.UUID, u NodePoo
 		recordChange(audit.Changes, "labelKey", before.LabelKey, after.LabelKey)
 		recordChange(audit.Changes, "labelValue", before.LabelValue, after.LabelValue)
 		recordChange(audit.Changes, "placement", before.Placement, after.Placement)
+		recordChange(audit.Changes, "networkTopologyName", before.NetworkTopologyName, after.NetworkTopologyName)
 	} else {
 		audit.Changes["labelKey"] = Change{To: after.LabelKey}
 		audit.Changes["labelValue"] = Change{To: after.LabelValue}
 		audit.Changes["placement"] = Change{To: after.Placement}
+		if after.NetworkTopologyName != nil {
+			audit.Changes["networkTopologyName"] = Change{To: *after.NetworkTopologyName}
+		}
 	}
 	return after, nil
 }
@@ -318,11 +348,7 @@ func checkLabelKey(key string) error {
 	if key == "" {
 		return InvalidField("labelKey", "a node pool other than default needs a labelKey: it holds the nodes labelled labelKey=labelValue (for example %s=gpu-a100)", NodePoolLabelKey)
 	}
-	prefix, name, hasPrefix := strings.Cut(key, "/")
-	if !hasPrefix {
-		prefix, name = "", key
-	}
-	if (hasPrefix && (len(prefix) > 253 || !labelPrefix.MatchString(prefix))) || len(name) > 63 || !labelName.MatchString(name) {
+	if !IsLabelKey(key) {
 		return InvalidField("labelKey", "labelKey %q is not a valid Kubernetes label key; use an optional DNS prefix and '/' and a name of at most 63 letters, digits, '-', '_' or '.', such as %s", key, NodePoolLabelKey)
 	}
 	return nil

@@ -1,6 +1,9 @@
 package views
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // NodesPage is the Nodes page: per node a grid of its GPUs and what holds each, from the
 // scheduler's last cycle, filtered by node pool and project (the filters are in the URL).
@@ -12,6 +15,38 @@ type NodesPage struct {
 	Project   string
 	LiveHref  string // this view (its filters): the grid refreshes itself from it
 	NodeGrid
+	// Group is the topology level the nodes are grouped by ("<topology>:<level>"), empty for
+	// none; Groupings are the choices; Domains the groups, empty when the nodes are not grouped.
+	Group     string
+	Groupings []GroupChoice
+	Domains   []NodeDomain
+}
+
+// GroupChoice is a topology level the Nodes page may group nodes by.
+type GroupChoice struct {
+	Value string // "<topology>:<level>"
+	Label string
+}
+
+// NodeDomain is one domain of a topology level (S29) and its nodes: a rack, a block.
+type NodeDomain struct {
+	Level   string // the level in a word ("rack")
+	Name    string // its own label value
+	Path    string // the values of its level and the wider ones, widest first, "/"-joined
+	Context string // the wider domains it is in, in words ("in block b1")
+	// Unlabelled is set for the group of nodes that lack a label of the level or a wider one.
+	Unlabelled bool
+	Nodes      []NodeGPUs
+	GPUs       int // allocatable GPUs of its nodes
+	Free       int // free GPUs of its ready, schedulable nodes
+}
+
+// ID is the domain's element id.
+func (d NodeDomain) ID() string {
+	if d.Unlabelled {
+		return "domain-none"
+	}
+	return "domain-" + strings.ReplaceAll(d.Path, "/", "--")
 }
 
 // NodeGrid is the GPU grid of a cycle: the nodes that pass the filters, the projects shown

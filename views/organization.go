@@ -92,6 +92,10 @@ type NodePool struct {
 	CreatedBy    string    `json:"createdBy"`
 	UpdatedAt    time.Time `json:"updatedAt"`
 	UpdatedBy    string    `json:"updatedBy"`
+	// NetworkTopologyID and NetworkTopologyName are Run:ai's: the pool's topology (S29), null
+	// when it has none.
+	NetworkTopologyID   *string `json:"networkTopologyId"`
+	NetworkTopologyName *string `json:"networkTopologyName"`
 }
 
 // NodePoolAnswer is a node pool as the API answers it: Arbiter's fields, and Run:ai's
@@ -218,21 +222,27 @@ type NodePoolsPage struct {
 	CSVHref string
 	CanEdit bool
 	Form    NodePoolForm
+	// TopologyChoices are Arbiter's own topologies a pool may be given; Topologies the
+	// page's part on them.
+	TopologyChoices []TopologyChoice
+	Topologies      TopologiesSection
 }
 
 // NodePoolForm is the form that creates a node pool.
 type NodePoolForm struct {
 	Name, LabelKey, LabelValue, Placement string
+	NetworkTopologyID                     string
 	Error                                 FieldError
 }
 
 // NodePoolRow is one editable row; it is also the htmx fragment after an inline edit.
 type NodePoolRow struct {
-	Pool      NodePool
-	CanEdit   bool
-	CSRFToken string
-	Saved     string // the field just saved
-	Error     FieldError
+	Pool            NodePool
+	TopologyChoices []TopologyChoice
+	CanEdit         bool
+	CSRFToken       string
+	Saved           string // the field just saved
+	Error           FieldError
 }
 
 // DepartmentsPage is the Departments page.

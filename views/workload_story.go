@@ -18,9 +18,11 @@ type WorkloadStoryPage struct {
 	PodsNote  string
 	// PodsGrouping says which rule grouped the pods under this workload; "" when not known.
 	PodsGrouping string
-	Pods         []WorkloadPod
-	Events       []StoryEvent
-	Why          *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
+	// Topology says where its pods landed when it asks for a topology (S29).
+	Topology []TopologyLanding
+	Pods     []WorkloadPod
+	Events   []StoryEvent
+	Why      *PreemptionWhy // the last preemption or reclaim; nil when it was never preempted
 	// LiveHref is this page's address while the workload has not finished: the page refreshes
 	// itself from it every few seconds; "" once it has finished (nothing more will change).
 	LiveHref string

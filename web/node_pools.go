@@ -33,6 +33,8 @@ func (h *nodePools) routes(r router) {
 	r.page(http.MethodPost, "/node-pools", routenames.NodePoolCreate, h.createNodePoolForm)
 	r.page(http.MethodPost, "/node-pools/:id", routenames.NodePoolSave, h.saveNodePoolRow)
 	r.page(http.MethodPost, "/node-pools/:id/delete", routenames.NodePoolDelete, h.deleteNodePoolRow)
+	r.page(http.MethodPost, "/network-topologies", routenames.NetworkTopologyCreate, h.createTopologyForm)
+	r.page(http.MethodPost, "/network-topologies/:id/delete", routenames.NetworkTopologyDelete, h.deleteTopologyForm)
 }
 
 type nodePoolRequest struct {
@@ -42,13 +44,16 @@ type nodePoolRequest struct {
 	LabelKey   optional[string] `json:"labelKey"`
 	LabelValue optional[string] `json:"labelValue"`
 	Placement  optional[string] `json:"placement"`
+	// NetworkTopologyID is Run:ai's: the pool's network topology (S29); null: none.
+	NetworkTopologyID optional[string] `json:"networkTopologyId"`
 }
 
-var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement"}
+var nodePoolFields = []string{"clusterId", "name", "labelKey", "labelValue", "placement", "networkTopologyId"}
 
 func (r nodePoolRequest) update() (store.NodePoolUpdate, error) {
+	topology, err := storeOptionalID("networkTopologyId", r.NetworkTopologyID)
 	return store.NodePoolUpdate{Name: storeOptionalValue(r.Name), LabelKey: storeOptionalValue(r.LabelKey),
-		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement)}, nil
+		LabelValue: storeOptionalValue(r.LabelValue), Placement: storeOptionalValue(r.Placement), NetworkTopology: topology}, err
 }
 
 // listNodePools answers the pools under Run:ai's key, nodepools, and under Arbiter's,
@@ -94,7 +99,7 @@ func (h *nodePools) nodePoolsPage(c echo.Context) error {
 	return h.renderNodePoolsPage(c, http.StatusOK, views.NodePoolForm{LabelKey: store.NodePoolLabelKey, Placement: store.Binpack})
 }
 
-func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm) error {
+func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.NodePoolForm, topologyForm ...views.TopologyForm) error {
 	q, err := pageQuery(c, store.NodePoolSpec)
 	if err != nil {
 		return err
@@ -110,21 +115,28 @@ func (h *nodePools) renderNodePoolsPage(c echo.Context, status int, form views.N
 	m := views.NodePoolsPage{
 		Page: h.page(c, "Node pools", "node-pools"), Pools: shown, Search: q.Search,
 		CSVHref: pathTo(c, routenames.NodePoolsCSV) + "?" + c.QueryParams().Encode(), CanEdit: canManageOrg(c), Form: form,
-		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement", "placement"}}),
+		Columns: sortLinks(c, q, [][2]string{{"Name", "name"}, {"Label key", "labelKey"}, {"Label value", "labelValue"}, {"Placement and topology", "placement"}}),
+	}
+	if m.Topologies, m.TopologyChoices, err = h.topologies(c, topologyForm...); err != nil {
+		return err
 	}
 	return render(c, status, views.NodePoolsView(m))
 }
 
 func (h *nodePools) createNodePoolForm(c echo.Context) error {
 	target(c, "create", "node-pool", "")
-	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement")}
+	form := views.NodePoolForm{Name: c.FormValue("name"), LabelKey: c.FormValue("labelKey"), LabelValue: c.FormValue("labelValue"), Placement: c.FormValue("placement"),
+		NetworkTopologyID: c.FormValue("networkTopologyId")}
 	err := requireAdmin(c, "create a node pool")
 	if err == nil {
 		u := store.NodePoolUpdate{Name: formString(form.Name), LabelKey: formString(form.LabelKey), Placement: formString(form.Placement)}
 		if form.LabelValue != "" {
 			u.LabelValue = formString(form.LabelValue)
 		}
-		_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+		u.NetworkTopology, err = formTopology(form.NetworkTopologyID)
+		if err == nil {
+			_, err = h.org.store.CreateNodePool(c.Request().Context(), u, actor(c))
+		}
 	}
 	if err != nil {
 		status, _ := statusOf(err)
@@ -146,7 +158,12 @@ func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 		if _, ok := c.Request().PostForm["name"]; ok {
 			u.Name, u.LabelKey, u.LabelValue = formString(c.FormValue("name")), formString(c.FormValue("labelKey")), formString(c.FormValue("labelValue"))
 		}
-		_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
+		if _, ok := c.Request().PostForm["networkTopologyId"]; ok {
+			u.NetworkTopology, saveErr = formTopology(c.FormValue("networkTopologyId"))
+		}
+		if saveErr == nil {
+			_, saveErr = h.org.store.UpdateNodePool(ctx, id, u, actor(c))
+		}
 	}
 	return rowResult(c, routenames.NodePools, saveErr, func(status int) error {
 		p, err := h.org.store.NodePool(ctx, id)
@@ -157,7 +174,11 @@ func (h *nodePools) saveNodePoolRow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
+		_, choices, err := h.topologies(c)
+		if err != nil {
+			return err
+		}
+		row := views.NodePoolRow{Pool: shown[0], TopologyChoices: choices, CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken,
 			Saved: savedField(saveErr, "row"), Error: refusal("", saveErr)}
 		return render(c, status, views.NodePoolRowView(row))
 	})
@@ -182,8 +203,9 @@ func (h *nodePools) deleteNodePoolRow(c echo.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		row := views.NodePoolRow{Pool: shown[0], CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
-		return views.NodePoolRowView(row), nil
+		_, choices, err := h.topologies(c)
+		row := views.NodePoolRow{Pool: shown[0], TopologyChoices: choices, CanEdit: canManageOrg(c), CSRFToken: h.page(c, "", "").CSRFToken, Error: refused}
+		return views.NodePoolRowView(row), err
 	})
 }
 
@@ -196,9 +218,13 @@ func (h *nodePools) nodePoolsCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
+	rows := [][]string{{"id", "name", "labelKey", "labelValue", "placement", "networkTopologyName", "nodes", "readyNodes", "gpus", "allocatedGpus"}}
 	for _, p := range mapSlice(pools, h.org.nodePoolView) {
-		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, strconv.Itoa(p.Status.Nodes),
+		topology := ""
+		if p.NetworkTopologyName != nil {
+			topology = *p.NetworkTopologyName
+		}
+		rows = append(rows, []string{p.ID, p.Name, p.LabelKey, p.LabelValue, p.Placement, topology, strconv.Itoa(p.Status.Nodes),
 			strconv.Itoa(p.Status.ReadyNodes), strconv.Itoa(p.Status.GPUs), strconv.Itoa(p.Status.AllocatedGPUs)})
 	}
 	return writeCSV(c, "node-pools.csv", rows)

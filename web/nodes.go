@@ -37,7 +37,7 @@ func (h *nodes) routes(r router) {
 
 func (h *nodes) nodesPage(c echo.Context) error {
 	m := views.NodesPage{Page: h.page(c, "Nodes", routenames.Nodes), Pool: c.QueryParam("pool"), Project: c.QueryParam("project"),
-		LiveHref: pathTo(c, routenames.Nodes) + "?" + c.QueryParams().Encode()}
+		Group: c.QueryParam("group"), LiveHref: pathTo(c, routenames.Nodes) + "?" + c.QueryParams().Encode()}
 	m.NodeGrid = nodeGrid(nil, nil, gridFilter{}, nil, nil)
 	if h.cycles != nil {
 		m.Connected = true
@@ -59,6 +59,7 @@ func (h *nodes) nodesPage(c echo.Context) error {
 			}
 			m.Cycled = true
 			m.NodeGrid = nodeGrid(snap, plan, gridFilter{Pool: m.Pool, Project: m.Project}, visible, swatches)
+			m.Groupings, m.Domains = topologyGroupings(snap), nodeDomains(snap, m.Nodes, m.Group)
 		}
 	}
 	return render(c, http.StatusOK, views.NodesView(m))

@@ -32,6 +32,7 @@ type OrganizationStore interface {
 	CreateProject(ctx context.Context, u store.ProjectUpdate, by store.Actor) (store.Project, error)
 	PatchProject(ctx context.Context, id uuid.UUID, patch store.ProjectPatch, by store.Actor) (store.Project, error)
 	DeleteProjectIf(ctx context.Context, id uuid.UUID, check func(store.Project) error, by store.Actor) error
+	NetworkTopologyStore
 }
 
 // OrgStatusSource reports live usage from the scheduler's last cycle, by name. Without a

@@ -10,11 +10,17 @@ import (
 
 func (o organization) nodePoolView(p store.NodePool) views.NodePool {
 	key, value := p.Label()
-	return views.NodePool{
+	v := views.NodePool{
 		ID: p.ID.String(), Name: p.Name, LabelKey: key, LabelValue: value, Placement: p.Placement,
 		Default: p.IsDefault(), Status: o.status.NodePoolStatus(p.Name),
 		CreatedAt: p.CreatedAt.UTC(), CreatedBy: p.CreatedBy, UpdatedAt: p.UpdatedAt.UTC(), UpdatedBy: p.UpdatedBy,
+		NetworkTopologyName: p.NetworkTopologyName,
 	}
+	if p.NetworkTopologyID != nil {
+		id := p.NetworkTopologyID.String()
+		v.NetworkTopologyID = &id
+	}
+	return v
 }
 
 func quotaView(q store.Quota) views.Quota {

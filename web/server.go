@@ -174,6 +174,7 @@ func New(d Deps) *Server {
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
 		&nodePools{org: org, cycles: d.Cycles, layout: s.layout},
+		&networkTopologies{org: org},
 		&clusters{org: d.Organization},
 		&departments{org: org, layout: s.layout},
 		&projects{org: org, prios: prios, layout: s.layout},

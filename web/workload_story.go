@@ -173,6 +173,7 @@ func (h *workloadStory) story(c echo.Context, w workloads.Visible) (views.Worklo
 		} else if len(pods) == 0 {
 			m.PodsNote = "The workload has no pods now."
 		}
+		m.Topology = workloadTopology(h.pods, r.UID)
 		if g, ok := h.pods.(WorkloadGrouping); ok {
 			m.PodsGrouping = g.WorkloadGrouping(r.UID)
 		}

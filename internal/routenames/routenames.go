@@ -27,6 +27,9 @@ const (
 	NodePoolSave   = "node-pools.save"
 	NodePoolDelete = "node-pools.delete"
 
+	NetworkTopologyCreate = "network-topologies.create"
+	NetworkTopologyDelete = "network-topologies.delete"
+
 	Departments         = "departments"
 	DepartmentsCSV      = "departments.csv"
 	DepartmentCreate    = "departments.create"

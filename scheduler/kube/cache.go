@@ -33,6 +33,8 @@ type Settings struct {
 	Projects      []scheduler.Project
 	// NamespaceProject maps each namespace a project owns to that project (S6).
 	NamespaceProject map[string]string
+	// Topologies are Arbiter's own (S29); the cluster's are merged in (topologies.go).
+	Topologies []scheduler.Topology
 }
 
 // Cache holds the cluster as informers report it, plus what Arbiter has decided but the API
@@ -98,6 +100,8 @@ type Cache struct {
 	occupied map[string]scheduler.Resources
 	nodeList []scheduler.Node
 	index    settingsIndex
+	// topologies are Kueue's and KAI's Topology objects (topologies.go).
+	topologies clusterTopologies
 
 	changed chan struct{}
 }

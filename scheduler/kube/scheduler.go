@@ -279,6 +279,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.watchOwners(ctx, owners); err != nil {
 		return err
 	}
+	if err := s.watchTopologies(ctx, owners.dynamic, owners.metadata); err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

@@ -125,7 +125,8 @@ func (c *Cache) Snapshot(now time.Time) *View {
 	v := &View{Snapshot: scheduler.Snapshot{
 		Now: now, Priorities: s.Priorities, Categories: s.Categories, WorkloadTypes: s.WorkloadTypes,
 		NodePools: s.NodePools, Departments: s.Departments, Projects: s.Projects,
-		Nodes: c.nodeList, // never edited in place: a change makes a new list
+		Nodes:      c.nodeList, // never edited in place: a change makes a new list
+		Topologies: c.topologies.merged(s.Topologies),
 	}}
 	snap := &v.Snapshot
 

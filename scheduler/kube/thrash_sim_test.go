@@ -29,6 +29,7 @@ func simSettings() *Settings {
 			{Name: "Train", DefaultPriority: "low", DefaultPreemptibility: scheduler.Preemptible}},
 		WorkloadTypes: []scheduler.WorkloadType{{Name: "Deployment", Group: "apps", Category: "Deploy"}, {Name: "Job", Group: "batch", Category: "Build"}},
 		NodePools:     pools, Departments: departments, Projects: projects, NamespaceProject: map[string]string{},
+		Topologies: demo.Topologies(),
 	}
 	for _, p := range projects {
 		s.NamespaceProject[p.Name] = p.Name

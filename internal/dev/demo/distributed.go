@@ -40,7 +40,9 @@ var distributedKinds = []distributedKind{
 var pyTorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
 
 // The demo's distributed training: one PyTorchJob at a time in nlp, a master and a worker of 4
-// GPUs each, which its controller turns into two pods that Arbiter places as one gang.
+// GPUs each, which its controller turns into two pods that Arbiter places as one gang,
+// preferably in one rack of the demo's topology: it asks so in KAI's spelling on the job
+// (kai.scheduler/topology and topology-preferred-placement, S29).
 const (
 	pyTorchProject    = "nlp"
 	pyTorchPrefix     = "nlp-pytorch-ddp-"
@@ -64,6 +66,10 @@ func PyTorchJob(schedulerName string) *unstructured.Unstructured {
 		"metadata": map[string]any{
 			"generateName": pyTorchPrefix,
 			"namespace":    pyTorchProject,
+			"annotations": map[string]any{
+				"kai.scheduler/topology":                     TopologyName,
+				"kai.scheduler/topology-preferred-placement": devcluster.LabelTopologyRack,
+			},
 			"labels": map[string]any{
 				Label:                         "true",
 				scheduler.LabelPriority:       "medium",

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -11,7 +12,8 @@ var jobSets = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1
 
 // The demo's JobSet: one at a time in ads, a replicated job of two Jobs of one pod of 2 GPUs
 // each, which JobSet's controller makes into Jobs and the Job controller into pods, that
-// Arbiter places as one gang (replicas × parallelism, S5).
+// Arbiter places as one gang (replicas × parallelism, S5), both pods in one rack: its pod
+// template asks so in Kueue's spelling (kueue.x-k8s.io/podset-required-topology, S29).
 const (
 	jobSetProject    = "ads"
 	jobSetPrefix     = "ads-jobset-sweep-"
@@ -43,7 +45,7 @@ func JobSet(schedulerName string) *unstructured.Unstructured {
 					"parallelism":  int64(1),
 					"completions":  int64(1),
 					"backoffLimit": int64(0),
-					"template":     podTemplate(schedulerName, "main", "example.invalid/demo/sweep:1", jobSetGPUs, jobSetRunSeconds, "Never"),
+					"template":     inOneRack(podTemplate(schedulerName, "main", "example.invalid/demo/sweep:1", jobSetGPUs, jobSetRunSeconds, "Never")),
 				}},
 			}},
 		},
@@ -60,4 +62,11 @@ func jobSetFinished(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// inOneRack is a pod template that asks, in Kueue's spelling, that its pods go into one rack.
+func inOneRack(template map[string]any) map[string]any {
+	annotations := template["metadata"].(map[string]any)["annotations"].(map[string]any)
+	annotations["kueue.x-k8s.io/podset-required-topology"] = devcluster.LabelTopologyRack
+	return template
 }

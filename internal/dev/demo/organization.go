@@ -13,7 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/listquery"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/store"
 )
@@ -32,6 +35,15 @@ type demoQuota struct {
 }
 
 type demoPool struct{ name, placement string }
+
+// TopologyName is the demo's network topology (S29): the local cluster's blocks and racks
+// (devcluster.TopologyLevels), the topology of both its node pools.
+const TopologyName = "racks"
+
+// Topologies are the demo's network topologies as a snapshot holds them once seeded.
+func Topologies() []scheduler.Topology {
+	return []scheduler.Topology{{Name: TopologyName, Levels: devcluster.TopologyLevels}}
+}
 
 type demoDepartment struct {
 	name   string
@@ -108,6 +120,10 @@ func SeedOrganization(ctx context.Context, st *store.Store) (created int, err er
 		return 0, fmt.Errorf("demo organization: %w", err)
 	}
 	var errs []error
+	topology, created, err := seedTopology(ctx, st)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	pools := map[string]bool{}
 	for _, p := range org.NodePools {
 		pools[p.Name] = true
@@ -117,7 +133,7 @@ func SeedOrganization(ctx context.Context, st *store.Store) (created int, err er
 			continue
 		}
 		_, err := st.CreateNodePool(ctx, store.NodePoolUpdate{Name: set(p.name), LabelKey: set(devcluster.LabelNodePool),
-			LabelValue: set(p.name), Placement: set(p.placement)}, actor)
+			LabelValue: set(p.name), Placement: set(p.placement), NetworkTopology: topology}, actor)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node pool %s: %w", p.name, err))
 			continue
@@ -165,6 +181,25 @@ func SeedOrganization(ctx context.Context, st *store.Store) (created int, err er
 	return created, nil
 }
 
+// seedTopology creates the demo's network topology unless one of its name exists, and says
+// how pools are to refer to it (not at all when it could not be made).
+func seedTopology(ctx context.Context, st *store.Store) (store.Optional[uuid.UUID], int, error) {
+	existing, err := st.NetworkTopologies(ctx, listquery.Query{Search: TopologyName})
+	if err != nil {
+		return store.Optional[uuid.UUID]{}, 0, fmt.Errorf("network topology %s: %w", TopologyName, err)
+	}
+	for _, t := range existing {
+		if t.Name == TopologyName {
+			return set(t.ID), 0, nil
+		}
+	}
+	t, err := st.CreateNetworkTopology(ctx, TopologyName, devcluster.TopologyLevels, actor)
+	if err != nil {
+		return store.Optional[uuid.UUID]{}, 0, fmt.Errorf("network topology %s: %w", TopologyName, err)
+	}
+	return set(t.ID), 1, nil
+}
+
 // Organization is the demo organization as a scheduling snapshot holds it once seeded: its
 // node pools, departments and projects (each project owns the namespace of its name), for a
 // simulation that replays the demo without a database (scheduler/kube's thrash simulation).
@@ -172,7 +207,7 @@ func SeedOrganization(ctx context.Context, st *store.Store) (created int, err er
 func Organization() (pools []scheduler.NodePool, departments []scheduler.Department, projects []scheduler.Project) {
 	for _, p := range demoPools {
 		pools = append(pools, scheduler.NodePool{Name: p.name, LabelKey: devcluster.LabelNodePool, LabelValue: p.name,
-			Placement: scheduler.Placement(p.placement)})
+			Placement: scheduler.Placement(p.placement), Topology: TopologyName})
 	}
 	quotas := func(qs []demoQuota) map[string]scheduler.Quota {
 		out := map[string]scheduler.Quota{}

@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
@@ -481,4 +482,38 @@ func TestControlPlaneRunsWithRaisedGOGC(t *testing.T) {
 			t.Errorf("%s runs with GOGC %q, want [%s]", name, gogc, controlPlaneGOGC)
 		}
 	}
+}
+
+// TestNodesCarryTheirRackAndBlock: each fake node is labelled with its rack (NodesPerRack
+// nodes each) and block, and SyncNodes gives a node kept from before the labels its own.
+func TestNodesCarryTheirRackAndBlock(t *testing.T) {
+	ctx := context.Background()
+	client := testCluster.Client()
+	want := map[string][2]string{"kwok-a100-0": {"a100-block-0", "a100-rack-0"}, "kwok-a100-1": {"a100-block-0", "a100-rack-0"},
+		"kwok-cpu-0": {"cpu-block-0", "cpu-rack-0"}}
+	check := func(when string) {
+		t.Helper()
+		for name, w := range want {
+			n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [2]string{n.Labels[LabelTopologyBlock], n.Labels[LabelTopologyRack]}; got != w || n.Labels[corev1.LabelHostname] != name {
+				t.Errorf("%s: node %s in block, rack %v (hostname %q); want %v", when, name, got, n.Labels[corev1.LabelHostname], w)
+			}
+		}
+	}
+	check("created")
+	unlabel := fmt.Sprintf(`{"metadata":{"labels":{%q:null,%q:null}}}`, LabelTopologyRack, LabelTopologyBlock)
+	if _, err := client.CoreV1().Nodes().Patch(ctx, "kwok-cpu-0", types.MergePatchType, []byte(unlabel), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pools, err := ParseNodeSpec(testNodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncNodes(ctx, client, pools); err != nil {
+		t.Fatal(err)
+	}
+	check("synced")
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -34,7 +35,26 @@ const (
 	AnnotationKwokNode = "kwok.x-k8s.io/node"
 	// ResourceGPU is the extended resource of NVIDIA's device plugin.
 	ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+	// LabelTopologyBlock and LabelTopologyRack place a node in the network (S29): a rack of
+	// NodesPerRack nodes, a block of RacksPerBlock racks, each pool's own (its nodes' names
+	// say which). With kubernetes.io/hostname they are TopologyLevels.
+	LabelTopologyBlock = "topology.arbiter.dev/block"
+	LabelTopologyRack  = "topology.arbiter.dev/rack"
+	// NodesPerRack and RacksPerBlock size the racks and blocks: two 8-GPU nodes share a rack
+	// (16 GPUs), four racks a block, as in the small clusters whose racks hold a few DGX nodes.
+	NodesPerRack  = 2
+	RacksPerBlock = 4
 )
+
+// TopologyLevels are the node labels of the fake nodes' topology, widest first.
+var TopologyLevels = []string{LabelTopologyBlock, LabelTopologyRack, corev1.LabelHostname}
+
+// Rack and Block name the rack and the block of the i-th node (from 0) of the pool, e.g.
+// "a100-rack-1" and "a100-block-0".
+func (p Pool) Rack(i int) string { return fmt.Sprintf("%s-rack-%d", p.Name, i/NodesPerRack) }
+func (p Pool) Block(i int) string {
+	return fmt.Sprintf("%s-block-%d", p.Name, i/(NodesPerRack*RacksPerBlock))
+}
 
 // DefaultNodes is the node spec of "arbiter devcluster up" and of serve's demo mode.
 const DefaultNodes = "a100=4x8,h100=2x8"
@@ -103,8 +123,8 @@ func gpuProduct(pool string) string {
 	return "NVIDIA-" + strings.ToUpper(pool)
 }
 
-// Node returns the i-th fake node of the pool: annotated for kwok, labelled with its pool and
-// GPU model, with 8 CPUs and 64Gi of memory per GPU (at least 16 and 64Gi), 110 pods and the
+// Node returns the i-th fake node of the pool: annotated for kwok, labelled with its pool, GPU
+// model, rack and block, with 8 CPUs and 64Gi of memory per GPU (at least 16 and 64Gi), 110 pods and the
 // pool's nvidia.com/gpu as capacity and allocatable.
 func (p Pool) Node(i int) *corev1.Node {
 	name := p.NodeName(i)
@@ -123,6 +143,8 @@ func (p Pool) Node(i int) *corev1.Node {
 		"type":                   "kwok",
 		LabelNodePool:            p.Name,
 		LabelManagedBy:           managedByValue,
+		LabelTopologyRack:        p.Rack(i),
+		LabelTopologyBlock:       p.Block(i),
 	}
 	if p.GPUs > 0 {
 		res[ResourceGPU] = *resource.NewQuantity(int64(p.GPUs), resource.DecimalSI)
@@ -203,6 +225,9 @@ func SyncNodes(ctx context.Context, client kubernetes.Interface, pools []Pool) e
 			}
 		}
 	}
+	if err := labelTopology(ctx, client, pools, list.Items); err != nil {
+		return err
+	}
 	return AddNodes(ctx, client, pools)
 }
 
@@ -234,6 +259,28 @@ func WaitNodesReady(ctx context.Context, client kubernetes.Interface, pools []Po
 	})
 	if err != nil {
 		return fmt.Errorf("devcluster: node %s not Ready: %w", notReady, err)
+	}
+	return nil
+}
+
+// labelTopology gives the existing nodes of pools the rack and block labels Node gives new
+// ones, where they lack them (a cluster kept from before the labels were given).
+func labelTopology(ctx context.Context, client kubernetes.Interface, pools []Pool, existing []corev1.Node) error {
+	byName := map[string]*corev1.Node{}
+	for i := range existing {
+		byName[existing[i].Name] = &existing[i]
+	}
+	for _, p := range pools {
+		for i := 0; i < p.Nodes; i++ {
+			n := byName[p.NodeName(i)]
+			if n == nil || n.Labels[LabelTopologyRack] == p.Rack(i) && n.Labels[LabelTopologyBlock] == p.Block(i) {
+				continue
+			}
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q}}}`, LabelTopologyRack, p.Rack(i), LabelTopologyBlock, p.Block(i))
+			if _, err := client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				return fmt.Errorf("devcluster: labelling node %s: %w", n.Name, err)
+			}
+		}
 	}
 	return nil
 }
