@@ -146,6 +146,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		Submitter:    workloadSubmitter(sched),
 		Submissions:  st,
 		ClusterID:    clusterID,
+		Usage:        st,
 	})
 	// Refusals folded into their kind's next audit row are written a minute on, and once the
 	// HTTP server has shut down (this defer runs after Shutdown), before the pool closes.

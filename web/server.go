@@ -76,6 +76,8 @@ type Deps struct {
 	// ClusterID is the installation's one cluster's id (store.Store.ClusterID), which
 	// Run:ai-shaped answers carry and requests may name; empty: store.DefaultClusterID.
 	ClusterID string
+	// Usage is the usage history and the consumption reports; nil: their routes answer 503.
+	Usage UsageStore
 }
 
 // RequestObserver hears of each request: the route's path template (empty when none matched),
@@ -183,6 +185,7 @@ func New(d Deps) *Server {
 		&workloadReads{service: service, pods: d.Pods, cycles: d.Cycles},
 		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
+		&usageMetrics{usage: d.Usage, org: org}, newUsageReports(d.Usage, org), &usageAPI{usage: d.Usage, org: org},
 	} {
 		h.routes(r)
 	}
