@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
@@ -191,7 +193,12 @@ func (h *usageMetrics) series(c echo.Context, w usageWindow, pools []string, pro
 	if h.usage == nil {
 		return nil, nil, errNoUsageHistory
 	}
-	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: w.Start, To: w.End, Step: w.Step(), NodePools: pools, ProjectIDs: projects})
+	from, step := w.Buckets()
+	hint := fmt.Sprintf("ask for at most %d samples over this period, or a later start", max(int(w.End.Sub(w.Start)/time.Hour), 1))
+	if err := checkRawReach("numberOfSamples", from, step, time.Now(), hint); err != nil {
+		return nil, nil, err
+	}
+	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: from, To: w.End, Step: step, NodePools: pools, ProjectIDs: projects})
 	return points, capacity, usageStoreError(err, "numberOfSamples", "ask for fewer samples or a longer period")
 }
 
@@ -322,7 +329,7 @@ func (h *usageMetrics) clusterMetrics(c echo.Context) error {
 	case "Project", "Department":
 		for _, t := range types {
 			if slices.Contains(capacityTypes, t) {
-				return badField("groupBy", "%s is a figure of node pools, not of a %s; group it by Nodepool or not at all", t, groupBy)
+				return badField("groupBy", "groupBy %s cannot group %s: it is a figure of node pools, not of a %s; group it by Nodepool or not at all", groupBy, t, strings.ToLower(groupBy))
 			}
 		}
 		groupOf, poolGroup = clusterGroupings[groupBy], nil

@@ -44,9 +44,10 @@ type usageFilter struct {
 	department *uuid.UUID
 }
 
-// parseUsageFilter reads from, to, step (a Go duration such as 30s, 5m, 1h; withStep only),
+// parseUsageFilter reads from, to, step (a Go duration such as 30s, 5m, 1h; withStep only;
+// by default the period's 200th part, at least an hour where only roll-ups reach),
 // nodePool and projectId (each repeatable), departmentId.
-func parseUsageFilter(v url.Values, withStep bool) (usageFilter, error) {
+func parseUsageFilter(v url.Values, withStep bool, now time.Time) (usageFilter, error) {
 	var f usageFilter
 	var err error
 	if f.from, f.to, err = parsePeriod("from", v.Get("from"), "to", v.Get("to")); err != nil {
@@ -54,11 +55,15 @@ func parseUsageFilter(v url.Values, withStep bool) (usageFilter, error) {
 	}
 	if withStep {
 		f.step = (f.to.Sub(f.from) + defaultUsageBuckets - 1) / defaultUsageBuckets
+		if checkRawReach("step", f.from, f.step, now, "") != nil {
+			f.step = time.Hour // the default must answer: past the raw samples, the hourly roll-ups do
+		}
 		if raw := v.Get("step"); raw != "" {
 			if f.step, err = time.ParseDuration(raw); err != nil || f.step <= 0 {
 				return f, badField("step", "step %q is not a positive duration; write it as 30s, 5m, 1h or 24h", clipText(raw))
 			}
 		}
+		f.from, f.step = alignBuckets(f.from, f.step)
 	}
 	if len(v["nodePool"]) > 100 || len(v["projectId"]) > 1000 {
 		return f, badRequest("name at most 100 node pools and 1,000 projects; leave them out for all")
@@ -191,7 +196,7 @@ func tooManyRows(n int) error {
 }
 
 func (h *usageAPI) series(c echo.Context) error {
-	f, err := parseUsageFilter(c.QueryParams(), true)
+	f, err := parseUsageFilter(c.QueryParams(), true, time.Now())
 	if err != nil {
 		return err
 	}
@@ -201,6 +206,9 @@ func (h *usageAPI) series(c echo.Context) error {
 	}
 	if h.usage == nil {
 		return errNoUsageHistory
+	}
+	if err := checkRawReach("step", f.from, f.step, time.Now(), "ask for a step of 1h or more, or a later from"); err != nil {
+		return err
 	}
 	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: f.from, To: f.to, Step: f.step, NodePools: f.pools, ProjectIDs: vis.narrow(f.projects)})
 	if err != nil {
@@ -246,7 +254,7 @@ func (h *usageAPI) days(c echo.Context) error {
 	if v.Has("step") {
 		return badField("step", "step is not a parameter of daily usage: its rows are whole UTC days")
 	}
-	f, err := parseUsageFilter(v, false)
+	f, err := parseUsageFilter(v, false, time.Now())
 	if err != nil {
 		return err
 	}

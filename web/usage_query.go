@@ -49,9 +49,34 @@ type usageWindow struct {
 	Samples    int
 }
 
-// Step is the width of one bucket.
-func (w usageWindow) Step() time.Duration {
-	return time.Duration(math.Ceil(float64(w.End.Sub(w.Start)) / float64(w.Samples)))
+// Buckets are the window cut into Samples buckets, aligned as alignBuckets aligns them.
+func (w usageWindow) Buckets() (from time.Time, step time.Duration) {
+	step = time.Duration(math.Ceil(float64(w.End.Sub(w.Start)) / float64(w.Samples)))
+	return alignBuckets(w.Start, step)
+}
+
+// alignBuckets aligns buckets to the usage history's roll-ups, which alone reach back past the
+// raw samples' retention: a step of a day or more becomes whole days from 00:00 UTC, a step of
+// an hour or more whole hours from the hour (so a bucket may start before the period does and
+// there may be fewer buckets than asked for); a shorter step is kept as it is.
+func alignBuckets(from time.Time, step time.Duration) (time.Time, time.Duration) {
+	for _, unit := range []time.Duration{24 * time.Hour, time.Hour} {
+		if step >= unit {
+			return from.Truncate(unit), (step + unit - 1) / unit * unit
+		}
+	}
+	return from, step
+}
+
+// checkRawReach refuses buckets under an hour that reach back past the raw samples' retention:
+// only the raw samples have them, and those are gone.
+func checkRawReach(field string, from time.Time, step time.Duration, now time.Time, hint string) error {
+	raw := store.DefaultUsageRetention.Raw
+	if step >= time.Hour || raw <= 0 || !from.Before(now.Add(-raw)) {
+		return nil
+	}
+	return badField(field, "%s makes buckets of %s, shorter than an hour: those come from the raw samples alone, which are kept %.0f hours, and the period starts before that; %s",
+		field, step.Round(time.Second), raw.Hours(), hint)
 }
 
 // parseTimeParam reads a required RFC 3339 time from the query or a body field.
