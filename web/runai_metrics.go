@@ -184,8 +184,8 @@ func (b *usageBuckets) measurements(types []string, groupKey string) []runAIMeas
 	return out
 }
 
-func everyPoint(store.UsagePoint) bool     { return true }
-func oneSeries(store.UsagePoint) string     { return "" }
+func everyPoint(store.UsagePoint) bool    { return true }
+func oneSeries(store.UsagePoint) string   { return "" }
 func oneSeriesOfPools(pool string) string { return "" }
 
 // series reads the history for w, the pools and projects given (empty: all).
