@@ -150,6 +150,10 @@ type QueueStatus struct {
 	Requested               int64 // GPUs its pending workloads ask for (counted in its first pool)
 	PendingWorkloads        int
 	RunningWorkloads        int
+	// FairShare is the GPUs of the pool S11 gives it when the pool is divided among what every
+	// unit holds and asks for now: deserved quota plus its weighted share of what is spare, at
+	// most its demand and its limit (FairShares).
+	FairShare float64
 }
 
 // NodePoolStatus is a node pool's nodes and GPUs after the plan. A node belongs to the first
@@ -162,6 +166,7 @@ type NodePoolStatus struct {
 	Nodes         int
 	ReadyNodes    int
 	GPUs          int64 // allocatable
+	ReadyGPUs     int64 // allocatable on ready nodes
 	AllocatedGPUs int64
 }
 

@@ -41,6 +41,7 @@ func (c *cycle) reportNodePools() {
 		st.Nodes++
 		if ns.node.Ready {
 			st.ReadyNodes++
+			st.ReadyGPUs += ns.node.Allocatable.GPUs
 		}
 		st.GPUs += ns.node.Allocatable.GPUs
 		st.AllocatedGPUs += ns.node.Occupied.GPUs + held[i]

@@ -37,10 +37,10 @@ func TestNodePoolStatus(t *testing.T) {
 		t.Fatalf("the situation is not as meant: binds %+v", plan.Binds)
 	}
 	want := []NodePoolStatus{ // by name
-		{Name: "a100", Nodes: 2, ReadyNodes: 1, GPUs: 16, AllocatedGPUs: 6},
-		{Name: "default", Nodes: 2, ReadyNodes: 2, GPUs: 16, AllocatedGPUs: 2},
+		{Name: "a100", Nodes: 2, ReadyNodes: 1, GPUs: 16, ReadyGPUs: 8, AllocatedGPUs: 6},
+		{Name: "default", Nodes: 2, ReadyNodes: 2, GPUs: 16, ReadyGPUs: 16, AllocatedGPUs: 2},
 		{Name: "empty"},
-		{Name: "h100", Nodes: 1, ReadyNodes: 1, GPUs: 8, AllocatedGPUs: 4},
+		{Name: "h100", Nodes: 1, ReadyNodes: 1, GPUs: 8, ReadyGPUs: 8, AllocatedGPUs: 4},
 	}
 	if diff := cmp.Diff(want, plan.NodePools); diff != "" {
 		t.Errorf("node pools (-want +got):\n%s", diff)

@@ -112,6 +112,7 @@ func (c *cycle) report() {
 		}
 	}
 	c.reportNodePools()
+	c.fillFairShares()
 	slices.SortStableFunc(c.plan.Warnings, func(a, b Warning) int { return cmp.Compare(a.Workload, b.Workload) })
 }
 

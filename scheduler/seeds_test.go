@@ -114,8 +114,8 @@ func TestSeedOSMOBorrowAndReclaim(t *testing.T) {
 			running("wf4", "pool2", prioMediumHigh, NonPreemptible, 1, false),
 		},
 		Projects: []QueueStatus{
-			{Name: "pool1", NodePool: "default", Deserved: 2, Limit: NoLimit, Allocated: 3, AllocatedNonPreemptible: 1, Borrowed: 1, RunningWorkloads: 3},
-			{Name: "pool2", NodePool: "default", Deserved: 2, Limit: NoLimit, Allocated: 1, AllocatedNonPreemptible: 1, RunningWorkloads: 1},
+			{Name: "pool1", NodePool: "default", Deserved: 2, Limit: NoLimit, Allocated: 3, AllocatedNonPreemptible: 1, Borrowed: 1, RunningWorkloads: 3, FairShare: 3},
+			{Name: "pool2", NodePool: "default", Deserved: 2, Limit: NoLimit, Allocated: 1, AllocatedNonPreemptible: 1, RunningWorkloads: 1, FairShare: 1},
 		},
 	})
 

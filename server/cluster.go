@@ -116,6 +116,11 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		return nil, err
 	}
 	run.sched = sched
+	// Each term also records the usage history (usage_recorder.go), beside whileLeading.
+	leading := func(term context.Context) {
+		go recordUsage(term, c, st, sched, run.lead.Acting, log)
+		whileLeading(term)
+	}
 	startRecorder := func(ctx context.Context) (*recorder, error) {
 		rec, err := newRecorder(ctx, st, log)
 		if err != nil {
@@ -144,7 +149,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 			run.tookOver.Store(true)
 			sched.StartedLeading()
 		}()
-		go whileLeading(ctx)
+		go leading(ctx)
 	}
 	go run.health.run(ctx)
 	run.estimates = &estimator{last: sched.Last, medians: st.MedianRuntimes, log: log,
@@ -171,7 +176,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				// Before the term's first cycle: none of its binds can race the reconciliation.
 				takeOver(term, sched, st, run.lead.fresh, log)
 				records.Store(rec)
-				go whileLeading(term)
+				go leading(term)
 				run.lead.ready.Store(true)
 				m.SetLeader(true)
 				sched.StartedLeading()

@@ -67,6 +67,14 @@ type Config struct {
 	// AuditRetentionDays is how many days the audit log keeps a row at least; months past it
 	// are dropped whole (docs/operations.md "Audit log retention").
 	AuditRetentionDays int
+	// Usage history (server/usage_recorder.go; docs/operations.md "Usage history"): the leader
+	// records a sample every UsageInterval (0: DefaultUsageInterval) and keeps each level of
+	// the history as long as its retention (0: store.DefaultUsageRetention's; a daily
+	// retention of 0 keeps daily rows forever).
+	UsageInterval        time.Duration
+	UsageRawRetention    time.Duration
+	UsageHourlyRetention time.Duration
+	UsageDailyRetention  time.Duration
 	// ClusterID, if set, becomes the installation's cluster id (store.Store.SetClusterID): a
 	// team coming from Run:ai keeps its cluster's id, and the scripts that send it.
 	ClusterID string
@@ -114,6 +122,10 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	fs.IntVar(&c.DryRunsPerReplica, "dry-runs-per-replica", web.DefaultDryRunsPerReplica, "how many dry runs this replica runs at once; past it a dry run is refused with 429")
 	fs.IntVar(&c.DryRunsPerCaller, "dry-runs-per-caller", web.DefaultDryRunsPerCaller, "how many dry runs one caller (person or API key) runs at once in a replica; past it 429")
 	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", int(store.DefaultAuditRetention/(24*time.Hour)), "days the audit log keeps a row at least; the leader drops each month's rows whole once the month is older")
+	fs.DurationVar(&c.UsageInterval, "usage-interval", DefaultUsageInterval, "how often the leader records every node pool's GPUs per project into the usage history; divides an hour (e.g. 30s, 1m)")
+	fs.DurationVar(&c.UsageRawRetention, "usage-raw-retention", store.DefaultUsageRetention.Raw, "how long the usage history keeps its raw samples (each interval); older ones live on in hourly rows")
+	fs.DurationVar(&c.UsageHourlyRetention, "usage-hourly-retention", store.DefaultUsageRetention.Hourly, "how long the usage history keeps its hourly rows; older ones live on in daily rows")
+	fs.DurationVar(&c.UsageDailyRetention, "usage-daily-retention", store.DefaultUsageRetention.Daily, "how long the usage history keeps its daily rows; 0 keeps them forever")
 	fs.StringVar(&c.ClusterID, "cluster-id", "", "the id Run:ai-shaped answers give this installation's one cluster, and requests must name (a UUID; keep a Run:ai cluster's id to keep its scripts); empty keeps the id it has")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -153,6 +165,13 @@ func ParseConfig(name string, args []string, output io.Writer) (Config, error) {
 	}
 	if c.AuditRetentionDays < 1 {
 		return c, fmt.Errorf("--audit-retention-days %d: use a whole number of days, at least 1", c.AuditRetentionDays)
+	}
+	if err := validUsageInterval(c.UsageInterval); err != nil {
+		return c, err
+	}
+	if c.UsageRawRetention < time.Hour || c.UsageHourlyRetention < 24*time.Hour || c.UsageDailyRetention < 0 {
+		return c, fmt.Errorf("--usage-raw-retention %s, --usage-hourly-retention %s, --usage-daily-retention %s: keep raw samples at least 1h and hourly rows at least 24h (they wait there to be rolled up); a daily retention of 0 keeps daily rows forever",
+			c.UsageRawRetention, c.UsageHourlyRetention, c.UsageDailyRetention)
 	}
 	if c.ClusterID != "" {
 		if _, err := uuid.Parse(c.ClusterID); err != nil {
@@ -196,6 +215,15 @@ func (c Config) AuditRetention() time.Duration {
 		return store.DefaultAuditRetention
 	}
 	return time.Duration(c.AuditRetentionDays) * 24 * time.Hour
+}
+
+// usageRetention is how long each level of the usage history is kept; a Config built in code
+// (all zero) keeps the defaults.
+func (c Config) usageRetention() store.UsageRetention {
+	if c.UsageRawRetention == 0 && c.UsageHourlyRetention == 0 && c.UsageDailyRetention == 0 {
+		return store.DefaultUsageRetention
+	}
+	return store.UsageRetention{Raw: c.UsageRawRetention, Hourly: c.UsageHourlyRetention, Daily: c.UsageDailyRetention}
 }
 
 // EnvName is the environment twin of a flag: data-dir → ARBITER_DATA_DIR.

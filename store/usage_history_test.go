@@ -326,3 +326,60 @@ func TestPruneUsage_RemovesWhatIsPastItsRetentionButNothingNotYetRolledUp(t *tes
 		t.Errorf("days after pruning (-before +after):\n%s", d)
 	}
 }
+
+// TestUsageSeries_ReadsOnlyThePoolsAndProjectsAsked: with pools, projects or both named, raw
+// samples and roll-ups alike give only their points (and only those pools' capacity).
+func TestUsageSeries_ReadsOnlyThePoolsAndProjectsAsked(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx := context.Background()
+	for at := usageDay0; at.Before(usageDay0.Add(2 * time.Hour)); at = at.Add(30 * time.Minute) {
+		both := []store.ProjectUsage{
+			{ProjectID: projectA, DepartmentID: departmentX, Borrowed: 2},
+			{ProjectID: projectB, DepartmentID: departmentY, NonPreemptible: 1},
+		}
+		record(t, st, store.UsageSample{At: at, Interval: 30 * time.Minute, Pools: []store.PoolUsage{
+			{NodePool: "a100", CapacityGPUs: 8, Projects: both}, {NodePool: "h100", CapacityGPUs: 4, Projects: both}}})
+	}
+	// the first hour is rolled up, the second is still raw
+	if _, err := st.RollUpUsage(ctx, usageDay0.Add(time.Hour+time.Minute), time.Minute, 10); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		Pool    string
+		Project uuid.UUID
+	}
+	for _, c := range []struct {
+		name     string
+		pools    []string
+		projects []uuid.UUID
+		want     []seen
+		capacity []string
+	}{
+		{"a pool", []string{"h100"}, nil, []seen{{"h100", projectA}, {"h100", projectB}}, []string{"h100"}},
+		{"a project", nil, []uuid.UUID{projectB}, []seen{{"a100", projectB}, {"h100", projectB}}, []string{"a100", "h100"}},
+		{"a pool and a project", []string{"a100"}, []uuid.UUID{projectA}, []seen{{"a100", projectA}}, []string{"a100"}},
+	} {
+		points, capacity := series(t, st, store.UsageQuery{From: usageDay0, To: usageDay0.Add(2 * time.Hour), Step: time.Hour, NodePools: c.pools, ProjectIDs: c.projects})
+		for _, hour := range []time.Time{usageDay0, usageDay0.Add(time.Hour)} {
+			var got []seen
+			for _, p := range points {
+				if p.At.Equal(hour) {
+					got = append(got, seen{p.NodePool, p.ProjectID})
+				}
+			}
+			var gotCapacity []string
+			for _, p := range capacity {
+				if p.At.Equal(hour) {
+					gotCapacity = append(gotCapacity, p.NodePool)
+				}
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("%s, hour %s: points (-want +got):\n%s", c.name, hour.Format("15:04"), d)
+			}
+			if d := cmp.Diff(c.capacity, gotCapacity); d != "" {
+				t.Errorf("%s, hour %s: capacity (-want +got):\n%s", c.name, hour.Format("15:04"), d)
+			}
+		}
+	}
+}

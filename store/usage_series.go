@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -109,33 +111,56 @@ func (s *Store) usageRollupMarks(ctx context.Context) (map[time.Duration]time.Ti
 	return marks, classify(err)
 }
 
-const usageFilter = `(cardinality($4::text[]) = 0 OR node_pool = ANY($4)) AND (cardinality($5::uuid[]) = 0 OR project_id = ANY($5))`
+// usageFilter is the conditions on node pools and projects a query asks for, as parameters
+// after the four every statement has ($1 from, $2 to, $3 step in seconds, $4 the query's
+// start). A condition is left out, not made always true, when the query names no pool or no
+// project, so that a project's rows are found through the index that starts with its id.
+func usageFilter(q UsageQuery, poolColumn, projectColumn string) (string, []any) {
+	sql, args := "", []any{}
+	if len(q.NodePools) > 0 && poolColumn != "" {
+		args = append(args, q.NodePools)
+		sql += fmt.Sprintf(" AND %s = ANY($%d::text[])", poolColumn, 4+len(args))
+	}
+	if len(q.ProjectIDs) > 0 && projectColumn != "" {
+		args = append(args, q.ProjectIDs)
+		sql += fmt.Sprintf(" AND %s = ANY($%d::uuid[])", projectColumn, 4+len(args))
+	}
+	return sql, args
+}
 
 // addRolledUp adds the rows of one roll-up level in [from, to).
 func (s *Store) addRolledUp(ctx context.Context, sums *usageSums, level usageLevel, q UsageQuery, from, to time.Time) error {
+	filter, filterArgs := usageFilter(q, "node_pool", "project_id")
 	projects := `
-		SELECT floor(extract(epoch FROM at - $6) / $3)::bigint, node_pool, project_id,
+		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
 			(array_agg(department_id ORDER BY at DESC))[1], max(at),
 			sum(non_preemptible_gpu_seconds::float8), sum(preemptible_gpu_seconds::float8),
 			sum(borrowed_gpu_seconds::float8), sum(pending_gpu_seconds::float8),
 			sum(deserved_gpu_seconds::float8), sum(fair_share_gpu_seconds::float8),
 			sum(preemptions)::bigint, sum(reclaims)::bigint
 		FROM ` + level.projectTable + `
-		WHERE at >= $1 AND at < $2 AND ` + usageFilter + `
+		WHERE at >= $1 AND at < $2` + filter + `
 		GROUP BY 1, 2, 3`
+	poolFilter, poolArgs := usageFilter(q, "node_pool", "")
 	pools := `
-		SELECT floor(extract(epoch FROM at - $5) / $3)::bigint, node_pool,
+		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool,
 			sum(recorded_seconds::float8), sum(capacity_gpu_seconds::float8)
 		FROM ` + level.poolTable + `
-		WHERE at >= $1 AND at < $2 AND (cardinality($4::text[]) = 0 OR node_pool = ANY($4))
+		WHERE at >= $1 AND at < $2` + poolFilter + `
 		GROUP BY 1, 2`
-	return s.addUsageRows(ctx, sums, projects, pools, q, from, to)
+	return s.addUsageRows(ctx, sums, projects, filterArgs, pools, poolArgs, q, from, to)
 }
 
 // addRaw adds the raw samples in [from, to), one entry of the roster's arrays per project.
 func (s *Store) addRaw(ctx context.Context, sums *usageSums, q UsageQuery, from, to time.Time) error {
+	poolFilter, poolArgs := usageFilter(q, "s.node_pool", "")
+	// the pools' condition is $5 in both statements, the projects' $6 when there are pools
+	projectFilter, projectArgs := usageFilter(UsageQuery{ProjectIDs: q.ProjectIDs}, "", "u.project_id")
+	if len(poolArgs) > 0 && len(projectArgs) > 0 {
+		projectFilter = strings.Replace(projectFilter, "$5", "$6", 1)
+	}
 	projects := `
-		SELECT floor(extract(epoch FROM at - $6) / $3)::bigint, node_pool, project_id,
+		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
 			(array_agg(department_id ORDER BY at DESC))[1], max(at),
 			sum(u.non_preemptible::float8 * seconds), sum(u.preemptible::float8 * seconds),
 			sum(u.borrowed::float8 * seconds), sum(u.pending::float8 * seconds),
@@ -144,32 +169,26 @@ func (s *Store) addRaw(ctx context.Context, sums *usageSums, q UsageQuery, from,
 		FROM (SELECT s.at, s.node_pool, s.interval_seconds AS seconds, r.project_ids, r.department_ids, r.deserved,
 				s.non_preemptible, s.preemptible, s.borrowed, s.pending, s.fair_share, s.preemptions, s.reclaims
 			FROM usage_samples s JOIN usage_rosters r ON r.id = s.roster_id
-			WHERE s.at >= $1 AND s.at < $2 AND (cardinality($4::text[]) = 0 OR s.node_pool = ANY($4))) s,
+			WHERE s.at >= $1 AND s.at < $2` + poolFilter + `) s,
 			unnest(s.project_ids, s.department_ids, s.deserved, s.non_preemptible, s.preemptible, s.borrowed,
 				s.pending, s.fair_share, s.preemptions, s.reclaims)
 				AS u(project_id, department_id, deserved, non_preemptible, preemptible, borrowed, pending, fair_share, preemptions, reclaims)
-		WHERE (cardinality($5::uuid[]) = 0 OR u.project_id = ANY($5))
+		WHERE true` + projectFilter + `
 		GROUP BY 1, 2, 3`
 	pools := `
-		SELECT floor(extract(epoch FROM at - $5) / $3)::bigint, node_pool,
-			sum(interval_seconds::float8), sum(capacity_gpus::float8 * interval_seconds)
-		FROM usage_samples
-		WHERE at >= $1 AND at < $2 AND (cardinality($4::text[]) = 0 OR node_pool = ANY($4))
+		SELECT floor(extract(epoch FROM s.at - $4) / $3)::bigint, s.node_pool,
+			sum(s.interval_seconds::float8), sum(s.capacity_gpus::float8 * s.interval_seconds)
+		FROM usage_samples s
+		WHERE s.at >= $1 AND s.at < $2` + poolFilter + `
 		GROUP BY 1, 2`
-	return s.addUsageRows(ctx, sums, projects, pools, q, from, to)
+	return s.addUsageRows(ctx, sums, projects, append(poolArgs, projectArgs...), pools, poolArgs, q, from, to)
 }
 
-func (s *Store) addUsageRows(ctx context.Context, sums *usageSums, projectsSQL, poolsSQL string, q UsageQuery, from, to time.Time) error {
-	step := q.Step.Seconds()
-	pools := q.NodePools
-	if pools == nil {
-		pools = []string{}
-	}
-	projectIDs := q.ProjectIDs
-	if projectIDs == nil {
-		projectIDs = []uuid.UUID{}
-	}
-	rows, err := s.pool.Query(ctx, projectsSQL, from, to, step, pools, projectIDs, q.From)
+// addUsageRows runs the statements summing projects and pools per bucket, each with its
+// filter's arguments after the four every statement has.
+func (s *Store) addUsageRows(ctx context.Context, sums *usageSums, projectsSQL string, projectArgs []any, poolsSQL string, poolArgs []any, q UsageQuery, from, to time.Time) error {
+	base := []any{from, to, q.Step.Seconds(), q.From}
+	rows, err := s.pool.Query(ctx, projectsSQL, append(slices.Clone(base), projectArgs...)...)
 	if err != nil {
 		return classify(err)
 	}
@@ -188,7 +207,7 @@ func (s *Store) addUsageRows(ctx context.Context, sums *usageSums, projectsSQL, 
 	if err != nil {
 		return classify(err)
 	}
-	rows, err = s.pool.Query(ctx, poolsSQL, from, to, step, pools, q.From)
+	rows, err = s.pool.Query(ctx, poolsSQL, append(base, poolArgs...)...)
 	if err != nil {
 		return classify(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbiterhq/arbiter/workloads"
 	"github.com/google/go-cmp/cmp"
@@ -345,6 +346,22 @@ func TestChartOptions(t *testing.T) {
 		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
 		if cfg := parseServe(t, "the chart", c.Args[1:], c.Env); cfg.AuditRetentionDays != 730 {
 			t.Errorf("set: audit retention %d days from args %q, want 730", cfg.AuditRetentionDays, c.Args)
+		}
+	})
+	t.Run("usage history", func(t *testing.T) {
+		c := one[*appsv1.Deployment](t, mustRender(t, "ops", withDatabase())).Spec.Template.Spec.Containers[0]
+		cfg := parseServe(t, "the chart", c.Args[1:], c.Env)
+		if got, want := [4]time.Duration{cfg.UsageInterval, cfg.UsageRawRetention, cfg.UsageHourlyRetention, cfg.UsageDailyRetention},
+			[4]time.Duration{30 * time.Second, 48 * time.Hour, 90 * 24 * time.Hour, 0}; got != want {
+			t.Errorf("by default: usage interval and retentions %v, want %v", got, want)
+		}
+		vals := withDatabase()
+		vals["usageHistory"] = map[string]any{"interval": "1m", "rawRetention": "24h", "hourlyRetention": "720h", "dailyRetention": "17520h"}
+		c = one[*appsv1.Deployment](t, mustRender(t, "ops", vals)).Spec.Template.Spec.Containers[0]
+		cfg = parseServe(t, "the chart", c.Args[1:], c.Env)
+		if got, want := [4]time.Duration{cfg.UsageInterval, cfg.UsageRawRetention, cfg.UsageHourlyRetention, cfg.UsageDailyRetention},
+			[4]time.Duration{time.Minute, 24 * time.Hour, 720 * time.Hour, 17520 * time.Hour}; got != want {
+			t.Errorf("set: usage interval and retentions %v from args %q, want %v", got, c.Args, want)
 		}
 	})
 	t.Run("cluster id", func(t *testing.T) {
