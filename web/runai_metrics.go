@@ -290,7 +290,7 @@ func (h *usageMetrics) metricsQuery(c echo.Context, accepted metricTypes) ([]str
 	return types, w, pools, err
 }
 
-// theCluster checks the clusterUuid path parameter names this installation's cluster, and that
+// theClusterMetrics checks the clusterUuid path parameter names this installation's cluster, and that
 // the caller may read figures of the whole cluster.
 func theClusterMetrics(c echo.Context) error {
 	id, err := pathID(c, "clusterUuid")

@@ -370,9 +370,6 @@ func reportCSV(days []store.UsageDay, groupBy *string, names orgNames, cluster s
 	return buf.Bytes(), len(order), w.Error()
 }
 
-// reportsListSpec are the report list's parameters: Run:ai's filterBy and sortBy fields.
-var reportsListSpec = store.UsageReportSpec
-
 func (h *usageReports) readable(c echo.Context) error {
 	if err := authorize(c, auth.Read, auth.System, "read the organization's consumption reports"); err != nil {
 		return err
@@ -387,7 +384,7 @@ func (h *usageReports) list(c echo.Context) error {
 	if err := h.readable(c); err != nil {
 		return err
 	}
-	q, err := listquery.Parse(c.QueryParams(), reportsListSpec)
+	q, err := listquery.Parse(c.QueryParams(), store.UsageReportSpec)
 	if err != nil {
 		return err
 	}
@@ -406,7 +403,7 @@ func (h *usageReports) count(c echo.Context) error {
 	if err := h.readable(c); err != nil {
 		return err
 	}
-	q, err := listquery.Parse(c.QueryParams(), reportsListSpec)
+	q, err := listquery.Parse(c.QueryParams(), store.UsageReportSpec)
 	if err != nil {
 		return err
 	}
