@@ -21,6 +21,7 @@ import (
 // in which a project held nothing is 0.
 type usageMetrics struct {
 	usage UsageStore // nil: every route answers 503
+	keep  store.UsageRetention
 	org   organization
 }
 
@@ -194,8 +195,13 @@ func (h *usageMetrics) series(c echo.Context, w usageWindow, pools []string, pro
 		return nil, nil, errNoUsageHistory
 	}
 	from, step := w.Buckets()
-	hint := fmt.Sprintf("ask for at most %d samples over this period, or a later start", max(int(w.End.Sub(w.Start)/time.Hour), 1))
-	if err := checkRawReach("numberOfSamples", from, step, time.Now(), hint); err != nil {
+	fewer := func(coarser time.Duration) string {
+		if coarser == 0 {
+			return "ask for a later start"
+		}
+		return fmt.Sprintf("ask for at most %d samples over this period, or a later start", max(int(w.End.Sub(w.Start)/coarser), 1))
+	}
+	if err := checkReach("numberOfSamples", h.keep, from, step, time.Now(), fewer); err != nil {
 		return nil, nil, err
 	}
 	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: from, To: w.End, Step: step, NodePools: pools, ProjectIDs: projects})

@@ -110,6 +110,7 @@ func TestMetricsRefuseBadInputNamingTheField(t *testing.T) {
 		{project + window(""), 400, "metricType is required"},
 		{project + window("GPU_ALLOCATION", "start", usageStart.Add(-400*24*time.Hour).Format(time.RFC3339)), 400, "366 days"},
 		{project + window("GPU_ALLOCATION", "start", old.Format(time.RFC3339), "end", old.Add(24*time.Hour).Format(time.RFC3339), "numberOfSamples", "1000"), 400, "numberOfSamples"},
+		{project + window("GPU_ALLOCATION", "start", old.Add(-90*24*time.Hour).Format(time.RFC3339), "end", old.Add(-80*24*time.Hour).Format(time.RFC3339), "numberOfSamples", "100"), 400, "hourly rows, which are kept 90 days"},
 		{project + window("GPU_ALLOCATION", "nodepoolName", "no-such-pool"), 404, "no-such-pool"},
 		{"/api/v1/org-unit/departments/" + w.dept["A"] + "/metrics" + window("GPU_QUOTA"), 400, "deserved quota"},
 		{"/api/v1/clusters/" + cluster + "/metrics" + window("ALLOCATED_GPU", "groupBy", "Category"), 400, "groupBy"},

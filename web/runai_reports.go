@@ -28,6 +28,7 @@ import (
 // needs a system-wide read grant, making and deleting them the admin's.
 type usageReports struct {
 	usage UsageStore // nil: every route answers 503 but availability, which says false
+	keep  store.UsageRetention
 	org   organization
 	slots chan struct{}
 }
@@ -40,8 +41,8 @@ const (
 	maxReportFilters = 50
 )
 
-func newUsageReports(usage UsageStore, org organization) *usageReports {
-	return &usageReports{usage: usage, org: org, slots: make(chan struct{}, reportSlots)}
+func newUsageReports(usage UsageStore, keep store.UsageRetention, org organization) *usageReports {
+	return &usageReports{usage: usage, keep: keep, org: org, slots: make(chan struct{}, reportSlots)}
 }
 
 func (h *usageReports) routes(r router) {
@@ -250,6 +251,9 @@ func (h *usageReports) compute(ctx context.Context, c echo.Context, s reportSpec
 	to := s.end.Truncate(24 * time.Hour)
 	if to.Before(s.end) {
 		to = to.Add(24 * time.Hour)
+	}
+	if err := checkReach("start", h.keep, from, 24*time.Hour, time.Now(), func(time.Duration) string { return "ask for a later start" }); err != nil {
+		return nil, 0, err
 	}
 	days, err := h.usage.UsageDays(ctx, from, to, nil, projects)
 	if err != nil {

@@ -78,6 +78,9 @@ type Deps struct {
 	ClusterID string
 	// Usage is the usage history and the consumption reports; nil: their routes answer 503.
 	Usage UsageStore
+	// UsageRetention is how long the history keeps each level (what its routes can answer);
+	// zero: store.DefaultUsageRetention.
+	UsageRetention store.UsageRetention
 }
 
 // RequestObserver hears of each request: the route's path template (empty when none matched),
@@ -166,6 +169,10 @@ func New(d Deps) *Server {
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
 	service := newWorkloadService(d, log)
+	keep := d.UsageRetention
+	if keep == (store.UsageRetention{}) {
+		keep = store.DefaultUsageRetention
+	}
 	for _, h := range []handler{
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
@@ -185,7 +192,7 @@ func New(d Deps) *Server {
 		&workloadReads{service: service, pods: d.Pods, cycles: d.Cycles},
 		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
-		&usageMetrics{usage: d.Usage, org: org}, newUsageReports(d.Usage, org), &usageAPI{usage: d.Usage, org: org},
+		&usageMetrics{usage: d.Usage, keep: keep, org: org}, newUsageReports(d.Usage, keep, org), &usageAPI{usage: d.Usage, keep: keep, org: org},
 	} {
 		h.routes(r)
 	}

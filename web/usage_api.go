@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/arbiterhq/arbiter/auth"
@@ -19,7 +21,16 @@ import (
 // readers'. Pool capacity is every signed-in caller's, as node pools are.
 type usageAPI struct {
 	usage UsageStore
+	keep  store.UsageRetention
 	org   organization
+}
+
+// longerStep says what step reaches further back.
+func longerStep(coarser time.Duration) string {
+	if coarser == 0 {
+		return "ask for a later from"
+	}
+	return fmt.Sprintf("ask for a step of %s or more, or a later from", strings.TrimSuffix(strings.TrimSuffix(coarser.String(), "0s"), "0m"))
 }
 
 func (h *usageAPI) routes(r router) {
@@ -47,7 +58,7 @@ type usageFilter struct {
 // parseUsageFilter reads from, to, step (a Go duration such as 30s, 5m, 1h; withStep only;
 // by default the period's 200th part, at least an hour where only roll-ups reach),
 // nodePool and projectId (each repeatable), departmentId.
-func parseUsageFilter(v url.Values, withStep bool, now time.Time) (usageFilter, error) {
+func parseUsageFilter(v url.Values, withStep bool, keep store.UsageRetention, now time.Time) (usageFilter, error) {
 	var f usageFilter
 	var err error
 	if f.from, f.to, err = parsePeriod("from", v.Get("from"), "to", v.Get("to")); err != nil {
@@ -55,8 +66,11 @@ func parseUsageFilter(v url.Values, withStep bool, now time.Time) (usageFilter, 
 	}
 	if withStep {
 		f.step = (f.to.Sub(f.from) + defaultUsageBuckets - 1) / defaultUsageBuckets
-		if checkRawReach("step", f.from, f.step, now, "") != nil {
-			f.step = time.Hour // the default must answer: past the raw samples, the hourly roll-ups do
+		// The default must answer: the finest level that still holds the period's start.
+		for _, coarser := range []time.Duration{time.Hour, 24 * time.Hour} {
+			if checkReach("step", keep, f.from, f.step, now, longerStep) != nil {
+				f.step = max(f.step, coarser)
+			}
 		}
 		if raw := v.Get("step"); raw != "" {
 			if f.step, err = time.ParseDuration(raw); err != nil || f.step <= 0 {
@@ -196,7 +210,7 @@ func tooManyRows(n int) error {
 }
 
 func (h *usageAPI) series(c echo.Context) error {
-	f, err := parseUsageFilter(c.QueryParams(), true, time.Now())
+	f, err := parseUsageFilter(c.QueryParams(), true, h.keep, time.Now())
 	if err != nil {
 		return err
 	}
@@ -207,7 +221,7 @@ func (h *usageAPI) series(c echo.Context) error {
 	if h.usage == nil {
 		return errNoUsageHistory
 	}
-	if err := checkRawReach("step", f.from, f.step, time.Now(), "ask for a step of 1h or more, or a later from"); err != nil {
+	if err := checkReach("step", h.keep, f.from, f.step, time.Now(), longerStep); err != nil {
 		return err
 	}
 	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: f.from, To: f.to, Step: f.step, NodePools: f.pools, ProjectIDs: vis.narrow(f.projects)})
@@ -254,7 +268,7 @@ func (h *usageAPI) days(c echo.Context) error {
 	if v.Has("step") {
 		return badField("step", "step is not a parameter of daily usage: its rows are whole UTC days")
 	}
-	f, err := parseUsageFilter(v, false, time.Now())
+	f, err := parseUsageFilter(v, false, h.keep, time.Now())
 	if err != nil {
 		return err
 	}

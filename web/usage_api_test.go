@@ -100,7 +100,16 @@ func TestArbiterUsageSplitsTheAllocation(t *testing.T) {
 	if d := cmp.Diff(wantDays, days.Days); d != "" {
 		t.Errorf("department A's GPU-hours per day (-want +got):\n%s", d)
 	}
+	// By default the step is the period's 200th part, but no finer than the history still
+	// holds for the period's start: ten days ago, hourly.
+	tenDaysAgo := time.Now().Add(-10 * 24 * time.Hour).Truncate(time.Hour)
+	old := decode[usageSeries](t, send(t, w.srv, "GET", "/api/v1/arbiter/usage?"+url.Values{"from": {tenDaysAgo.Format(time.RFC3339)},
+		"to": {tenDaysAgo.Add(24 * time.Hour).Format(time.RFC3339)}}.Encode(), "", 200).body)
+	if old.StepSeconds != 3600 {
+		t.Errorf("the default step ten days back is %v s, want an hour", old.StepSeconds)
+	}
 	for _, c := range []struct{ query, names string }{
+		{"?" + url.Values{"from": {tenDaysAgo.Format(time.RFC3339)}, "to": {tenDaysAgo.Add(time.Hour).Format(time.RFC3339)}, "step": {"5m"}}.Encode(), "raw samples, which are kept 48 hours, and the period starts before that; ask for a step of 1h or more"},
 		{usageQuery("step", "soon"), "step"},
 		{usageQuery("step", "1s"), "step"},
 		{usageQuery("projectId", "alpha"), "projectId"},

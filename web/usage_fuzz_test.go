@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -81,7 +82,7 @@ func FuzzUsageFilter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := parseUsageFilter(v, true, now)
+		got, err := parseUsageFilter(v, true, store.DefaultUsageRetention, now)
 		if err != nil {
 			checkRefusal(t, raw, err)
 			return

@@ -68,15 +68,47 @@ func alignBuckets(from time.Time, step time.Duration) (time.Time, time.Duration)
 	return from, step
 }
 
-// checkRawReach refuses buckets under an hour that reach back past the raw samples' retention:
-// only the raw samples have them, and those are gone.
-func checkRawReach(field string, from time.Time, step time.Duration, now time.Time, hint string) error {
-	raw := store.DefaultUsageRetention.Raw
-	if step >= time.Hour || raw <= 0 || !from.Before(now.Add(-raw)) {
-		return nil
+// usageReach is one level of the usage history as a bucket width selects it: buckets finer
+// than below are read from it (and the levels finer still), and it is kept for kept (0: forever).
+type usageReach struct {
+	below time.Duration
+	kept  time.Duration
+	rows  string
+}
+
+func usageReaches(keep store.UsageRetention) []usageReach {
+	return []usageReach{{time.Hour, keep.Raw, "raw samples"}, {24 * time.Hour, keep.Hourly, "hourly rows"}, {math.MaxInt64, keep.Daily, "daily rows"}}
+}
+
+// checkReach refuses buckets the history no longer holds for the period's start: a step under
+// an hour is read from the raw samples alone, a step of whole hours from the hourly rows, a
+// step of days from the daily ones, each kept as long as its retention in keep. coarser gets
+// the width of the next level's buckets (0: none) and says what to ask for instead.
+func checkReach(field string, keep store.UsageRetention, from time.Time, step time.Duration, now time.Time, coarser func(time.Duration) string) error {
+	levels := usageReaches(keep)
+	for i, l := range levels {
+		if step >= l.below {
+			continue
+		}
+		if l.kept <= 0 || !from.Before(now.Add(-l.kept)) {
+			return nil
+		}
+		next := time.Duration(0)
+		if i+1 < len(levels) {
+			next = l.below
+		}
+		return badField(field, "%s makes buckets of %s, read from the usage history's %s, which are kept %s, and the period starts before that; %s",
+			field, step.Round(time.Second), l.rows, spokenDuration(l.kept), coarser(next))
 	}
-	return badField(field, "%s makes buckets of %s, shorter than an hour: those come from the raw samples alone, which are kept %.0f hours, and the period starts before that; %s",
-		field, step.Round(time.Second), raw.Hours(), hint)
+	return nil
+}
+
+// spokenDuration writes a retention as people say it: 48 hours, 90 days.
+func spokenDuration(d time.Duration) string {
+	if d%(24*time.Hour) == 0 && d >= 72*time.Hour {
+		return strconv.Itoa(int(d/(24*time.Hour))) + " days"
+	}
+	return strconv.FormatFloat(d.Hours(), 'f', -1, 64) + " hours"
 }
 
 // parseTimeParam reads a required RFC 3339 time from the query or a body field.
