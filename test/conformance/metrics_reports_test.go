@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The metrics routes and the consumption reports. The conformance server runs without a
@@ -12,9 +13,12 @@ import (
 // values, which is what the schema's shape is checked on (web/runai_metrics_test.go checks the
 // figures over a recorded history); the reports are computed from that empty history.
 
-// metricsWindow is a metrics query over the document's own example period.
+// metricsWindow is a metrics query over the last day, in the document's example format
+// (its example period, in 2023, is older than the hourly rows' retention).
 func metricsWindow(metricTypes string) url.Values {
-	return url.Values{"metricType": {metricTypes}, "start": {"2023-06-06T12:09:18.211Z"}, "end": {"2023-06-07T12:09:18.211Z"}, "numberOfSamples": {"20"}}
+	end := time.Now().UTC()
+	return url.Values{"metricType": {metricTypes}, "start": {end.Add(-24 * time.Hour).Format("2006-01-02T15:04:05.000Z")},
+		"end": {end.Format("2006-01-02T15:04:05.000Z")}, "numberOfSamples": {"20"}}
 }
 
 func with(v url.Values, key, value string) url.Values {
@@ -68,9 +72,11 @@ func init() {
 			// Deliberately different: the usage history records GPUs only; CPU and memory types are refused.
 			c.do(t, exchange{method: "GET", route: route, params: params, query: metricsWindow("CPU_ALLOCATION_MILLICORES"), want: 400})
 			c.do(t, exchange{method: "GET", route: route, params: params, query: with(metricsWindow("GPU_ALLOCATION"), "end", "2023-06-05T12:09:18.211Z"), want: 400})
+			c.do(t, exchange{method: "GET", route: route, params: params, query: with(metricsWindow("GPU_ALLOCATION"), "numberOfSamples", "1000"), want: 200})
 			// Deliberately different: buckets under an hour come from the raw samples alone, which
 			// are kept 48 hours; over an older period they are refused, saying how many samples fit.
-			c.do(t, exchange{method: "GET", route: route, params: params, query: with(metricsWindow("GPU_ALLOCATION"), "numberOfSamples", "1000"), want: 400})
+			old := with(with(metricsWindow("GPU_ALLOCATION"), "start", "2023-06-06T12:09:18.211Z"), "end", "2023-06-07T12:09:18.211Z")
+			c.do(t, exchange{method: "GET", route: route, params: params, query: with(old, "numberOfSamples", "1000"), want: 400})
 			c.do(t, exchange{method: "GET", route: route, params: params, query: with(metricsWindow("GPU_ALLOCATION"), "numberOfSamples", "0"), want: 200})
 			c.do(t, exchange{method: "GET", route: route, params: map[string]string{"projectId": "575c19e8-c7c3-45b0-8290-2f47397a8383"},
 				query: metricsWindow("GPU_ALLOCATION"), want: 404})
