@@ -91,7 +91,7 @@ type bucketFigures struct {
 // holds a recording of for the pools asked about.
 type usageBuckets struct {
 	groups   map[string]map[time.Time]*bucketFigures
-	order    []string
+	order    []string // the groups, as first met
 	recorded []time.Time
 }
 
@@ -142,7 +142,7 @@ func (b *usageBuckets) add(points []store.UsagePoint, capacity []store.PoolCapac
 	slices.SortFunc(b.recorded, func(a, c time.Time) int { return a.Compare(c) })
 }
 
-// value is metric type t of f.
+// metricValue is metric type t of f.
 func metricValue(t string, f bucketFigures) float64 {
 	switch t {
 	case "GPU_ALLOCATION", "ALLOCATED_GPU":
