@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"math"
 	"slices"
 	"time"
@@ -190,14 +189,14 @@ func (s *Store) UsageSeries(ctx context.Context, q UsageQuery) ([]UsagePoint, []
 	if err := q.validate(); err != nil {
 		return nil, nil, err
 	}
-	interval, err := s.usageInterval(ctx)
+	interval, marks, err := s.usageState(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	if q.Step < interval {
 		return nil, nil, InvalidField("step", "the step %s is shorter than the recording interval %s; choose a step of at least %s", q.Step, interval, interval)
 	}
-	sums, err := s.usageSums(ctx, q)
+	sums, err := s.usageSums(ctx, q, marks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,20 +219,6 @@ func (q UsageQuery) validate() error {
 	return nil
 }
 
-// usageInterval is the recording interval of the latest sample (1 s when there is none yet, so
-// that any step passes).
-func (s *Store) usageInterval(ctx context.Context) (time.Duration, error) {
-	var seconds int32
-	err := s.pool.QueryRow(ctx, `SELECT interval_seconds FROM usage_samples ORDER BY at DESC LIMIT 1`).Scan(&seconds)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Second, nil
-	}
-	if err != nil {
-		return 0, classify(err)
-	}
-	return time.Duration(seconds) * time.Second, nil
-}
-
 // GPU-hours per UTC day, per project and pool (consumption reports, the fairness ledger).
 type UsageDay struct {
 	Day                     time.Time // 00:00 UTC
@@ -252,7 +237,11 @@ func (s *Store) UsageDays(ctx context.Context, from, to time.Time, pools []strin
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
-	sums, err := s.usageSums(ctx, q)
+	_, marks, err := s.usageState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := s.usageSums(ctx, q, marks)
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ type UsagePruned struct {
 // whatever their age, so that pruning never loses history the roll-up has not summed.
 func (s *Store) PruneUsage(ctx context.Context, now time.Time, keep UsageRetention, maxRows int) (UsagePruned, error) {
 	var pruned UsagePruned
-	marks, err := s.usageRollupMarks(ctx)
+	_, marks, err := s.usageState(ctx)
 	if err != nil {
 		return pruned, err
 	}

@@ -64,13 +64,11 @@ type usageSums struct {
 	pools    map[usagePoolKey]*usageSum
 }
 
-// usageSums sums every part of the query's period per bucket.
-func (s *Store) usageSums(ctx context.Context, q UsageQuery) (*usageSums, error) {
-	marks, err := s.usageRollupMarks(ctx)
-	if err != nil {
-		return nil, err
-	}
+// usageSums sums every part of the query's period per bucket, reading each level's rows with
+// the marks as they were when the query began. The statements go in one batch: one round trip.
+func (s *Store) usageSums(ctx context.Context, q UsageQuery, marks map[time.Duration]time.Time) (*usageSums, error) {
 	sums := &usageSums{projects: map[usageBucketKey]*usageSum{}, pools: map[usagePoolKey]*usageSum{}}
+	var reads usageReads
 	from := q.From
 	for _, level := range []usageLevel{usageDays, usageHours} {
 		mark, ok := marks[level.period]
@@ -78,37 +76,61 @@ func (s *Store) usageSums(ctx context.Context, q UsageQuery) (*usageSums, error)
 			continue
 		}
 		to := minTime(q.To, mark)
-		if err := s.addRolledUp(ctx, sums, level, q, from, to); err != nil {
-			return nil, err
-		}
+		reads.rolledUp(sums, level, q, from, to)
 		from = to
 	}
 	if from.Before(q.To) {
-		if err := s.addRaw(ctx, sums, q, from, q.To); err != nil {
-			return nil, err
-		}
+		reads.raw(sums, q, from, q.To)
 	}
-	return sums, nil
-}
-
-// usageRollupMarks maps each roll-up's period to the time before which it has summed all.
-func (s *Store) usageRollupMarks(ctx context.Context) (map[time.Duration]time.Time, error) {
-	rows, err := s.pool.Query(ctx, `SELECT level, rolled_up_to FROM usage_rollups`)
+	ctx, cancel := context.WithTimeout(ctx, s.pool.timeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, classify(err)
 	}
-	marks := map[time.Duration]time.Time{}
-	var level string
-	var to time.Time
-	_, err = pgx.ForEachRow(rows, []any{&level, &to}, func() error {
-		if level == "day" {
-			marks[usageDays.period] = to
-		} else {
-			marks[usageHours.period] = to
+	defer conn.Release()
+	results := conn.SendBatch(ctx, &reads.batch)
+	for _, read := range reads.reads {
+		rows, err := results.Query()
+		if err == nil {
+			err = read(rows)
 		}
-		return nil
-	})
-	return marks, classify(err)
+		if err != nil {
+			results.Close()
+			return nil, classify(err)
+		}
+	}
+	return sums, classify(results.Close())
+}
+
+// usageState is the recording interval of the latest sample (1 s when there is none yet, so
+// that any step passes) and each roll-up's mark: the time before which it has summed all.
+func (s *Store) usageState(ctx context.Context) (time.Duration, map[time.Duration]time.Time, error) {
+	var seconds *int32
+	var hours, days *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT interval_seconds FROM usage_samples ORDER BY at DESC LIMIT 1),
+		(SELECT rolled_up_to FROM usage_rollups WHERE level = 'hour'), (SELECT rolled_up_to FROM usage_rollups WHERE level = 'day')`).
+		Scan(&seconds, &hours, &days)
+	if err != nil {
+		return 0, nil, classify(err)
+	}
+	interval, marks := time.Second, map[time.Duration]time.Time{}
+	if seconds != nil {
+		interval = time.Duration(*seconds) * time.Second
+	}
+	if hours != nil {
+		marks[usageHours.period] = *hours
+	}
+	if days != nil {
+		marks[usageDays.period] = *days
+	}
+	return interval, marks, nil
+}
+
+// usageReads are the statements of one query and what reads each one's rows.
+type usageReads struct {
+	batch pgx.Batch
+	reads []func(pgx.Rows) error
 }
 
 // usageFilter is the conditions on node pools and projects a query asks for, as parameters
@@ -128,8 +150,8 @@ func usageFilter(q UsageQuery, poolColumn, projectColumn string) (string, []any)
 	return sql, args
 }
 
-// addRolledUp adds the rows of one roll-up level in [from, to).
-func (s *Store) addRolledUp(ctx context.Context, sums *usageSums, level usageLevel, q UsageQuery, from, to time.Time) error {
+// rolledUp reads the rows of one roll-up level in [from, to).
+func (r *usageReads) rolledUp(sums *usageSums, level usageLevel, q UsageQuery, from, to time.Time) {
 	filter, filterArgs := usageFilter(q, "node_pool", "project_id")
 	projects := `
 		SELECT floor(extract(epoch FROM at - $4) / $3)::bigint, node_pool, project_id,
@@ -148,11 +170,11 @@ func (s *Store) addRolledUp(ctx context.Context, sums *usageSums, level usageLev
 		FROM ` + level.poolTable + `
 		WHERE at >= $1 AND at < $2` + poolFilter + `
 		GROUP BY 1, 2`
-	return s.addUsageRows(ctx, sums, projects, filterArgs, pools, poolArgs, q, from, to)
+	r.add(sums, projects, filterArgs, pools, poolArgs, q, from, to)
 }
 
-// addRaw adds the raw samples in [from, to), one entry of the roster's arrays per project.
-func (s *Store) addRaw(ctx context.Context, sums *usageSums, q UsageQuery, from, to time.Time) error {
+// raw reads the raw samples in [from, to), one entry of the roster's arrays per project.
+func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 	poolFilter, poolArgs := usageFilter(q, "s.node_pool", "")
 	// the pools' condition is $5 in both statements, the projects' $6 when there are pools
 	projectFilter, projectArgs := usageFilter(UsageQuery{ProjectIDs: q.ProjectIDs}, "", "u.project_id")
@@ -181,48 +203,44 @@ func (s *Store) addRaw(ctx context.Context, sums *usageSums, q UsageQuery, from,
 		FROM usage_samples s
 		WHERE s.at >= $1 AND s.at < $2` + poolFilter + `
 		GROUP BY 1, 2`
-	return s.addUsageRows(ctx, sums, projects, append(poolArgs, projectArgs...), pools, poolArgs, q, from, to)
+	r.add(sums, projects, append(slices.Clone(poolArgs), projectArgs...), pools, poolArgs, q, from, to)
 }
 
-// addUsageRows runs the statements summing projects and pools per bucket, each with its
-// filter's arguments after the four every statement has.
-func (s *Store) addUsageRows(ctx context.Context, sums *usageSums, projectsSQL string, projectArgs []any, poolsSQL string, poolArgs []any, q UsageQuery, from, to time.Time) error {
+// add queues the statements summing projects and pools per bucket, each with its filter's
+// arguments after the four every statement has, and what adds their rows to sums.
+func (r *usageReads) add(sums *usageSums, projectsSQL string, projectArgs []any, poolsSQL string, poolArgs []any, q UsageQuery, from, to time.Time) {
 	base := []any{from, to, q.Step.Seconds(), q.From}
-	rows, err := s.pool.Query(ctx, projectsSQL, append(slices.Clone(base), projectArgs...)...)
-	if err != nil {
-		return classify(err)
-	}
-	var k usageBucketKey
-	var r usageSum
-	_, err = pgx.ForEachRow(rows, []any{&k.bucket, &k.nodePool, &k.projectID, &r.departmentID, &r.departmentAt,
-		&r.nonPreemptible, &r.preemptible, &r.borrowed, &r.pending, &r.deserved, &r.fairShare, &r.preemptions, &r.reclaims}, func() error {
-		sum := sums.projects[k]
-		if sum == nil {
-			sum = &usageSum{}
-			sums.projects[k] = sum
-		}
-		sum.add(r)
-		return nil
+	r.batch.Queue(projectsSQL, append(slices.Clone(base), projectArgs...)...)
+	r.reads = append(r.reads, func(rows pgx.Rows) error {
+		var k usageBucketKey
+		var row usageSum
+		_, err := pgx.ForEachRow(rows, []any{&k.bucket, &k.nodePool, &k.projectID, &row.departmentID, &row.departmentAt,
+			&row.nonPreemptible, &row.preemptible, &row.borrowed, &row.pending, &row.deserved, &row.fairShare, &row.preemptions, &row.reclaims}, func() error {
+			sum := sums.projects[k]
+			if sum == nil {
+				sum = &usageSum{}
+				sums.projects[k] = sum
+			}
+			sum.add(row)
+			return nil
+		})
+		return err
 	})
-	if err != nil {
-		return classify(err)
-	}
-	rows, err = s.pool.Query(ctx, poolsSQL, append(base, poolArgs...)...)
-	if err != nil {
-		return classify(err)
-	}
-	var pk usagePoolKey
-	var pr usageSum
-	_, err = pgx.ForEachRow(rows, []any{&pk.bucket, &pk.nodePool, &pr.recordedSeconds, &pr.capacity}, func() error {
-		sum := sums.pools[pk]
-		if sum == nil {
-			sum = &usageSum{}
-			sums.pools[pk] = sum
-		}
-		sum.add(pr)
-		return nil
+	r.batch.Queue(poolsSQL, append(base, poolArgs...)...)
+	r.reads = append(r.reads, func(rows pgx.Rows) error {
+		var k usagePoolKey
+		var row usageSum
+		_, err := pgx.ForEachRow(rows, []any{&k.bucket, &k.nodePool, &row.recordedSeconds, &row.capacity}, func() error {
+			sum := sums.pools[k]
+			if sum == nil {
+				sum = &usageSum{}
+				sums.pools[k] = sum
+			}
+			sum.add(row)
+			return nil
+		})
+		return err
 	})
-	return classify(err)
 }
 
 func (u *usageSum) add(r usageSum) {
