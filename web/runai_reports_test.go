@@ -2,10 +2,14 @@ package web_test
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/web"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -134,4 +138,24 @@ func TestConsumptionReportRefusesBadRequestsNamingTheField(t *testing.T) {
 	if r := do(t, w.srv, "GET", "/api/v1/org-unit/reports/6723b9d7-73d1-5e4c-a494-d8fdeddc541c", "", ""); r.status != 404 {
 		t.Errorf("an unknown report = %d %s, want 404", r.status, r.body)
 	}
+}
+
+// A report reaching back past the daily rows' retention is refused naming start: the days it
+// would sum are gone.
+func TestConsumptionReportRefusesAPeriodPastTheRetention(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	d := deps(st)
+	d.UsageRetention = store.UsageRetention{Raw: 48 * time.Hour, Hourly: 90 * 24 * time.Hour, Daily: 400 * 24 * time.Hour}
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	signIn(srv, newAPIKey(t, st, "admin", "system", ""))
+	start := time.Now().UTC().Add(-500 * 24 * time.Hour)
+	body := fmt.Sprintf(`{"name":"old","start":%q,"end":%q}`, start.Format(time.RFC3339), start.Add(10*24*time.Hour).Format(time.RFC3339))
+	r := do(t, srv, "POST", "/api/v1/org-unit/reports", "application/json", body)
+	if msg := r.refusal(t).Message; r.status != 400 || !strings.Contains(msg, "start") || !strings.Contains(msg, "daily rows, which are kept 400 days") {
+		t.Errorf("a report from 500 days ago = %d %s, want 400 naming start and the daily rows' retention", r.status, r.body)
+	}
+	recent := fmt.Sprintf(`{"name":"recent","start":%q,"end":%q}`, start.Add(200*24*time.Hour).Format(time.RFC3339), start.Add(210*24*time.Hour).Format(time.RFC3339))
+	send(t, srv, "POST", "/api/v1/org-unit/reports", recent, 202)
 }
