@@ -161,6 +161,9 @@ func TestUsageRollUp_HourlyAndDailyRowsGiveTheSameSeriesAsTheRawSamples(t *testi
 		{From: usageDay0, To: now, Step: time.Hour, ProjectIDs: []uuid.UUID{projectB}},
 		{From: usageDay0.Add(2 * time.Hour), To: now, Step: 3 * time.Hour},
 	}
+	// A step that is not a whole number of hours reads hourly rows too, each in the bucket in
+	// which it starts: 90-minute buckets from 00:00 hold 2, 1, 2, 1, ... hours.
+	odd := store.UsageQuery{From: usageDay0, To: usageDay0.Add(48 * time.Hour), Step: 90 * time.Minute, ProjectIDs: []uuid.UUID{projectA}}
 	type read struct {
 		points   []store.UsagePoint
 		capacity []store.PoolCapacityPoint
@@ -198,6 +201,14 @@ func TestUsageRollUp_HourlyAndDailyRowsGiveTheSameSeriesAsTheRawSamples(t *testi
 	// The raw samples go, so that what is read next comes from the roll-ups.
 	if _, err := pool.Exec(ctx, "DELETE FROM usage_samples"); err != nil {
 		t.Fatal(err)
+	}
+	oddPoints, _ := series(t, st, odd)
+	var recorded []float64
+	for _, p := range oddPoints[:4] {
+		recorded = append(recorded, p.RecordedSeconds)
+	}
+	if d := cmp.Diff([]float64{7200, 3600, 7200, 3600}, recorded); d != "" || len(oddPoints) != 32 {
+		t.Errorf("90-minute buckets from the hourly rows: %d points, recorded seconds of the first four (-want +got):\n%s", len(oddPoints), d)
 	}
 	for i, q := range queries {
 		p, c := series(t, st, q)

@@ -14,10 +14,11 @@ import (
 )
 
 // Reading the usage history: a query's period is split where the roll-ups end. Daily rows
-// serve the part before the daily roll-up's end when the step is a whole number of days and
-// the period starts at 00:00 UTC; hourly rows serve the part before the hourly roll-up's end
-// when the step is a whole number of hours and the period starts on the hour; raw samples serve
-// the rest. Each part is summed per bucket in PostgreSQL (GPU-seconds and counts) and the parts
+// serve the part before the daily roll-up's end when the step is a day or more; hourly rows
+// serve the part before the hourly roll-up's end when the step is an hour or more; raw samples
+// serve the rest. A row counts in the bucket in which it starts, so where a step is not a whole
+// number of the rows' periods, or the period does not start on one, a bucket's edges are as
+// exact as the rows' period (an hour, a day); totals are exact. Each part is summed per bucket in PostgreSQL (GPU-seconds and counts) and the parts
 // are added up here.
 
 // usageLevel is one level of the history: the tables a part of a period is read from.
@@ -72,7 +73,7 @@ func (s *Store) usageSums(ctx context.Context, q UsageQuery, marks map[time.Dura
 	from := q.From
 	for _, level := range []usageLevel{usageDays, usageHours} {
 		mark, ok := marks[level.period]
-		if !ok || q.Step%level.period != 0 || !q.From.UTC().Truncate(level.period).Equal(q.From) || !from.Before(mark) {
+		if !ok || q.Step < level.period || !from.Before(mark) {
 			continue
 		}
 		to := minTime(q.To, mark)
