@@ -16,7 +16,7 @@ import (
 // deps are the web layer's dependencies over st, with sessions in the same database.
 func deps(st *store.Store) web.Deps {
 	return web.Deps{Properties: st, Audit: st, Ready: st.Ping, Log: quiet, Users: st,
-		Login: web.LoginConfig{Sessions: st.Sessions(0)}, Organization: st}
+		Login: web.LoginConfig{Sessions: st.Sessions(0)}, Organization: st, Usage: st}
 }
 
 // tokens maps a test server's URL to the bearer token do sends.

@@ -50,6 +50,12 @@ func fuzzRoutes(f inputFixture) []fuzzRoute {
 		{"GET", "/api/v1/workloads/" + f.pool + "/history", ""}, // as the pods
 		{"GET", "/api/v1/audit/log", ""},
 		{"GET", "/api/v1/access-rules", ""},
+		{"GET", project + "/metrics", ""}, // the usage history's routes
+		{"GET", department + "/metrics", ""},
+		{"POST", "/api/v1/org-unit/reports", jsonCT},
+		{"GET", "/api/v1/org-unit/reports", ""},
+		{"GET", "/api/v1/arbiter/usage", ""},
+		{"GET", "/api/v1/arbiter/usage/days", ""},
 		{"GET", "/projects", ""},
 		{"GET", "/projects.csv", ""},
 		{"GET", "/node-pools", ""},

@@ -62,9 +62,6 @@ type Deps struct {
 	// (S14); nil: no cluster.
 	Standings PreemptibilityStandings
 
-	// Usage is the usage history the charts and the fairness ledger read; nil: none recorded.
-	Usage UsageHistory
-
 	// Submitter creates submitted workloads in the cluster; nil: no cluster (submissions
 	// answer 503). Submissions records them (the store).
 	Submitter   WorkloadSubmitter
@@ -81,6 +78,13 @@ type Deps struct {
 	// ClusterID is the installation's one cluster's id (store.Store.ClusterID), which
 	// Run:ai-shaped answers carry and requests may name; empty: store.DefaultClusterID.
 	ClusterID string
+	// Usage is the usage history (the charts, the fairness ledger, the metrics routes) and the
+	// consumption reports; nil: none recorded (empty charts and ledger; the API's routes of
+	// usage over time answer 503).
+	Usage UsageStore
+	// UsageRetention is how long the history keeps each level (what its routes can answer);
+	// zero: store.DefaultUsageRetention.
+	UsageRetention store.UsageRetention
 }
 
 // RequestObserver hears of each request: the route's path template (empty when none matched),
@@ -170,6 +174,10 @@ func New(d Deps) *Server {
 	org := newOrganization(d)
 	prios := priorityDictionary{store: d.Properties, clusters: pcs}
 	service := newWorkloadService(d, log)
+	keep := d.UsageRetention
+	if keep == (store.UsageRetention{}) {
+		keep = store.DefaultUsageRetention
+	}
 	for _, h := range []handler{
 		si,
 		&workloadProperties{props: d.Properties, prios: prios, layout: s.layout},
@@ -191,6 +199,7 @@ func New(d Deps) *Server {
 		&workloadsV2{service: service},
 		&submitPage{service: service, log: log, layout: s.layout},
 		newUsagePages(d, org, s.layout),
+		&usageMetrics{usage: d.Usage, keep: keep, org: org}, newUsageReports(d.Usage, keep, org), &usageAPI{usage: d.Usage, keep: keep, org: org},
 	} {
 		h.routes(r)
 	}
