@@ -16,8 +16,8 @@ import (
 
 // withTopology is the snapshot with its nodes in racks of one to three nodes and blocks of one
 // to three racks (topology "dc"), and, when asking, some pending workloads asking for a level:
-// a rack, a block, a node or the generator's bare "zone" label, required or preferred, for the
-// whole workload or for each half of its pods.
+// a rack, a block (some preferring a rack inside it), a node or the generator's bare "zone"
+// label, required or preferred, for the whole workload or for each half of its pods.
 func withTopology(s *Snapshot, seed uint64, asking bool) *Snapshot {
 	r := rand.New(rand.NewPCG(seed, 29))
 	c := *s
@@ -50,6 +50,9 @@ func withTopology(s *Snapshot, seed uint64, asking bool) *Snapshot {
 			continue
 		}
 		req := TopologyRequest{Level: levels[r.IntN(len(levels))], Required: r.IntN(3) > 0, Source: "test"}
+		if req.Required && req.Level == "block" && r.IntN(2) == 0 {
+			req.Preferred = "rack" // tried first inside the block
+		}
 		if len(w.Pods) < 2 || r.IntN(4) > 0 {
 			w.Topology = &req
 			continue

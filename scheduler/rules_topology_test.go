@@ -92,6 +92,20 @@ func TestS29_RequiredPlacement(t *testing.T) {
 				wl("d").kind("Deployment", "apps").typ("Deployment").in("p").pods(2).gpus(1).on(0, "b1-r2-n1").required("rack")),
 			Plan{Binds: []Bind{bind("d-1", "b1-r2-n1")},
 				Topology: []TopologyPlacement{placed("d", "", "rack", "b1/r2", true)}}},
+		{"pods on a node cordoned since still fix the domain: the next joins them in its rack",
+			snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).
+				node(node("b1-r2-n2").gpus(4).cordoned().label("block", "b1").label("rack", "r2").label(hostname, "b1-r2-n2")).
+				project(project("p", 16)).wl(
+				wl("x").in("p").on(0, "b1-r1-n1").gpus(3),
+				wl("d").kind("Deployment", "apps").typ("Deployment").in("p").pods(2).gpus(1).on(0, "b1-r2-n2").required("rack")),
+			Plan{Binds: []Bind{bind("d-1", "b1-r2-n1")},
+				Topology: []TopologyPlacement{placed("d", "", "rack", "b1/r2", true)}}},
+		{"a level no node carries: it says so",
+			snap().dc().rack("b1", "r1", 2, 4).project(project("p", 16)).wl(
+				wl("g").in("p").gang(2).pods(2).gpus(2).required("nvlink")),
+			Plan{Pending: []PendingWorkload{{Workload: "uid-g", Namespace: "ns", Name: "g", Project: "p", Priority: prioLow,
+				Preemptibility: Preemptible, Reason: TopologyUnsatisfiable, QueuePosition: 1, RequestedGPUs: 4,
+				Message: "Needs 4 GPUs in one nvlink, but no node of pool default carries the label nvlink. Ask an administrator to label the nodes, or ask for another level."}}}},
 		{"each pod set in a rack of its own",
 			snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).
 				node(node("b1-r1-n2").gpus(4).occupied(2).label("block", "b1").label("rack", "r1").label(hostname, "b1-r1-n2")).
@@ -126,6 +140,31 @@ func TestS29_PreferredPlacement(t *testing.T) {
 				wl("g").in("p").gang(2).pods(2).gpus(4).preferred("rack")),
 			Plan{Binds: []Bind{bind("g-0", "b1-r1-n1"), bind("g-1", "b2-r2-n1")},
 				Topology: []TopologyPlacement{placed("g", "", "", "", false)}}},
+	})
+}
+
+// TestS29_RequiredWithAPreferredLevelInside: KAI's required block with a preferred rack: one
+// rack when one fits, else one block, never two blocks.
+func TestS29_RequiredWithAPreferredLevelInside(t *testing.T) {
+	blockAndRack := func(b *wlB) *wlB {
+		b.w.Topology = &TopologyRequest{Level: "block", Required: true, Preferred: "rack", Source: "test"}
+		return b
+	}
+	runRuleCases(t, []ruleCase{
+		{"a rack fits: one rack",
+			snap().dc().rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).rack("b2", "r3", 2, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Binds: []Bind{bind("g-0", "b2-r3-n1"), bind("g-1", "b2-r3-n2")},
+				Topology: []TopologyPlacement{placed("g", "", "rack", "b2/r3", true)}}},
+		{"no rack fits: one block",
+			snap().dc().rack("a1", "r0", 1, 4).rack("b1", "r1", 1, 4).rack("b1", "r2", 1, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Binds: []Bind{bind("g-0", "b1-r1-n1"), bind("g-1", "b1-r2-n1")},
+				Topology: []TopologyPlacement{placed("g", "", "block", "b1", true)}}},
+		{"no block fits: it waits",
+			snap().dc().rack("a1", "r0", 1, 4).rack("b1", "r1", 1, 4).project(project("p", 16)).wl(
+				blockAndRack(wl("g").in("p").gang(2).pods(2).gpus(4))),
+			Plan{Pending: []PendingWorkload{pend("g", "p", TopologyUnsatisfiable, 1)}}},
 	})
 }
 

@@ -13,7 +13,7 @@ type Topology struct {
 // level (S29), read from Kueue's or KAI's annotations.
 type TopologyRequest struct {
 	// Topology names one of Snapshot.Topologies (KAI's kai.scheduler/topology); empty means the
-	// node pool's topology, else the first topology that lists Level.
+	// node pool's topology, else the first topology by name that lists Level.
 	Topology string
 	// Level is a node label key. A key no topology lists still works: its domains are the sets
 	// of nodes sharing its value.
@@ -22,6 +22,10 @@ type TopologyRequest struct {
 	// Otherwise preferred: the narrowest level that fits, widening level by level, then any
 	// nodes of the pool.
 	Required bool
+	// Preferred, beside Required, is a narrower level of the same topology tried first inside
+	// the required one, widening up to it (KAI's preferred placement beside its required one);
+	// empty when none.
+	Preferred string
 	// Source says where it was read, for sentences ("the workload's annotation
 	// kueue.x-k8s.io/podset-required-topology").
 	Source string

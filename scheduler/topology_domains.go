@@ -15,7 +15,7 @@ type domainSet struct {
 	pool    int32
 	levels  []string // the label keys, widest first, down to the level
 	domains []domain
-	of      []int32 // by node position in the pool: its domain, -1 when none
+	of      []int32 // by node position in the pool: its domain (usable or not), -1 when none
 	free    []int64 // by domain: free GPUs of its usable nodes
 	// nodeLevel: every domain is one node (the hostname level)
 	nodeLevel bool
@@ -27,7 +27,8 @@ type domainSet struct {
 
 type domain struct {
 	path     string  // the levels' values, widest first, "/"-joined
-	nodes    []int32 // node indices, by name
+	first    int32   // its first node by name, usable or not
+	nodes    []int32 // its usable nodes, by name: where pods may go
 	capacity int64   // allocatable GPUs of its usable nodes
 }
 
@@ -47,8 +48,8 @@ func (c *cycle) topologyOf(name string) *Topology {
 }
 
 // chainOf is the levels a request is read on, widest first, ending at its level, and the
-// topology they are from: the topology it names, else the pool's, else the first that lists
-// the level; a level no topology lists stands alone.
+// topology they are from: the topology it names, else the pool's, else the first by name that
+// lists the level; a level no topology lists stands alone.
 func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
 	try := func(t *Topology) []string {
 		if t == nil {
@@ -67,12 +68,34 @@ func (c *cycle) chainOf(req *TopologyRequest, pool int32) ([]string, string) {
 	if t := c.topologyOf(c.pools[pool].pool.Topology); try(t) != nil {
 		return try(t), t.Name
 	}
+	var first *Topology // by name, so that the order of the snapshot's list does not matter
 	for i := range c.snap.Topologies {
-		if l := try(&c.snap.Topologies[i]); l != nil {
-			return l, c.snap.Topologies[i].Name
+		if t := &c.snap.Topologies[i]; try(t) != nil && (first == nil || t.Name < first.Name) {
+			first = t
 		}
 	}
+	if first != nil {
+		return try(first), first.Name
+	}
 	return []string{req.Level}, ""
+}
+
+// searchChain is the levels a request's search tries, from the last to chain[widest]: a
+// preferred request's level and every wider one; a required one's level alone, or its preferred
+// level and the wider ones up to the required (when the preferred is narrower in the same
+// topology). name is the topology read.
+func (c *cycle) searchChain(r *TopologyRequest, pool int32) (chain []string, widest int, name string) {
+	chain, name = c.chainOf(r, pool)
+	if !r.Required {
+		return chain, 0, name
+	}
+	if r.Preferred != "" {
+		inner, innerName := c.chainOf(&TopologyRequest{Topology: r.Topology, Level: r.Preferred}, pool)
+		if innerName == name && len(inner) > len(chain) && inner[len(chain)-1] == r.Level {
+			return inner, len(chain) - 1, name
+		}
+	}
+	return chain, len(chain) - 1, name
 }
 
 // domainsOf is the pool's domains of the last of levels.
@@ -88,9 +111,6 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 	for pos, n := range p.nodes {
 		ds.of[pos] = -1
 		ns := &c.nodes[n]
-		if !ns.usable {
-			continue
-		}
 		path = path[:0]
 		whole := true
 		for i, l := range levels {
@@ -111,11 +131,14 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		if !ok {
 			d = int32(len(ds.domains))
 			byPath[string(path)] = d
-			ds.domains = append(ds.domains, domain{path: string(path)})
+			ds.domains = append(ds.domains, domain{path: string(path), first: n})
 		}
+		// an unusable node is still in its domain (where work on it runs), but takes nothing
 		ds.of[pos] = d
-		ds.domains[d].nodes = append(ds.domains[d].nodes, n)
-		ds.domains[d].capacity += ns.node.Allocatable.GPUs
+		if ns.usable {
+			ds.domains[d].nodes = append(ds.domains[d].nodes, n)
+			ds.domains[d].capacity += ns.node.Allocatable.GPUs
+		}
 	}
 	ds.free = make([]int64, len(ds.domains))
 	ds.nodeLevel = true
@@ -136,7 +159,7 @@ func (c *cycle) domainsOf(pool int32, levels []string) *domainSet {
 		w := c.domainsOf(pool, levels[:j+1])
 		up := make([]int32, len(ds.domains))
 		for d := range ds.domains {
-			up[d] = w.of[c.nodes[ds.domains[d].nodes[0]].pos]
+			up[d] = w.of[c.nodes[ds.domains[d].first].pos]
 		}
 		ds.wider, ds.up = append(ds.wider, w), append(ds.up, up)
 	}

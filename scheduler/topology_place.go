@@ -82,6 +82,7 @@ func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
 	ws := &c.wls[wi]
 	var reqs []*TopologyRequest
 	var needs []int64
+	var firsts []int32 // each request's first pod in the unit
 	for _, k := range unit {
 		r := requestOf(ws.w, c.pods[k].pod)
 		if r == nil || !r.Required {
@@ -89,7 +90,7 @@ func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
 		}
 		i := slices.Index(reqs, r)
 		if i < 0 {
-			reqs, needs = append(reqs, r), append(needs, 0)
+			reqs, needs, firsts = append(reqs, r), append(needs, 0), append(firsts, k)
 			i = len(reqs) - 1
 		}
 		needs[i] += c.pods[k].req.GPUs
@@ -98,7 +99,7 @@ func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
 		chain, _ := c.chainOf(r, pool)
 		ds := c.domainsOf(pool, chain)
 		largest := int64(-1)
-		if a := c.anchorOf(ws, unit[0], r); a >= 0 {
+		if a := c.anchorOf(ws, firsts[i], r); a >= 0 {
 			if an := &c.nodes[a]; an.pool == pool && ds.of[an.pos] >= 0 {
 				largest = ds.domains[ds.of[an.pos]].capacity
 			}
@@ -118,15 +119,15 @@ func (c *cycle) neverFits(wi int32, unit []int32, pool int32) *topoMiss {
 // anywhere in the pool at last. When it cannot, a required request says what its level's
 // search found; a preferred one says nothing (the pool has no room for them at all).
 func (c *cycle) placeRequest(ws *wlState, pods []int32, pool int32, r *TopologyRequest) (bool, *topoMiss) {
-	chain, _ := c.chainOf(r, pool)
+	chain, widest, _ := c.searchChain(r, pool)
 	anchor := c.anchorOf(ws, pods[0], r)
-	if r.Required {
-		miss := c.placeAtLevel(pods, pool, chain, anchor)
-		return miss == nil, miss
-	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		if c.placeAtLevel(pods, pool, chain[:i+1], anchor) == nil {
+	for i := len(chain) - 1; i >= widest; i-- {
+		miss := c.placeAtLevel(pods, pool, chain[:i+1], anchor)
+		if miss == nil {
 			return true, nil
+		}
+		if r.Required && i == widest {
+			return false, miss // what the required level's search says
 		}
 	}
 	// no domain of any level fits: anywhere in the pool, as S21 places
@@ -186,7 +187,8 @@ func (c *cycle) placeAtLevel(pods []int32, pool int32, levels []string, anchor i
 			return nil
 		}
 	case len(pods) == 1 && ds.nodeLevel:
-		// each domain is a node: the best fit is the fullest node that fits, as S21 binpacks
+		// each domain is a node: the node the pool would choose (binpack's fullest that fits
+		// is the best fit)
 		return c.placeOnePod(pods[0], pool, ds, need, try)
 	case len(pods) == 1:
 		// one pod is inside one domain wherever it goes: the best fit, else where S21 puts it
@@ -208,10 +210,13 @@ func (c *cycle) placeAtLevel(pods []int32, pool int32, levels []string, anchor i
 			}
 		}
 		slices.SortFunc(cands, func(a, b int32) int {
-			if ds.fitsBetter(a, b) {
+			switch {
+			case a == b:
+				return 0
+			case ds.fitsBetter(a, b):
 				return -1
 			}
-			return 1 // never equal: the last key is the domain itself
+			return 1 // two domains are never equal: the last key is the domain itself
 		})
 		c.triedBuf = cands
 		for _, d := range cands {

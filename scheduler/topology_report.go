@@ -38,7 +38,7 @@ func (c *cycle) topologyOut() {
 			if pool < 0 {
 				continue
 			}
-			chain, name := c.chainOf(r, pool)
+			chain, _, name := c.searchChain(r, pool)
 			tp := TopologyPlacement{Workload: ws.w.UID, Topology: name, Required: r.Required}
 			if ws.w.Topology == nil {
 				for k := from; k < to; k++ {
@@ -93,6 +93,11 @@ func (c *cycle) topologyWarnings(w *Workload) {
 		c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology, Message: p})
 	}
 	check := func(r *TopologyRequest) {
+		if r.Required && r.Preferred != "" && !c.nested(r) {
+			c.plan.Warnings = append(c.plan.Warnings, Warning{Workload: w.UID, Code: InvalidTopology,
+				Message: "The preferred level " + r.Preferred + " is not narrower than the required " + r.Level +
+					" in one topology (" + r.Source + "); only the required level is read."})
+		}
 		if r.Topology == "" {
 			return
 		}
@@ -138,7 +143,7 @@ func topologySentence(m *topoMiss, pool string) string {
 	}
 	switch {
 	case m.emptiest == "":
-		return needs + ", but no usable node of pool " + pool + " carries that label; no topology of the pool may define it. " +
+		return needs + ", but no node of pool " + pool + " carries the label " + m.level + ". " +
 			"Ask an administrator to label the nodes, or ask for another level."
 	case m.largest < m.need:
 		return needs + "; no " + name + " of pool " + pool + " ever has that many (the largest has " +
@@ -159,4 +164,16 @@ func (c *cycle) domainNote(ws *wlState) string {
 	}
 	tp := &c.plan.Topology[i]
 	return " in " + levelName(tp.Level) + " " + tp.Domain
+}
+
+// nested reports whether a request's preferred level lies below its required one in one
+// topology, in some pool (searchChain then tries it first).
+func (c *cycle) nested(r *TopologyRequest) bool {
+	for pool := range c.pools {
+		chain, widest, _ := c.searchChain(r, int32(pool))
+		if len(chain)-1 > widest {
+			return true
+		}
+	}
+	return false
 }

@@ -56,9 +56,9 @@ func (p podTopology) equal(o podTopology) bool {
 }
 
 // readTopology reads a request from one object's annotations; whose says whose they are
-// ("the workload's", "the pod template's") for the sentences. A required placement wins over a
-// preferred one (both asked: the required level is what must hold); Kueue's spelling over KAI's
-// when both give the same kind with different values.
+// ("the workload's", "the pod template's") for the sentences. Both a required and a preferred
+// level: the required must hold, the preferred is tried first inside it (as KAI reads them);
+// Kueue's spelling over KAI's when both give the same kind with different values.
 func readTopology(ann map[string]string, whose string) podTopology {
 	var out podTopology
 	problem := func(key, v, why string) {
@@ -88,7 +88,8 @@ func readTopology(ann map[string]string, whose string) podTopology {
 	name := ann[AnnotationKAITopology]
 	switch {
 	case required != "":
-		out.request = &scheduler.TopologyRequest{Topology: name, Level: required, Required: true, Source: whose + " annotation " + reqKey}
+		out.request = &scheduler.TopologyRequest{Topology: name, Level: required, Required: true, Preferred: preferred,
+			Source: whose + " annotation " + reqKey}
 	case preferred != "":
 		out.request = &scheduler.TopologyRequest{Topology: name, Level: preferred, Source: whose + " annotation " + prefKey}
 	case name != "" && len(out.problems) == 0:

@@ -32,6 +32,11 @@ func TestS29_RequestsReadInKueuesAndKAIsSpelling(t *testing.T) {
 			func(int) (map[string]string, map[string]string) { return nil, nil },
 			want{topology: &scheduler.TopologyRequest{Topology: "dc", Level: "rack", Required: true,
 				Source: "the workload's annotation " + AnnotationKAIRequired}}},
+		{"KAI's required and preferred together: the preferred tried inside the required", "Job",
+			map[string]string{AnnotationKAIRequired: "block", AnnotationKAIPreferred: "rack"},
+			func(int) (map[string]string, map[string]string) { return nil, nil },
+			want{topology: &scheduler.TopologyRequest{Level: "block", Required: true, Preferred: "rack",
+				Source: "the workload's annotation " + AnnotationKAIRequired}}},
 		{"Kueue's, on the pod template: the whole Job", "Job", nil,
 			func(int) (map[string]string, map[string]string) {
 				return nil, map[string]string{AnnotationKueuePreferred: "cloud.provider.com/topology-block"}
