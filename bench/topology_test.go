@@ -84,6 +84,23 @@ func BenchmarkTopologyRequiredBlock(b *testing.B) {
 	}
 	ns := cb.project("topology", nodes*benchGPUs)
 	cb.arbiter = startArbiter(b, cb.dbURL, cb.cluster.Kubeconfig())
+	// Arbiter serves before its cache has taken in every node and their new labels; a one-pod
+	// Job bound first keeps that start out of the figure.
+	warmup := time.Now()
+	if _, err := cb.client.BatchV1().Jobs(ns).Create(cb.ctx, objects.Job("warm-up", ns).SchedulerName("arbiter").Obj(), metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if !cb.waitCount(cb.boundIn, ns, 1, 10*time.Minute) {
+		b.Fatal("the warm-up Job's pod was not bound within 10 minutes")
+	}
+	b.Logf("warm-up: a one-pod Job bound %s after its creation", time.Since(warmup).Round(time.Millisecond))
+	if err := cb.client.BatchV1().Jobs(ns).Delete(cb.ctx, "warm-up", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		b.Fatal(err)
+	}
+	waitNoPods(b, cb, ns)
+	cb.podsMu.Lock()
+	cb.seenIn[ns], cb.boundIn[ns] = 0, 0
+	cb.podsMu.Unlock()
 
 	round := 0
 	for b.Loop() {
