@@ -52,7 +52,9 @@ func TestBrowserEveryPageReadsAt1280And800(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, href := range links {
-			err := chromedp.Do(ctx, chromedp.Navigate(e.a.URL+href), chromedp.WaitVisible(`main`), htmxIdle())
+			// As CSS: a plain string is also searched as text, so "main" would wait
+			// for ever on the text node of a page that says "domain".
+			err := chromedp.Do(ctx, chromedp.Navigate(e.a.URL+href), chromedp.WaitVisible(chromedp.CSS(`main`)), htmxIdle())
 			if err != nil {
 				t.Fatalf("open %s: %v", href, err)
 			}
