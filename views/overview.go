@@ -155,6 +155,7 @@ var reasonWords = map[string]string{
 	"NoMatchingNodes":         "No node matches what it asks for",
 	"WaitingForEvictions":     "Preempted work is releasing GPUs for it",
 	"BehindStrictHead":        "Behind the head of a strict queue",
+	"TopologyUnsatisfiable":   "Not enough free GPUs in the one rack (or block) it requires",
 }
 
 // ReasonText is a waiting reason as the page says it.

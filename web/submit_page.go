@@ -298,7 +298,7 @@ func (h *submitPage) panel(c echo.Context, f views.SubmitForm) views.DryRunPanel
 // dryRunPanel says a prediction in the panel's words.
 func dryRunPanel(p PredictionJSON) views.DryRunPanel {
 	d := views.DryRunPanel{Outcome: p.Outcome, Nodes: p.Nodes, Message: p.Message, EstimateBasis: p.EstimateBasis}
-	nodes := strings.Join(p.Nodes, ", ")
+	nodes := strings.Join(p.Nodes, ", ") + landing(p.Topology)
 	switch p.Outcome {
 	case "start-now":
 		d.Headline = "Would start now on " + nodes
@@ -324,6 +324,28 @@ func dryRunPanel(p PredictionJSON) views.DryRunPanel {
 		}
 	}
 	return d
+}
+
+// landing names the domain a workload asking for a topology would land in (" in rack
+// block-0/rack-1"), or each pod set's; "" when it asks for none or would spread wider.
+func landing(topology []TopologyJSON) string {
+	var whole string
+	var podSets []string
+	for _, tp := range topology {
+		if tp.Domain == "" {
+			continue
+		}
+		where := levelName(tp.Level) + " " + tp.Domain
+		if tp.PodSet == "" {
+			whole = " in " + where
+		} else {
+			podSets = append(podSets, tp.PodSet+" in "+where)
+		}
+	}
+	if len(podSets) > 0 {
+		return " (" + strings.Join(podSets, ", ") + ")"
+	}
+	return whole
 }
 
 // form builds the form for a type and project (the first of each when none or an unknown one

@@ -39,7 +39,7 @@ const noReason = "none"
 
 // waitingReasons are the Reason filter's choices: the scheduler's reasons (S23).
 var waitingReasons = []string{"GangIncomplete", "NoProject", "OverLimit", "NonPreemptibleOverQuota",
-	"InsufficientCapacity", "NoMatchingNodes", "WaitingForEvictions", "BehindStrictHead"}
+	"InsufficientCapacity", "NoMatchingNodes", "WaitingForEvictions", "BehindStrictHead", "TopologyUnsatisfiable"}
 
 // workloadPageFilter reads the page's filters from its URL.
 func workloadPageFilter(v url.Values) views.WorkloadFilter {

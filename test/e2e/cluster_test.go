@@ -193,7 +193,9 @@ func labels(priority, preemptibility string) map[string]string {
 	return l
 }
 
-func (e *env) job(s jobSpec) *batchv1.Job {
+// job creates the Job s describes; edits change it before it is created (a node selector, a
+// pod template's annotations).
+func (e *env) job(s jobSpec, edits ...func(*batchv1.Job)) *batchv1.Job {
 	e.t.Helper()
 	if s.pods == 0 {
 		s.pods = 1
@@ -209,6 +211,9 @@ func (e *env) job(s jobSpec) *batchv1.Job {
 	job := b.Obj()
 	if s.deadline > 0 {
 		job.Spec.ActiveDeadlineSeconds = &s.deadline
+	}
+	for _, edit := range edits {
+		edit(job)
 	}
 	created, err := e.client.BatchV1().Jobs(s.namespace).Create(e.ctx, job, metav1.CreateOptions{})
 	if err != nil {
