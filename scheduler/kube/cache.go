@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/arbiterhq/arbiter/scheduler"
@@ -82,8 +83,15 @@ type Cache struct {
 	// awaiting are the pending pods waiting for an owner of theirs the cache has not seen yet,
 	// by that owner's UID (place): placed once it arrives, dropped with the pod.
 	awaiting map[types.UID]map[types.UID]*podEntry
-	built    map[types.UID]*builtWorkload
-	dirty    map[types.UID]struct{}
+	// departed keeps, for an owner deleted while pods it controls remain, its own controller,
+	// so that the walk up goes on through it (topOwner): the garbage collector deletes a
+	// Deployment's ReplicaSet before its pods, which would otherwise be a workload of their own
+	// for a moment. Kept for the last maxDeparted owners deleted (departedOrder, oldest first;
+	// the garbage collector deletes the pods within seconds), or until the owner comes back.
+	departed      map[types.UID]*metav1.OwnerReference
+	departedOrder []types.UID
+	built         map[types.UID]*builtWorkload
+	dirty         map[types.UID]struct{}
 	// trainJobSets maps a TrainJob to the JobSet the Trainer made for it, whose replicated jobs
 	// give the TrainJob's gang and pods (kinds.go); an entry goes with its JobSet.
 	trainJobSets map[types.UID]types.UID
@@ -124,6 +132,7 @@ func NewCache(schedulerName string) *Cache {
 		members:       map[types.UID]map[types.UID]*podEntry{},
 		byController:  map[types.UID]map[types.UID]*podEntry{},
 		awaiting:      map[types.UID]map[types.UID]*podEntry{},
+		departed:      map[types.UID]*metav1.OwnerReference{},
 		built:         map[types.UID]*builtWorkload{},
 		dirty:         map[types.UID]struct{}{},
 		trainJobSets:  map[types.UID]types.UID{},

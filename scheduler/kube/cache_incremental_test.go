@@ -23,9 +23,12 @@ type clusterState struct {
 	nodes  map[string]*corev1.Node
 	owners map[types.UID]*owner
 	pods   map[types.UID]*corev1.Pod
+	// departed are the controllers of the owners deleted so far (Cache.departed)
+	departed map[types.UID]*metav1.OwnerReference
 }
 
-// fresh builds a cache from the state alone, owners first, as after a restart.
+// fresh builds a cache from the state alone, owners first, as after a restart, but for the
+// links a running cache keeps of the owners it saw deleted.
 func (s *clusterState) fresh() *Cache {
 	c := NewCache("arbiter")
 	for _, n := range s.nodes {
@@ -33,6 +36,11 @@ func (s *clusterState) fresh() *Cache {
 	}
 	for _, o := range s.owners {
 		c.UpsertOwner(o)
+	}
+	// A cache that saw an owner leave keeps its controller while its pods remain
+	// (Cache.departed): so does the reference.
+	for uid, ref := range s.departed {
+		c.keepDeparted(uid, ref)
 	}
 	for _, p := range s.pods {
 		c.UpsertPod(p)
@@ -59,7 +67,8 @@ func incrementalHistory(t *testing.T, rng *rand.Rand) {
 	settingsB := &Settings{WorkloadTypes: settingsA.WorkloadTypes, Projects: settingsA.Projects, NamespaceProject: map[string]string{"ns": "team-b"}}
 	settings := settingsA
 
-	state := &clusterState{nodes: map[string]*corev1.Node{}, owners: map[types.UID]*owner{}, pods: map[types.UID]*corev1.Pod{}}
+	state := &clusterState{nodes: map[string]*corev1.Node{}, owners: map[types.UID]*owner{}, pods: map[types.UID]*corev1.Pod{},
+		departed: map[types.UID]*metav1.OwnerReference{}}
 	c := NewCache("arbiter")
 	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
 
@@ -168,9 +177,13 @@ func incrementalHistory(t *testing.T, rng *rand.Rand) {
 				o.Labels = map[string]string{LabelProject: pick("team-a", "team-b"), LabelPriority: pick("train", "inference")}
 			}
 			state.owners[id] = o
+			delete(state.departed, id)
 			c.UpsertOwner(o)
 		case r < 72: // an owner leaves
 			id := types.UID(ownerIDs[rng.IntN(len(ownerIDs))])
+			if o := state.owners[id]; o != nil && o.Controller != nil {
+				state.departed[id] = o.Controller
+			}
 			delete(state.owners, id)
 			c.DeleteOwner(id)
 		case r < 80: // a node arrives or changes
@@ -346,5 +359,59 @@ func TestChangedOnlyForDecisions(t *testing.T) {
 	c.DeleteOwner("never-seen")
 	if signalled() {
 		t.Error("an owner without pods leaving asked for a cycle")
+	}
+}
+
+// TestS4_PodsOfADeletedReplicaSetStayTheirDeploymentsWorkload: a Deployment deleted in the
+// background goes first, then the garbage collector deletes its ReplicaSet, then the pods. In
+// between, the running pods whose ReplicaSet is gone stay the Deployment's workload: grouped
+// under the ReplicaSet they named they would be a workload of their own (named after the
+// ReplicaSet, running), which the records would keep and the API list.
+func TestS4_PodsOfADeletedReplicaSetStayTheirDeploymentsWorkload(t *testing.T) {
+	c := NewCache("arbiter")
+	deploy := controllerRef("apps/v1", "Deployment", "serve", "d1")
+	rs := controllerRef("apps/v1", "ReplicaSet", "serve-abc", "rs1")
+	c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "Deployment", "serve", "d1", nil, nil)))
+	c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "ReplicaSet", "serve-abc", "rs1", &deploy, nil)))
+	for _, uid := range []string{"p1", "p2"} {
+		p := gpuPod("serve-abc-"+uid, uid, 1, &rs)
+		p.Spec.NodeName = "n1"
+		c.UpsertPod(p)
+	}
+	workloads := func() []string {
+		var out []string
+		for _, w := range cycleView(c, t0, &Settings{}).Snapshot.Workloads {
+			out = append(out, fmt.Sprintf("%s/%s:%d", w.Kind, w.UID, len(w.Pods)))
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{"Deployment/d1:2"}
+	for _, step := range []struct {
+		what string
+		do   func()
+	}{
+		{"with both owners", func() {}},
+		{"after the Deployment is deleted", func() { c.DeleteOwner("d1") }},
+		{"after its ReplicaSet is deleted too", func() { c.DeleteOwner("rs1") }},
+	} {
+		step.do()
+		if d := cmp.Diff(want, workloads()); d != "" {
+			t.Fatalf("%s (-want +got):\n%s", step.what, d)
+		}
+	}
+	c.DeletePod("p1")
+	c.DeletePod("p2")
+	if d := cmp.Diff([]string(nil), workloads()); d != "" {
+		t.Fatalf("after the pods are deleted (-want +got):\n%s", d)
+	}
+	// The links are bounded: only the last maxDeparted deleted owners keep theirs.
+	for i := range maxDeparted + 10 {
+		uid := fmt.Sprintf("rs-%d", i)
+		c.UpsertOwner(ownerFrom(ownerObj("apps/v1", "ReplicaSet", uid, uid, &deploy, nil)))
+		c.DeleteOwner(types.UID(uid))
+	}
+	if n := len(c.departed); n != maxDeparted {
+		t.Errorf("%d deleted owners' links kept, want the last %d", n, maxDeparted)
 	}
 }

@@ -165,7 +165,8 @@ func (c *Cache) regroup(uid types.UID) int {
 // controller that is a pod (a LeaderWorkerSet's leader owns its group's workers) is walked
 // through to the pod's own controller. unseen is the UID of the owner the walk stopped at when
 // that owner is of a kind Arbiter watches (watchedOwners), or a pod, that the cache has not
-// seen yet (place holds a pending pod until it comes); "" otherwise.
+// seen yet (place holds a pending pod until it comes); "" otherwise. An owner deleted before
+// its bound pods (Cache.departed) is walked through to the controller it had.
 func (c *Cache) topOwner(e *podEntry) (top *owner, bare bool, unseen types.UID) {
 	if e.controller == nil {
 		return &owner{
@@ -177,6 +178,12 @@ func (c *Cache) topOwner(e *podEntry) (top *owner, bare bool, unseen types.UID) 
 	var cur *owner
 	for depth := 0; depth < 10; depth++ {
 		next := c.owners[ref.UID]
+		if up := c.departed[ref.UID]; next == nil && up != nil && e.pod.NodeName != "" {
+			// deleted before its bound pods: on to its controller, the workload they were in
+			// (a pending pod waits for the owner instead, as for one not seen yet)
+			ref = up
+			continue
+		}
 		if next == nil && ref.Kind == "Pod" && ref.APIVersion == "v1" {
 			p := c.pods[ref.UID]
 			if p == nil {

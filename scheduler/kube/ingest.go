@@ -205,6 +205,7 @@ func (c *Cache) UpsertOwner(o *owner) {
 	old := c.owners[o.UID]
 	c.owners[o.UID] = o
 	c.indexOwnedByPod(old, o)
+	delete(c.departed, o.UID)
 	decides := false
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
@@ -244,6 +245,9 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	old := c.owners[uid]
 	delete(c.owners, uid)
 	c.indexOwnedByPod(old, nil)
+	if old != nil && old.Controller != nil {
+		c.keepDeparted(uid, old.Controller)
+	}
 	if c.built[uid] == nil {
 		c.forgetWaiting(uid)
 	}
@@ -256,6 +260,24 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Unlock()
 	if decides {
 		c.notify()
+	}
+}
+
+// maxDeparted bounds Cache.departed: a link is needed only between an owner's deletion and its
+// pods', seconds apart.
+const maxDeparted = 4096
+
+// keepDeparted remembers a deleted owner's controller (Cache.departed), forgetting the oldest
+// link past maxDeparted.
+func (c *Cache) keepDeparted(uid types.UID, controller *metav1.OwnerReference) {
+	c.departed[uid] = controller
+	c.departedOrder = append(c.departedOrder, uid)
+	for len(c.departedOrder) > maxDeparted {
+		gone := c.departedOrder[0]
+		c.departedOrder = c.departedOrder[1:]
+		if _, ok := c.owners[gone]; !ok && !slices.Contains(c.departedOrder, gone) {
+			delete(c.departed, gone)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/arbiterhq/arbiter/scheduler"
@@ -154,7 +155,8 @@ func TestS4_ALeaderPodsComingAndGoingRegroupsItsWorkers(t *testing.T) {
 	leaderSts := controllerRef("apps/v1", "StatefulSet", "sample", "leader-sts")
 	leaderRef := controllerRef("v1", "Pod", "sample-0", "leader-0")
 	workerSts := controllerRef("apps/v1", "StatefulSet", "sample-0", "workers-0")
-	state := &clusterState{nodes: map[string]*corev1.Node{}, owners: map[types.UID]*owner{}, pods: map[types.UID]*corev1.Pod{}}
+	state := &clusterState{nodes: map[string]*corev1.Node{}, owners: map[types.UID]*owner{}, pods: map[types.UID]*corev1.Pod{},
+		departed: map[types.UID]*metav1.OwnerReference{}}
 	c := NewCache("arbiter")
 	putOwner := func(o *owner) { state.owners[o.UID] = o; c.UpsertOwner(o) }
 	putPod := func(p *corev1.Pod) { state.pods[p.UID] = p; c.UpsertPod(p) }
