@@ -110,18 +110,7 @@ func (s *Store) DepartmentUsageSeries(ctx context.Context, q UsageTotalsQuery) (
 			Pending: p.Pending, Deserved: p.Deserved, FairShare: p.FairShare,
 			Preemptions: p.Preemptions, Reclaims: p.Reclaims, RecordedSeconds: p.RecordedSeconds})
 	}
-	pools := make([]PoolUsagePoint, 0, len(sums.pools))
-	for k, sum := range sums.pools {
-		if secs := sum.recordedSeconds; secs > 0 {
-			pools = append(pools, PoolUsagePoint{At: q.From.Add(time.Duration(k.bucket) * q.Step).UTC(), NodePool: k.nodePool,
-				CapacityGPUs: sum.capacity / secs, NonPreemptible: sum.nonPreemptible / secs,
-				Preemptible: sum.preemptible / secs, Borrowed: sum.borrowed / secs, RecordedSeconds: secs})
-		}
-	}
-	slices.SortFunc(pools, func(a, b PoolUsagePoint) int {
-		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.NodePool, b.NodePool))
-	})
-	return departments, pools, nil
+	return departments, sums.poolTotals(q.From, q.Step), nil
 }
 
 // departments queues the statement summing the departments per bucket over one part.
@@ -304,4 +293,40 @@ func nilIfEmpty[T any](s []T) []T {
 		return nil
 	}
 	return s
+}
+
+// PoolUsageSeries averages the pools' totals alone into buckets of q.Step from q.From, as
+// DepartmentUsageSeries answers them (its DepartmentIDs are not read).
+func (s *Store) PoolUsageSeries(ctx context.Context, q UsageTotalsQuery) ([]PoolUsagePoint, error) {
+	uq := q.usageQuery()
+	uq.ProjectIDs = nil
+	parts, err := s.usageTotalsParts(ctx, uq)
+	if err != nil {
+		return nil, err
+	}
+	sums := &usageSums{pools: map[usagePoolKey]*usageSum{}}
+	var reads usageReads
+	for _, part := range parts {
+		reads.poolTotals(sums, part, uq)
+	}
+	if err := s.runUsageReads(ctx, &reads); err != nil {
+		return nil, err
+	}
+	return sums.poolTotals(q.From, q.Step), nil
+}
+
+// poolTotals averages the pools' sums over their recorded time, in order.
+func (s *usageSums) poolTotals(from time.Time, step time.Duration) []PoolUsagePoint {
+	pools := make([]PoolUsagePoint, 0, len(s.pools))
+	for k, sum := range s.pools {
+		if secs := sum.recordedSeconds; secs > 0 {
+			pools = append(pools, PoolUsagePoint{At: from.Add(time.Duration(k.bucket) * step).UTC(), NodePool: k.nodePool,
+				CapacityGPUs: sum.capacity / secs, NonPreemptible: sum.nonPreemptible / secs,
+				Preemptible: sum.preemptible / secs, Borrowed: sum.borrowed / secs, RecordedSeconds: secs})
+		}
+	}
+	slices.SortFunc(pools, func(a, b PoolUsagePoint) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.NodePool, b.NodePool))
+	})
+	return pools
 }

@@ -127,6 +127,13 @@ func checkTotalsAgreeWithProjects(t *testing.T, st *store.Store, when string) {
 		if d := gocmp.Diff(wantPools, pools, approx); d != "" {
 			t.Errorf("%s: query %d: pools (-sum of the projects +totals):\n%s", when, i, d)
 		}
+		poolsAlone, err := st.PoolUsageSeries(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: query %d: %v", when, i, err)
+		}
+		if d := gocmp.Diff(wantPools, poolsAlone, approx); d != "" {
+			t.Errorf("%s: query %d: the pools alone (-sum of the projects +totals):\n%s", when, i, d)
+		}
 	}
 }
 

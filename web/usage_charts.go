@@ -163,9 +163,9 @@ func ownUsageCharts(p usagePeriod, points []store.UsagePoint, capacity []store.P
 // poolUsageCharts are the Overview's charts: per node pool, the allocation of the projects
 // the caller may read, stacked by department (by is "department") or by the projects that
 // held the most GPU-hours in that pool and the others together ("project"), under the pool's
-// capacity.
+// capacity. Given others for a pool, points hold only its top projects and others is the rest.
 func poolUsageCharts(p usagePeriod, by string, points []store.UsagePoint, capacity []store.PoolCapacityPoint,
-	projectName, departmentName map[uuid.UUID]string) views.UsageCharts {
+	others map[string]column, projectName, departmentName map[uuid.UUID]string) views.UsageCharts {
 	type stack struct {
 		label string
 		col   column
@@ -209,16 +209,21 @@ func poolUsageCharts(p usagePeriod, by string, points []store.UsagePoint, capaci
 		stacks := slices.Collect(maps.Values(perPool[pool]))
 		// the most GPU-hours at the bottom of the stack, then by name: a stable order
 		slices.SortFunc(stacks, func(a, b *stack) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.label, b.label)) })
-		if by == "project" && len(stacks) > topProjects {
-			others := &stack{label: "others", col: p.column()}
+		if rest, ok := others[pool]; ok && by == "project" {
+			if len(stacks) > topProjects { // cannot happen: points hold the top projects alone
+				stacks = stacks[:topProjects]
+			}
+			stacks = append(stacks, &stack{label: "others", col: rest})
+		} else if by == "project" && len(stacks) > topProjects {
+			rest := &stack{label: "others", col: p.column()}
 			for _, s := range stacks[topProjects:] {
 				for i, v := range s.col {
 					if v != nil {
-						others.col.add(i, *v)
+						rest.col.add(i, *v)
 					}
 				}
 			}
-			stacks = append(stacks[:topProjects], others)
+			stacks = append(stacks[:topProjects], rest)
 		}
 		c := p.chart("usage-pool-"+pool, "Node pool "+pool)
 		for i, s := range stacks {
