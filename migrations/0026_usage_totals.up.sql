@@ -2,15 +2,17 @@
 -- held, per hour and per day, so that the Overview's and a department's charts read a row per
 -- pool or department and period instead of every project's rows. The roll-up writes them in the
 -- transaction that writes the projects' rows of the same period, from those rows, so that they
--- are always those rows' sums; retention prunes them with the projects' rows.
+-- are always those rows' sums; retention prunes them with the projects' rows. They are few (a
+-- row per department or pool, not per project) and sum many figures, so they keep double
+-- precision: a sum of a hundred projects' rows is not rounded to a real again.
 ALTER TABLE usage_pool_hours
-    ADD COLUMN non_preemptible_gpu_seconds real NOT NULL DEFAULT 0,
-    ADD COLUMN preemptible_gpu_seconds     real NOT NULL DEFAULT 0,
-    ADD COLUMN borrowed_gpu_seconds        real NOT NULL DEFAULT 0;
+    ADD COLUMN non_preemptible_gpu_seconds double precision NOT NULL DEFAULT 0,
+    ADD COLUMN preemptible_gpu_seconds     double precision NOT NULL DEFAULT 0,
+    ADD COLUMN borrowed_gpu_seconds        double precision NOT NULL DEFAULT 0;
 ALTER TABLE usage_pool_days
-    ADD COLUMN non_preemptible_gpu_seconds real NOT NULL DEFAULT 0,
-    ADD COLUMN preemptible_gpu_seconds     real NOT NULL DEFAULT 0,
-    ADD COLUMN borrowed_gpu_seconds        real NOT NULL DEFAULT 0;
+    ADD COLUMN non_preemptible_gpu_seconds double precision NOT NULL DEFAULT 0,
+    ADD COLUMN preemptible_gpu_seconds     double precision NOT NULL DEFAULT 0,
+    ADD COLUMN borrowed_gpu_seconds        double precision NOT NULL DEFAULT 0;
 
 -- A department's row sums the rows of the projects that were in it in that period (a project's
 -- row names the department it was in at the period's end).
@@ -18,12 +20,12 @@ CREATE TABLE usage_department_hours (
     department_id               uuid NOT NULL,
     at                          timestamptz NOT NULL,
     node_pool                   text NOT NULL,
-    non_preemptible_gpu_seconds real NOT NULL,
-    preemptible_gpu_seconds     real NOT NULL,
-    borrowed_gpu_seconds        real NOT NULL,
-    pending_gpu_seconds         real NOT NULL,
-    deserved_gpu_seconds        real NOT NULL,
-    fair_share_gpu_seconds      real NOT NULL,
+    non_preemptible_gpu_seconds double precision NOT NULL,
+    preemptible_gpu_seconds     double precision NOT NULL,
+    borrowed_gpu_seconds        double precision NOT NULL,
+    pending_gpu_seconds         double precision NOT NULL,
+    deserved_gpu_seconds        double precision NOT NULL,
+    fair_share_gpu_seconds      double precision NOT NULL,
     preemptions                 integer NOT NULL,
     reclaims                    integer NOT NULL,
     PRIMARY KEY (department_id, at, node_pool)
