@@ -25,10 +25,11 @@ import (
 // ran past the store's 5 s deadline).
 var usageStep = map[string]time.Duration{"24h": time.Hour, "7d": time.Hour, "30d": 4 * time.Hour}
 
-// poolUsageStep is each range's bucket width on the Overview's charts, which read every
-// project of a pool: whole hours and days, so that the history is read from its hourly and
-// daily roll-ups (raw samples only for the hour not yet rolled up), and the read stays
-// within the store's deadline at 1,000 projects (docs/console.md "Charts").
+// poolUsageStep is each range's bucket width on the Overview's charts, which read the
+// departments' and pools' totals (or, for a caller who may read only some projects, each of
+// their projects): whole hours and days, so that the history is read from its hourly and
+// daily roll-ups and raw samples, every project's, only for the hour not yet rolled up; 24
+// hours of 10-minute buckets would read every project's raw samples (docs/console.md "Charts").
 var poolUsageStep = map[string]time.Duration{"24h": time.Hour, "7d": 4 * time.Hour, "30d": 24 * time.Hour}
 
 var usageLength = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
