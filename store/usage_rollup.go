@@ -131,9 +131,7 @@ func rollUpHour(ctx context.Context, tx pgx.Tx, start time.Time) error {
 	for _, sql := range []string{
 		`DELETE FROM usage_pool_hours WHERE at >= $1 AND at < $2`,
 		`DELETE FROM usage_project_hours WHERE at >= $1 AND at < $2`,
-		`INSERT INTO usage_pool_hours (at, node_pool, recorded_seconds, capacity_gpu_seconds)
-			SELECT $1, node_pool, sum(interval_seconds), sum(capacity_gpus::float8 * interval_seconds)
-			FROM usage_samples WHERE at >= $1 AND at < $2 GROUP BY node_pool`,
+		`DELETE FROM usage_department_hours WHERE at >= $1 AND at < $2`,
 		`INSERT INTO usage_project_hours (at, node_pool, project_id, department_id,
 				non_preemptible_gpu_seconds, preemptible_gpu_seconds, borrowed_gpu_seconds,
 				pending_gpu_seconds, deserved_gpu_seconds, fair_share_gpu_seconds, preemptions, reclaims)
@@ -148,6 +146,14 @@ func rollUpHour(ctx context.Context, tx pgx.Tx, start time.Time) error {
 					AS u(project_id, department_id, deserved, non_preemptible, preemptible, borrowed, pending, fair_share, preemptions, reclaims)
 			WHERE s.at >= $1 AND s.at < $2
 			GROUP BY s.node_pool, u.project_id`,
+		`INSERT INTO usage_pool_hours (at, node_pool, recorded_seconds, capacity_gpu_seconds,
+				non_preemptible_gpu_seconds, preemptible_gpu_seconds, borrowed_gpu_seconds)
+			SELECT $1, s.node_pool, s.recorded, s.capacity,
+				coalesce(p.non_preemptible, 0), coalesce(p.preemptible, 0), coalesce(p.borrowed, 0)
+			FROM (SELECT node_pool, sum(interval_seconds) AS recorded, sum(capacity_gpus::float8 * interval_seconds) AS capacity
+				FROM usage_samples WHERE at >= $1 AND at < $2 GROUP BY node_pool) s
+			LEFT JOIN (` + poolAllocationSums("usage_project_hours") + `) p ON p.node_pool = s.node_pool`,
+		departmentSums("usage_department_hours", "usage_project_hours"),
 	} {
 		if _, err := tx.Exec(ctx, sql, start, end); err != nil {
 			return err
@@ -162,9 +168,7 @@ func rollUpDay(ctx context.Context, tx pgx.Tx, start time.Time) error {
 	for _, sql := range []string{
 		`DELETE FROM usage_pool_days WHERE at >= $1 AND at < $2`,
 		`DELETE FROM usage_project_days WHERE at >= $1 AND at < $2`,
-		`INSERT INTO usage_pool_days (at, node_pool, recorded_seconds, capacity_gpu_seconds)
-			SELECT $1, node_pool, sum(recorded_seconds::float8), sum(capacity_gpu_seconds::float8)
-			FROM usage_pool_hours WHERE at >= $1 AND at < $2 GROUP BY node_pool`,
+		`DELETE FROM usage_department_days WHERE at >= $1 AND at < $2`,
 		`INSERT INTO usage_project_days (at, node_pool, project_id, department_id,
 				non_preemptible_gpu_seconds, preemptible_gpu_seconds, borrowed_gpu_seconds,
 				pending_gpu_seconds, deserved_gpu_seconds, fair_share_gpu_seconds, preemptions, reclaims)
@@ -175,12 +179,43 @@ func rollUpDay(ctx context.Context, tx pgx.Tx, start time.Time) error {
 				sum(preemptions), sum(reclaims)
 			FROM usage_project_hours WHERE at >= $1 AND at < $2
 			GROUP BY node_pool, project_id`,
+		`INSERT INTO usage_pool_days (at, node_pool, recorded_seconds, capacity_gpu_seconds,
+				non_preemptible_gpu_seconds, preemptible_gpu_seconds, borrowed_gpu_seconds)
+			SELECT $1, s.node_pool, s.recorded, s.capacity,
+				coalesce(p.non_preemptible, 0), coalesce(p.preemptible, 0), coalesce(p.borrowed, 0)
+			FROM (SELECT node_pool, sum(recorded_seconds::float8) AS recorded, sum(capacity_gpu_seconds::float8) AS capacity
+				FROM usage_pool_hours WHERE at >= $1 AND at < $2 GROUP BY node_pool) s
+			LEFT JOIN (` + poolAllocationSums("usage_project_days") + `) p ON p.node_pool = s.node_pool`,
+		departmentSums("usage_department_days", "usage_project_days"),
 	} {
 		if _, err := tx.Exec(ctx, sql, start, end); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// poolAllocationSums sums the allocation of the project rows of the period just written, per
+// pool: the pool rows hold the sums of their projects' rows, not a second reading of the samples.
+func poolAllocationSums(projectTable string) string {
+	return `SELECT node_pool, sum(non_preemptible_gpu_seconds::float8) AS non_preemptible,
+			sum(preemptible_gpu_seconds::float8) AS preemptible, sum(borrowed_gpu_seconds::float8) AS borrowed
+		FROM ` + projectTable + ` WHERE at >= $1 AND at < $2 GROUP BY node_pool`
+}
+
+// departmentSums writes the department rows of the period from the project rows just written,
+// each project counted in the department its row names.
+func departmentSums(departmentTable, projectTable string) string {
+	return `INSERT INTO ` + departmentTable + ` (department_id, at, node_pool,
+			non_preemptible_gpu_seconds, preemptible_gpu_seconds, borrowed_gpu_seconds,
+			pending_gpu_seconds, deserved_gpu_seconds, fair_share_gpu_seconds, preemptions, reclaims)
+		SELECT department_id, $1, node_pool,
+			sum(non_preemptible_gpu_seconds::float8), sum(preemptible_gpu_seconds::float8),
+			sum(borrowed_gpu_seconds::float8), sum(pending_gpu_seconds::float8),
+			sum(deserved_gpu_seconds::float8), sum(fair_share_gpu_seconds::float8),
+			sum(preemptions), sum(reclaims)
+		FROM ` + projectTable + ` WHERE at >= $1 AND at < $2
+		GROUP BY department_id, node_pool`
 }
 
 // UsageRetention is how long each level of the usage history is kept; 0 keeps it forever.
@@ -230,8 +265,11 @@ func (s *Store) PruneUsage(ctx context.Context, now time.Time, keep UsageRetenti
 		deletions = append(deletions,
 			deletion{&pruned.Hours, `DELETE FROM usage_project_hours WHERE ctid = ANY(ARRAY(
 				SELECT ctid FROM usage_project_hours WHERE at < $1 LIMIT $2))`, []any{before, maxRows}},
-			// A pool's hour goes with the last of its projects' rows of that hour or before.
+			// A pool's and a department's hour go with the last of its projects' rows of that
+			// hour or before: while they remain, they are those rows' sums.
 			deletion{&ignored, `DELETE FROM usage_pool_hours WHERE at < $1
+				AND at < (SELECT coalesce(min(at), 'infinity') FROM usage_project_hours)`, []any{before}},
+			deletion{&ignored, `DELETE FROM usage_department_hours WHERE at < $1
 				AND at < (SELECT coalesce(min(at), 'infinity') FROM usage_project_hours)`, []any{before}})
 	}
 	if keep.Daily > 0 {
@@ -240,6 +278,8 @@ func (s *Store) PruneUsage(ctx context.Context, now time.Time, keep UsageRetenti
 			deletion{&pruned.Days, `DELETE FROM usage_project_days WHERE ctid = ANY(ARRAY(
 				SELECT ctid FROM usage_project_days WHERE at < $1 LIMIT $2))`, []any{before, maxRows}},
 			deletion{&ignored, `DELETE FROM usage_pool_days WHERE at < $1
+				AND at < (SELECT coalesce(min(at), 'infinity') FROM usage_project_days)`, []any{before}},
+			deletion{&ignored, `DELETE FROM usage_department_days WHERE at < $1
 				AND at < (SELECT coalesce(min(at), 'infinity') FROM usage_project_days)`, []any{before}})
 	}
 	for _, d := range deletions {

@@ -70,24 +70,27 @@ type usageSums struct {
 func (s *Store) usageSums(ctx context.Context, q UsageQuery, marks map[time.Duration]time.Time) (*usageSums, error) {
 	sums := &usageSums{projects: map[usageBucketKey]*usageSum{}, pools: map[usagePoolKey]*usageSum{}}
 	var reads usageReads
-	from := q.From
-	for _, level := range []usageLevel{usageDays, usageHours} {
-		mark, ok := marks[level.period]
-		if !ok || q.Step < level.period || !from.Before(mark) {
-			continue
+	for _, part := range usageParts(q, marks) {
+		if part.level != nil {
+			reads.rolledUp(sums, *part.level, q, part.from, part.to)
+		} else {
+			reads.raw(sums, q, part.from, part.to)
 		}
-		to := minTime(q.To, mark)
-		reads.rolledUp(sums, level, q, from, to)
-		from = to
 	}
-	if from.Before(q.To) {
-		reads.raw(sums, q, from, q.To)
+	if err := s.runUsageReads(ctx, &reads); err != nil {
+		return nil, err
 	}
+	return sums, nil
+}
+
+// runUsageReads sends the reads' statements in one batch, one round trip, under the store's
+// deadline, and reads each one's rows.
+func (s *Store) runUsageReads(ctx context.Context, reads *usageReads) error {
 	ctx, cancel := context.WithTimeout(ctx, s.pool.timeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, classify(err)
+		return classify(err)
 	}
 	defer conn.Release()
 	results := conn.SendBatch(ctx, &reads.batch)
@@ -98,10 +101,36 @@ func (s *Store) usageSums(ctx context.Context, q UsageQuery, marks map[time.Dura
 		}
 		if err != nil {
 			results.Close()
-			return nil, classify(err)
+			return classify(err)
 		}
 	}
-	return sums, classify(results.Close())
+	return classify(results.Close())
+}
+
+// usagePart is a part of a query's period and the level it is read from (nil: raw samples).
+type usagePart struct {
+	level    *usageLevel
+	from, to time.Time
+}
+
+// usageParts splits the query's period where the roll-ups end, as the marks were when the
+// query began.
+func usageParts(q UsageQuery, marks map[time.Duration]time.Time) []usagePart {
+	var parts []usagePart
+	from := q.From
+	for _, level := range []*usageLevel{&usageDays, &usageHours} {
+		mark, ok := marks[level.period]
+		if !ok || q.Step < level.period || !from.Before(mark) {
+			continue
+		}
+		to := minTime(q.To, mark)
+		parts = append(parts, usagePart{level, from, to})
+		from = to
+	}
+	if from.Before(q.To) {
+		parts = append(parts, usagePart{nil, from, q.To})
+	}
+	return parts
 }
 
 // usageState is the recording interval of the latest sample (1 s when there is none yet, so

@@ -25,10 +25,11 @@ import (
 // ran past the store's 5 s deadline).
 var usageStep = map[string]time.Duration{"24h": time.Hour, "7d": time.Hour, "30d": 4 * time.Hour}
 
-// poolUsageStep is each range's bucket width on the Overview's charts, which read every
-// project of a pool: whole hours and days, so that the history is read from its hourly and
-// daily roll-ups (raw samples only for the hour not yet rolled up), and the read stays
-// within the store's deadline at 1,000 projects (docs/console.md "Charts").
+// poolUsageStep is each range's bucket width on the Overview's charts, which read the
+// departments' and pools' totals (or, for a caller who may read only some projects, each of
+// their projects): whole hours and days, so that the history is read from its hourly and
+// daily roll-ups and raw samples, every project's, only for the hour not yet rolled up; 24
+// hours of 10-minute buckets would read every project's raw samples (docs/console.md "Charts").
 var poolUsageStep = map[string]time.Duration{"24h": time.Hour, "7d": 4 * time.Hour, "30d": 24 * time.Hour}
 
 var usageLength = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
@@ -163,9 +164,9 @@ func ownUsageCharts(p usagePeriod, points []store.UsagePoint, capacity []store.P
 // poolUsageCharts are the Overview's charts: per node pool, the allocation of the projects
 // the caller may read, stacked by department (by is "department") or by the projects that
 // held the most GPU-hours in that pool and the others together ("project"), under the pool's
-// capacity.
+// capacity. Given others for a pool, points hold only its top projects and others is the rest.
 func poolUsageCharts(p usagePeriod, by string, points []store.UsagePoint, capacity []store.PoolCapacityPoint,
-	projectName, departmentName map[uuid.UUID]string) views.UsageCharts {
+	others map[string]column, projectName, departmentName map[uuid.UUID]string) views.UsageCharts {
 	type stack struct {
 		label string
 		col   column
@@ -209,16 +210,21 @@ func poolUsageCharts(p usagePeriod, by string, points []store.UsagePoint, capaci
 		stacks := slices.Collect(maps.Values(perPool[pool]))
 		// the most GPU-hours at the bottom of the stack, then by name: a stable order
 		slices.SortFunc(stacks, func(a, b *stack) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.label, b.label)) })
-		if by == "project" && len(stacks) > topProjects {
-			others := &stack{label: "others", col: p.column()}
+		if rest, ok := others[pool]; ok && by == "project" {
+			if len(stacks) > topProjects { // cannot happen: points hold the top projects alone
+				stacks = stacks[:topProjects]
+			}
+			stacks = append(stacks, &stack{label: "others", col: rest})
+		} else if by == "project" && len(stacks) > topProjects {
+			rest := &stack{label: "others", col: p.column()}
 			for _, s := range stacks[topProjects:] {
 				for i, v := range s.col {
 					if v != nil {
-						others.col.add(i, *v)
+						rest.col.add(i, *v)
 					}
 				}
 			}
-			stacks = append(stacks[:topProjects], others)
+			stacks = append(stacks[:topProjects], rest)
 		}
 		c := p.chart("usage-pool-"+pool, "Node pool "+pool)
 		for i, s := range stacks {

@@ -18,7 +18,7 @@ import (
 // real server and PostgreSQL, with 1,000 projects in 10 departments recorded every 30 s for
 // the last 48 hours and hourly before (rolled up and pruned as the leader leaves the history):
 // a project's page's charts, a department's (100 projects), and the Overview's stacked by
-// project (all 1,000). The history is recorded before the measurement starts.
+// project and by department (all 1,000). The history is recorded before the measurement starts.
 func BenchmarkUsageChartsJSON30Days1000Projects(b *testing.B) {
 	st := store.New(testdb.New(b))
 	ctx := context.Background()
@@ -44,6 +44,8 @@ func BenchmarkUsageChartsJSON30Days1000Projects(b *testing.B) {
 		{"overview-by-project", "/console/usage/pools?range=30d&by=project"},
 		{"overview-by-department-24h", "/console/usage/pools?range=24h&by=department"},
 		{"overview-by-department-7d", "/console/usage/pools?range=7d&by=department"},
+		{"overview-by-department-30d", "/console/usage/pools?range=30d&by=department"},
+		{"overview-by-project-24h", "/console/usage/pools?range=24h&by=project"},
 		{"project-24h", "/console/usage/projects/" + projects[0].ID.String() + "?range=24h"},
 	} {
 		b.Run(page.name, func(b *testing.B) {

@@ -19,6 +19,9 @@ import (
 // workloads' waits.
 type UsageHistory interface {
 	UsageSeries(ctx context.Context, q store.UsageQuery) ([]store.UsagePoint, []store.PoolCapacityPoint, error)
+	DepartmentUsageSeries(ctx context.Context, q store.UsageTotalsQuery) ([]store.DepartmentUsagePoint, []store.PoolUsagePoint, error)
+	PoolUsageSeries(ctx context.Context, q store.UsageTotalsQuery) ([]store.PoolUsagePoint, error)
+	TopProjectsByAllocation(ctx context.Context, q store.UsageTotalsQuery, n int) ([]store.ProjectAllocation, error)
 	LedgerWorkloads(ctx context.Context, project uuid.UUID, from, to time.Time) ([]store.LedgerWorkload, bool, error)
 }
 
@@ -28,6 +31,18 @@ type noUsageHistory struct{}
 
 func (noUsageHistory) UsageSeries(context.Context, store.UsageQuery) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
 	return nil, nil, nil
+}
+
+func (noUsageHistory) DepartmentUsageSeries(context.Context, store.UsageTotalsQuery) ([]store.DepartmentUsagePoint, []store.PoolUsagePoint, error) {
+	return nil, nil, nil
+}
+
+func (noUsageHistory) PoolUsageSeries(context.Context, store.UsageTotalsQuery) ([]store.PoolUsagePoint, error) {
+	return nil, nil
+}
+
+func (noUsageHistory) TopProjectsByAllocation(context.Context, store.UsageTotalsQuery, int) ([]store.ProjectAllocation, error) {
+	return nil, nil
 }
 
 func (noUsageHistory) LedgerWorkloads(context.Context, uuid.UUID, time.Time, time.Time) ([]store.LedgerWorkload, bool, error) {
@@ -129,19 +144,25 @@ func (h *usagePages) poolsJSON(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := store.UsageQuery{From: p.From, To: p.To, Step: p.Step}
-	if !scope.All {
-		q.ProjectIDs = scope.IDs
-	}
 	var points []store.UsagePoint
 	var capacity []store.PoolCapacityPoint
-	if scope.All || len(scope.IDs) > 0 { // an empty ProjectIDs would read every project
-		if points, capacity, err = h.history.UsageSeries(ctx, q); err != nil {
+	var others map[string]column
+	switch {
+	case scope.All:
+		// every project: the departments' and pools' totals, not every project's rows
+		if points, capacity, others, err = h.allProjectsUsage(ctx, p, by); err != nil {
 			return err
 		}
-	} else if _, capacity, err = h.history.UsageSeries(ctx, store.UsageQuery{From: p.From, To: p.To, Step: p.Step,
-		ProjectIDs: []uuid.UUID{uuid.Nil}}); err != nil { // no project's figures: the pools' capacity alone
-		return err
+	case len(scope.IDs) > 0: // an empty ProjectIDs would read every project
+		if points, capacity, err = h.history.UsageSeries(ctx, store.UsageQuery{From: p.From, To: p.To, Step: p.Step, ProjectIDs: scope.IDs}); err != nil {
+			return err
+		}
+	default: // no project's figures: the pools' capacity alone
+		pools, err := h.history.PoolUsageSeries(ctx, store.UsageTotalsQuery{From: p.From, To: p.To, Step: p.Step})
+		if err != nil {
+			return err
+		}
+		capacity = poolCapacity(pools)
 	}
 	names, depts := map[uuid.UUID]string{}, map[uuid.UUID]string{}
 	for _, ref := range refs {
@@ -154,7 +175,7 @@ func (h *usagePages) poolsJSON(c echo.Context) error {
 	for _, d := range ds {
 		depts[d.ID] = d.Name
 	}
-	return answerCharts(c, poolUsageCharts(p, by, points, capacity, names, depts))
+	return answerCharts(c, poolUsageCharts(p, by, points, capacity, others, names, depts))
 }
 
 // projectJSON answers a project's charts; 404 for a project the caller may not read.
@@ -191,14 +212,21 @@ func (h *usagePages) departmentJSON(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	projects, err := h.departmentProjects(c, id)
+	projects, all, err := h.departmentProjects(c, id)
 	if err != nil {
 		return err
 	}
 	p := newUsagePeriod(r, usageStep[r], h.now())
 	var points []store.UsagePoint
 	var capacity []store.PoolCapacityPoint
-	if len(projects) > 0 {
+	if all {
+		// the caller reads every project of the department: its totals, not its projects' rows
+		departments, pools, err := h.history.DepartmentUsageSeries(ctx, store.UsageTotalsQuery{From: p.From, To: p.To, Step: p.Step, DepartmentIDs: []uuid.UUID{id}})
+		if err != nil {
+			return err
+		}
+		points, capacity = departmentPoints(departments), poolCapacity(pools)
+	} else if len(projects) > 0 {
 		ids := make([]uuid.UUID, len(projects))
 		for i, pr := range projects {
 			ids[i] = pr.ID
@@ -210,33 +238,39 @@ func (h *usagePages) departmentJSON(c echo.Context) error {
 	return answerCharts(c, ownUsageCharts(p, points, capacity))
 }
 
-// departmentProjects are the department's projects the caller may read, by name; 404 for a
-// department the caller may not read.
-func (h *usagePages) departmentProjects(c echo.Context, id uuid.UUID) ([]store.ProjectRef, error) {
+// departmentProjects are the department's projects the caller may read, by name, and whether
+// that is every one of them; 404 for a department the caller may not read.
+func (h *usagePages) departmentProjects(c echo.Context, id uuid.UUID) ([]store.ProjectRef, bool, error) {
 	ctx := c.Request().Context()
 	if _, err := h.org.readableDepartment(c)(ctx, id); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	scope, err := h.org.projectListScope(c)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	refs, err := h.org.store.ProjectRefs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	readable := make(map[uuid.UUID]bool, len(scope.IDs))
 	for _, p := range scope.IDs {
 		readable[p] = true
 	}
 	var out []store.ProjectRef
+	all := true
 	for _, ref := range refs {
-		if ref.DepartmentID == id && (scope.All || readable[ref.ID]) {
+		if ref.DepartmentID != id {
+			continue
+		}
+		if scope.All || readable[ref.ID] {
 			out = append(out, ref)
+		} else {
+			all = false
 		}
 	}
 	slices.SortFunc(out, func(a, b store.ProjectRef) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return out, all, nil
 }
 
 // answerCharts answers the charts as JSON, or with format=csv as a CSV file of the same data.
@@ -296,7 +330,7 @@ func (h *usagePages) departmentPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	projects, err := h.departmentProjects(c, id)
+	projects, _, err := h.departmentProjects(c, id)
 	if err != nil {
 		return err
 	}

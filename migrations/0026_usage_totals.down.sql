@@ -1,0 +1,10 @@
+DROP TABLE usage_department_days;
+DROP TABLE usage_department_hours;
+ALTER TABLE usage_pool_days
+    DROP COLUMN non_preemptible_gpu_seconds,
+    DROP COLUMN preemptible_gpu_seconds,
+    DROP COLUMN borrowed_gpu_seconds;
+ALTER TABLE usage_pool_hours
+    DROP COLUMN non_preemptible_gpu_seconds,
+    DROP COLUMN preemptible_gpu_seconds,
+    DROP COLUMN borrowed_gpu_seconds;
