@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -191,6 +192,38 @@ func oneSeriesOfPools(pool string) string { return "" }
 
 // series reads the history for w, the pools and projects given (empty: all).
 func (h *usageMetrics) series(c echo.Context, w usageWindow, pools []string, projects []uuid.UUID) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
+	return h.read(c, w, func(ctx context.Context, from time.Time, step time.Duration) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
+		return h.usage.UsageSeries(ctx, store.UsageQuery{From: from, To: w.End, Step: step, NodePools: pools, ProjectIDs: projects})
+	})
+}
+
+// departmentSeries reads a department's totals for w (the roll-ups keep them summed, so a
+// department's metrics read one row a bucket and pool, not each of its projects'), as points
+// of the department and the pools' capacity.
+func (h *usageMetrics) departmentSeries(c echo.Context, w usageWindow, pools []string, department uuid.UUID) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
+	return h.read(c, w, func(ctx context.Context, from time.Time, step time.Duration) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
+		depts, totals, err := h.usage.DepartmentUsageSeries(ctx, store.UsageTotalsQuery{From: from, To: w.End, Step: step, NodePools: pools,
+			DepartmentIDs: []uuid.UUID{department}})
+		if err != nil {
+			return nil, nil, err
+		}
+		points := make([]store.UsagePoint, len(depts))
+		for i, d := range depts {
+			points[i] = store.UsagePoint{At: d.At, NodePool: d.NodePool, DepartmentID: d.DepartmentID,
+				NonPreemptible: d.NonPreemptible, Preemptible: d.Preemptible, Borrowed: d.Borrowed, Pending: d.Pending,
+				Deserved: d.Deserved, FairShare: d.FairShare, Preemptions: d.Preemptions, Reclaims: d.Reclaims, RecordedSeconds: d.RecordedSeconds}
+		}
+		capacity := make([]store.PoolCapacityPoint, len(totals))
+		for i, t := range totals {
+			capacity[i] = store.PoolCapacityPoint{At: t.At, NodePool: t.NodePool, GPUs: t.CapacityGPUs, RecordedSeconds: t.RecordedSeconds}
+		}
+		return points, capacity, nil
+	})
+}
+
+// read checks that the history still holds w's buckets, then reads them with get.
+func (h *usageMetrics) read(c echo.Context, w usageWindow,
+	get func(ctx context.Context, from time.Time, step time.Duration) ([]store.UsagePoint, []store.PoolCapacityPoint, error)) ([]store.UsagePoint, []store.PoolCapacityPoint, error) {
 	if h.usage == nil {
 		return nil, nil, errNoUsageHistory
 	}
@@ -204,7 +237,7 @@ func (h *usageMetrics) series(c echo.Context, w usageWindow, pools []string, pro
 	if err := checkReach("numberOfSamples", h.keep, from, step, time.Now(), fewer); err != nil {
 		return nil, nil, err
 	}
-	points, capacity, err := h.usage.UsageSeries(c.Request().Context(), store.UsageQuery{From: from, To: w.End, Step: step, NodePools: pools, ProjectIDs: projects})
+	points, capacity, err := get(c.Request().Context(), from, step)
 	return points, capacity, usageStoreError(err, "numberOfSamples", "ask for fewer samples or a longer period")
 }
 
@@ -272,7 +305,7 @@ func (h *usageMetrics) departmentMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	points, capacity, err := h.series(c, w, pools, nil)
+	points, capacity, err := h.departmentSeries(c, w, pools, d.ID)
 	if err != nil {
 		return err
 	}
