@@ -72,8 +72,9 @@ func startClusterBench(b *testing.B) *clusterBench {
 }
 
 // startCluster starts a local control plane with nodes kwok nodes of benchGPUs GPUs in one
-// node pool, a department owning them all, and a pod watcher; no Arbiter yet.
-func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
+// node pool, a department owning them all, and a pod watcher, running operators (e.g. Kueue,
+// the peer); no Arbiter yet.
+func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...string) *clusterBench {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
 	if err != nil {
@@ -83,7 +84,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Progress: os.Stderr, Timeout: 10 * time.Minute})
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Operators: operators, Progress: os.Stderr, Timeout: 10 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,13 +195,18 @@ func quantiles(samples []time.Duration, qs []float64) []time.Duration {
 	return out
 }
 
-// project makes a project owning a new namespace.
+// project makes a project owning a new namespace, with no limit.
 func (cb *clusterBench) project(name string, deserved int) string {
+	cb.b.Helper()
+	return cb.projectWithLimit(name, deserved, -1)
+}
+
+// projectWithLimit makes a project owning a new namespace, limited to limit GPUs (-1: no limit).
+func (cb *clusterBench) projectWithLimit(name string, deserved, limit int) string {
 	cb.b.Helper()
 	if _, err := cb.client.CoreV1().Namespaces().Create(cb.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		cb.b.Fatal(err)
 	}
-	limit := -1
 	_, err := cb.st.CreateProject(cb.ctx, store.ProjectUpdate{
 		Name: store.Optional[string]{Set: true, Value: &name}, DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &cb.dept.ID},
 		Namespaces: store.Optional[[]string]{Set: true, Value: &[]string{name}},
