@@ -51,6 +51,8 @@ type clusterBench struct {
 	started map[string]time.Time // pod → when it was first seen Running
 	// jobStarted is when a Job's first pod was first seen Running, by namespace/name.
 	jobStarted map[string]time.Time
+	// jobPodSeen is when a Job's first pod was first seen, by namespace/name.
+	jobPodSeen map[string]time.Time
 	lags       []time.Duration // per pod: seen → Running
 	bound      map[string]bool
 	bindLag    []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
@@ -98,7 +100,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -152,6 +154,11 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 		cb.seen[key] = now
 		cb.lastSeen = now
 		cb.seenIn[p.Namespace]++
+		if job := p.Labels[batchv1.JobNameLabel]; job != "" {
+			if _, ok := cb.jobPodSeen[p.Namespace+"/"+job]; !ok {
+				cb.jobPodSeen[p.Namespace+"/"+job] = now
+			}
+		}
 	}
 	if p.Spec.NodeName != "" && !cb.bound[key] {
 		cb.bound[key] = true

@@ -132,10 +132,11 @@ func BenchmarkPeerKueue(b *testing.B) {
 		for _, pc := range cases {
 			latencies := map[string][]time.Duration{}
 			for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
-				l := cb.peerRound(dyn, pc, system, fmt.Sprintf("r%d", round))
+				l, slowest := cb.peerRound(dyn, pc, system, fmt.Sprintf("r%d", round))
 				latencies[system] = append(latencies[system], l...)
-				q := quantiles(l, []float64{0.5, 0.99})
-				b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s", pc.name, round+1, systemName[system], len(l), q[0].Round(time.Millisecond), q[1].Round(time.Millisecond))
+				q := quantiles(l, []float64{0.5, 0.99, 1})
+				b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s (%s)", pc.name, round+1, systemName[system], len(l),
+					q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond), slowest)
 			}
 			a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
 			k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
@@ -214,8 +215,10 @@ spec:
 // peerRound runs one round of pc for system from a clean state: the fill Jobs all Running and
 // reported ready by their Jobs, then peerSamples submissions one at a time, each timed from its
 // create to its pod Running as the pod watch saw it; then every Job, pod and Workload of the
-// round is deleted and waited for.
-func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, prefix string) []time.Duration {
+// round is deleted and waited for. It returns the latencies and where the slowest went: from
+// submission to its pod's creation (the admission, and the Job controller) and from there to
+// Running (the binding, and kwok).
+func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, prefix string) ([]time.Duration, string) {
 	b := cb.b
 	b.Helper()
 	fillNS, submitNS := pc.fillNS[system], pc.submitNS[system]
@@ -232,20 +235,25 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, pr
 	}
 	cb.waitJobsReady(fillNS, pc.fill, 5*time.Minute)
 	var latencies []time.Duration
+	var slowest string
 	for i := 0; i < peerSamples; i++ {
 		name := fmt.Sprintf("%s-mine-%d", prefix, i)
 		submitted := time.Now()
 		if _, err := cb.client.BatchV1().Jobs(submitNS).Create(cb.ctx, pc.submitJob(name, submitNS, system), metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		var at time.Time
+		var at, podSeen time.Time
 		if !poll.Within(2*time.Minute, func() bool {
 			cb.podsMu.Lock()
 			defer cb.podsMu.Unlock()
-			at = cb.jobStarted[submitNS+"/"+name]
+			at, podSeen = cb.jobStarted[submitNS+"/"+name], cb.jobPodSeen[submitNS+"/"+name]
 			return !at.IsZero()
 		}) {
 			b.Fatalf("%s, %s: %s did not start within two minutes", pc.name, systemName[system], name)
+		}
+		if len(latencies) == 0 || at.Sub(submitted) > slices.Max(latencies) {
+			slowest = fmt.Sprintf("the slowest: %s to its pod, %s from there to Running",
+				podSeen.Sub(submitted).Round(time.Millisecond), at.Sub(podSeen).Round(time.Millisecond))
 		}
 		latencies = append(latencies, at.Sub(submitted))
 	}
@@ -268,5 +276,5 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, pr
 		}
 	}
 	cb.lagPercentile() // drop the round's per-pod samples
-	return latencies
+	return latencies, slowest
 }
