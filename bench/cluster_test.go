@@ -51,6 +51,8 @@ type clusterBench struct {
 	started map[string]time.Time // pod → when it was first seen Running
 	// jobStarted is when a Job's first pod was first seen Running, by namespace/name.
 	jobStarted map[string]time.Time
+	// jobPodSeen is when a Job's first pod was first seen, by namespace/name.
+	jobPodSeen map[string]time.Time
 	lags       []time.Duration // per pod: seen → Running
 	bound      map[string]bool
 	bindLag    []time.Duration // per pod: seen → bound (spec.nodeName set), the scheduler's own part
@@ -72,8 +74,9 @@ func startClusterBench(b *testing.B) *clusterBench {
 }
 
 // startCluster starts a local control plane with nodes kwok nodes of benchGPUs GPUs in one
-// node pool, a department owning them all, and a pod watcher; no Arbiter yet.
-func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
+// node pool, a department owning them all, and a pod watcher, running operators (e.g. Kueue,
+// the peer); no Arbiter yet.
+func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...string) *clusterBench {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
 	if err != nil {
@@ -83,7 +86,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Progress: os.Stderr, Timeout: 10 * time.Minute})
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Operators: operators, Progress: os.Stderr, Timeout: 10 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +100,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool) *clusterBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -151,6 +154,11 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 		cb.seen[key] = now
 		cb.lastSeen = now
 		cb.seenIn[p.Namespace]++
+		if job := p.Labels[batchv1.JobNameLabel]; job != "" {
+			if _, ok := cb.jobPodSeen[p.Namespace+"/"+job]; !ok {
+				cb.jobPodSeen[p.Namespace+"/"+job] = now
+			}
+		}
 	}
 	if p.Spec.NodeName != "" && !cb.bound[key] {
 		cb.bound[key] = true
@@ -194,13 +202,18 @@ func quantiles(samples []time.Duration, qs []float64) []time.Duration {
 	return out
 }
 
-// project makes a project owning a new namespace.
+// project makes a project owning a new namespace, with no limit.
 func (cb *clusterBench) project(name string, deserved int) string {
+	cb.b.Helper()
+	return cb.projectWithLimit(name, deserved, -1)
+}
+
+// projectWithLimit makes a project owning a new namespace, limited to limit GPUs (-1: no limit).
+func (cb *clusterBench) projectWithLimit(name string, deserved, limit int) string {
 	cb.b.Helper()
 	if _, err := cb.client.CoreV1().Namespaces().Create(cb.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		cb.b.Fatal(err)
 	}
-	limit := -1
 	_, err := cb.st.CreateProject(cb.ctx, store.ProjectUpdate{
 		Name: store.Optional[string]{Set: true, Value: &name}, DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &cb.dept.ID},
 		Namespaces: store.Optional[[]string]{Set: true, Value: &[]string{name}},

@@ -24,7 +24,8 @@ const devclusterUsage = `Usage:
 
 SPEC is a comma-separated list of POOL=NODESxGPUS, e.g. a100=4x8,h100=2x8 (see docs/devcluster.md).
 LIST is a comma-separated list of operators whose CRDs are installed and controllers run against
-the cluster: jobset, lws, training-operator, trainer (adds jobset), kuberay, or all.
+the cluster: jobset, lws, training-operator, trainer (adds jobset), kuberay, or all; and kueue,
+the benchmarks' peer, which "all" leaves out (docs/performance.md).
 `
 
 const defaultDevclusterDir = "./.arbiter/devcluster"
@@ -42,7 +43,7 @@ func runDevcluster(ctx context.Context, args []string) error {
 	case "up":
 		nodes := fs.String("nodes", devcluster.DefaultNodes, "node pools of fake GPU nodes, POOL=NODESxGPUS,...")
 		kubeScheduler := fs.Bool("kube-scheduler", false, "also run kube-scheduler (a benchmark baseline; Arbiter is the scheduler)")
-		operatorList := fs.String("operators", "", "operators to run: jobset,lws,training-operator,trainer,kuberay or all")
+		operatorList := fs.String("operators", "", "operators to run: jobset,lws,training-operator,trainer,kuberay or all, and kueue")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -82,7 +83,7 @@ func runDevcluster(ctx context.Context, args []string) error {
 		fmt.Printf("export KUBECONFIG=%s\n", kc)
 		return nil
 	case "build":
-		operatorList := fs.String("operators", "", "operators to build too: jobset,lws,training-operator,trainer,kuberay or all")
+		operatorList := fs.String("operators", "", "operators to build too: jobset,lws,training-operator,trainer,kuberay or all, and kueue")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}

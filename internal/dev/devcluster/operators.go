@@ -1,6 +1,7 @@
 // Operators of a development cluster: the controllers of the workload kinds teams run (JobSet,
-// LeaderWorkerSet, Kubeflow training-operator and Trainer, KubeRay), built from their Go modules
-// as pinned under hack/operators, with the CRDs of the same module versions.
+// LeaderWorkerSet, Kubeflow training-operator and Trainer, KubeRay), and Kueue, the queueing
+// system the benchmarks compare Arbiter with, built from their Go modules as pinned under
+// hack/operators, with the CRDs of the same module versions.
 
 package devcluster
 
@@ -27,10 +28,22 @@ const (
 	OperatorTrainingOperator = "training-operator"
 	OperatorTrainer          = "trainer"
 	OperatorKubeRay          = "kuberay"
+	OperatorKueue            = "kueue"
 )
 
-// AllOperators names every operator, in the order they start.
+// AllOperators names every workload operator, in the order they start: what "all" means, what
+// `make operators` builds and the tests run.
 var AllOperators = []string{OperatorJobSet, OperatorLWS, OperatorTrainingOperator, OperatorTrainer, OperatorKubeRay}
+
+// PeerOperators are the schedulers' peers the benchmarks run against the control plane, started
+// after the workload operators and only when named: "all" leaves them out, so that neither
+// `make operators` nor the tests build them.
+var PeerOperators = []string{OperatorKueue}
+
+// knownOperators is every operator a cluster can run, in start order.
+func knownOperators() []string {
+	return append(append([]string(nil), AllOperators...), PeerOperators...)
+}
 
 // operator says where an operator comes from: its module (pinned by the require line of
 // hack/operators/<name>/go.mod), the main package that module's `tool` line names, and the
@@ -42,6 +55,9 @@ type operator struct {
 	crdDirs  []string
 	requires []string // operators it cannot run without
 	hint     string   // first build time on 2 cores
+	// storageVersionOnly installs each CRD with its storage version alone: the other versions
+	// need a conversion webhook reached through an in-cluster Service.
+	storageVersionOnly bool
 }
 
 var operators = []operator{
@@ -69,6 +85,10 @@ var operators = []operator{
 		pkg:     "github.com/ray-project/kuberay/ray-operator",
 		crdDirs: []string{"config/crd/bases"}, hint: "~2 min, after jobset",
 	},
+	{
+		name: OperatorKueue, module: "sigs.k8s.io/kueue", pkg: "sigs.k8s.io/kueue/cmd/kueue",
+		crdDirs: []string{"config/components/crd/bases"}, hint: "~8 CPU-minutes, 18 min on a busy machine", storageVersionOnly: true,
+	},
 }
 
 func lookupOperator(name string) (operator, bool) {
@@ -82,7 +102,7 @@ func lookupOperator(name string) (operator, bool) {
 
 // ParseOperators reads a comma-separated list of operators ("jobset,lws"), adds those they
 // require (trainer needs jobset) and returns them in start order, without repeats. "all" names
-// every operator.
+// every workload operator (AllOperators); a peer (PeerOperators) is run only when named.
 func ParseOperators(list string) ([]string, error) {
 	var names []string
 	for _, f := range strings.Split(list, ",") {
@@ -103,7 +123,7 @@ func resolveOperators(names []string) ([]string, error) {
 	for _, n := range names {
 		op, ok := lookupOperator(n)
 		if !ok {
-			return nil, fmt.Errorf("devcluster: no operator %q (known: %s)", n, strings.Join(AllOperators, ", "))
+			return nil, fmt.Errorf("devcluster: no operator %q (known: %s)", n, strings.Join(knownOperators(), ", "))
 		}
 		want[n] = true
 		for _, r := range op.requires {
@@ -111,7 +131,7 @@ func resolveOperators(names []string) ([]string, error) {
 		}
 	}
 	var out []string
-	for _, n := range AllOperators {
+	for _, n := range knownOperators() {
 		if want[n] {
 			out = append(out, n)
 		}

@@ -56,7 +56,8 @@ func (c *Cluster) startOperators(ctx context.Context, ops []*OperatorBinaries, p
 	fmt.Fprintf(progress, "devcluster: installing the CRDs of %s\n", strings.Join(names, ", "))
 	var crds []string
 	for _, b := range ops {
-		installed, err := installCRDs(ctx, dyn, b.CRDDir())
+		op, _ := lookupOperator(b.Name)
+		installed, err := installCRDs(ctx, dyn, b.CRDDir(), op.storageVersionOnly)
 		if err != nil {
 			return fmt.Errorf("devcluster: installing the CRDs of %s: %w", b.Name, err)
 		}
@@ -68,6 +69,9 @@ func (c *Cluster) startOperators(ctx context.Context, ops []*OperatorBinaries, p
 		return err
 	}
 	if err := c.prepareKubeflow(ctx, names); err != nil {
+		return err
+	}
+	if err := c.prepareKueue(names); err != nil {
 		return err
 	}
 	certDir := filepath.Join(c.dir, "pki", "operator-webhooks")
@@ -165,6 +169,12 @@ clientConnection:
 	case OperatorKubeRay:
 		args = []string{"--enable-leader-election=false", "--metrics-addr=0", "--health-probe-bind-address=" + probe,
 			"--qps=" + operatorClientQPS, "--burst=" + operatorClientBurst, "--log-stdout-encoder=console"}
+	case OperatorKueue:
+		path, err := c.writeKueueConfig(probe, webhook)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = []string{"--config=" + path}
 	default:
 		return nil, nil, fmt.Errorf("devcluster: no operator %q", name)
 	}
@@ -204,8 +214,9 @@ func (c *Cluster) prepareKubeflow(ctx context.Context, names []string) error {
 }
 
 // installCRDs applies every CRD manifest in dir (server-side apply: the largest are far over the
-// annotation limit of a client-side apply) and returns their names.
-func installCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]string, error) {
+// annotation limit of a client-side apply) and returns their names. With storageVersionOnly, each
+// CRD keeps only its storage version, served, and no conversion.
+func installCRDs(ctx context.Context, dyn dynamic.Interface, dir string, storageVersionOnly bool) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
@@ -224,6 +235,11 @@ func installCRDs(ctx context.Context, dyn dynamic.Interface, dir string) ([]stri
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		u := &unstructured.Unstructured{Object: obj}
+		if storageVersionOnly {
+			if err := keepStorageVersion(u); err != nil {
+				return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
+			}
+		}
 		if _, err := dyn.Resource(crdResource).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "arbiter-devcluster", Force: true}); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
 		}

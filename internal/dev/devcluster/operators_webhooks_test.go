@@ -25,6 +25,9 @@ func TestParseOperatorsAddsWhatTheyRequire(t *testing.T) {
 		"all":                     AllOperators,
 		"training-operator,all":   AllOperators,
 		"lws,kuberay,jobset,lws,": {OperatorJobSet, OperatorLWS, OperatorKubeRay},
+		// Kueue, the benchmarks' peer, runs only when named, after the workload operators.
+		"kueue,jobset": {OperatorJobSet, OperatorKueue},
+		"all,kueue":    append(slices.Clone(AllOperators), OperatorKueue),
 	} {
 		got, err := ParseOperators(list)
 		if err != nil {

@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// Reclaim and preemption against Kueue, the queueing system most teams run next to
+// kube-scheduler: Kueue admits (unsuspends) Jobs and kube-scheduler binds their pods. The
+// mapping: a department is a Cohort (holding the department's quota that no project deserves),
+// a project a ClusterQueue in it with nominal quota = deserved and no borrowing limit (the
+// projects' limit is unlimited), a namespace's LocalQueue points at its project's ClusterQueue;
+// preemption: reclaimWithinCohort Any (an owner takes back what others borrowed, whatever their
+// priority) and withinClusterQueue LowerPriority (Arbiter's in-project preemption of a
+// preemptible lower priority).
+//
+// The counts are scaled down from the reclaim benchmark's 4,000 borrowed Jobs on 500 nodes so
+// that four rounds of each case, each from a clean state, fit in a few minutes on 2 cores.
+const (
+	peerNodes      = 125 // × benchGPUs = 1,000 GPUs, all borrowed in the reclaim case
+	peerGPUs       = peerNodes * benchGPUs
+	peerOwnerQuota = 32 // the owner's deserved GPUs in the reclaim case
+	peerTeamQuota  = 64 // the project's quota and limit in the preemption case, filled with low-priority Jobs
+	peerSamples    = 30 // submissions per round, one at a time; 60 per system over two rounds
+)
+
+var (
+	kueueFlavors       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
+	kueueCohorts       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "cohorts"}
+	kueueClusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	kueueLocalQueues   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
+	kueuePriorities    = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloadpriorityclasses"}
+	kueueWorkloads     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
+)
+
+// kueuePriorityLabel names a Job's WorkloadPriorityClass.
+const kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
+
+// peerCase is one scenario run by both systems: fill Jobs in fillNS take the GPUs, then
+// submissions in submitNS, one at a time, must each displace one of them.
+type peerCase struct {
+	name             string
+	fill             int
+	fillNS, submitNS map[string]string // by system
+	fillJob          func(name, ns, system string) *batchv1.Job
+	submitJob        func(name, ns, system string) *batchv1.Job
+}
+
+const (
+	systemArbiter = "arbiter"
+	systemKueue   = "kueue"
+)
+
+var systemName = map[string]string{systemArbiter: "Arbiter", systemKueue: "Kueue + kube-scheduler"}
+
+// peerJob is a one-GPU Job for system: Arbiter's pods name it as their scheduler; Kueue's are
+// kube-scheduler's, created suspended in LocalQueue queue (as Kueue's Job webhook would leave
+// them), with a WorkloadPriorityClass.
+func peerJob(name, ns, system, queue, priority string, preemptible bool) *batchv1.Job {
+	if system == systemArbiter {
+		labels := map[string]string{scheduler.LabelPriority: priority}
+		if preemptible {
+			labels[scheduler.LabelPreemptibility] = string(scheduler.Preemptible)
+		}
+		return oneGPUJob(name, ns, "arbiter", labels)
+	}
+	j := oneGPUJob(name, ns, corev1.DefaultSchedulerName, map[string]string{devcluster.KueueQueueNameLabel: queue, kueuePriorityLabel: priority})
+	j.Spec.Suspend = ptr.To(true)
+	return j
+}
+
+// BenchmarkPeerKueue: reclaim and preemption inside a project, Arbiter against Kueue +
+// kube-scheduler, time from a Job's submission to its pod Running, p50/p99. Reclaim: a project
+// with no deserved quota borrows every GPU with preemptible low-priority Jobs, then the owner of
+// peerOwnerQuota GPUs submits one-GPU Jobs one at a time. Preemption: a project fills its
+// quota (= its limit) with preemptible low-priority Jobs, then submits high-priority ones one at
+// a time. Rounds go Arbiter, Kueue, Kueue, Arbiter, each from a clean state (no Job, pod or
+// Workload left). Run with -benchtime=1x.
+func BenchmarkPeerKueue(b *testing.B) {
+	cb := startCluster(b, peerNodes, true, devcluster.OperatorKueue)
+	cb.arbiter = startArbiter(b, cb.dbURL, cb.cluster.Kubeconfig())
+	dyn, err := dynamic.NewForConfig(cb.cluster.RESTConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []peerCase{
+		{
+			name: "reclaim", fill: peerGPUs,
+			fillNS:   map[string]string{systemArbiter: cb.project("a-borrower", 0), systemKueue: "k-borrower"},
+			submitNS: map[string]string{systemArbiter: cb.project("a-owner", peerOwnerQuota), systemKueue: "k-owner"},
+			fillJob: func(name, ns, system string) *batchv1.Job {
+				return peerJob(name, ns, system, "borrower", "low", true)
+			},
+			submitJob: func(name, ns, system string) *batchv1.Job {
+				return peerJob(name, ns, system, "owner", "low", true)
+			},
+		},
+		{
+			name: "preemption in a project", fill: peerTeamQuota,
+			fillNS:   map[string]string{systemArbiter: cb.projectWithLimit("a-team", peerTeamQuota, peerTeamQuota), systemKueue: "k-team"},
+			submitNS: map[string]string{systemArbiter: "a-team", systemKueue: "k-team"},
+			fillJob: func(name, ns, system string) *batchv1.Job {
+				return peerJob(name, ns, system, "team", "low", true)
+			},
+			submitJob: func(name, ns, system string) *batchv1.Job {
+				return peerJob(name, ns, system, "team", "high", false)
+			},
+		},
+	}
+	for _, ns := range []string{"k-borrower", "k-owner", "k-team"} {
+		if _, err := cb.client.CoreV1().Namespaces().Create(cb.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	setUpKueue(b, cb, dyn)
+	for b.Loop() {
+		for _, pc := range cases {
+			latencies := map[string][]time.Duration{}
+			for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
+				l, slowest := cb.peerRound(dyn, pc, system, fmt.Sprintf("r%d", round))
+				latencies[system] = append(latencies[system], l...)
+				q := quantiles(l, []float64{0.5, 0.99, 1})
+				b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s (%s)", pc.name, round+1, systemName[system], len(l),
+					q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond), slowest)
+			}
+			a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
+			k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
+			b.Logf("%s over %d submissions each: Arbiter p50 %s p99 %s max %s; Kueue + kube-scheduler p50 %s p99 %s max %s; Arbiter's p99 / Kueue's %.3f",
+				pc.name, len(latencies[systemArbiter]), a[0].Round(time.Millisecond), a[1].Round(time.Millisecond), a[2].Round(time.Millisecond),
+				k[0].Round(time.Millisecond), k[1].Round(time.Millisecond), k[2].Round(time.Millisecond), a[1].Seconds()/k[1].Seconds())
+		}
+	}
+}
+
+// setUpKueue creates the Kueue side of both cases: a ResourceFlavor; for the reclaim case a
+// Cohort "bench" (the department) holding the GPUs no project deserves, with ClusterQueues
+// "borrower" (nominal 0) and "owner" (nominal peerOwnerQuota) in it; for the preemption case a
+// ClusterQueue "team" of nominal peerTeamQuota outside any cohort (so that its limit is its
+// quota); the LocalQueues of the namespaces; WorkloadPriorityClasses low and high.
+func setUpKueue(b *testing.B, cb *clusterBench, dyn dynamic.Interface) {
+	b.Helper()
+	cq := func(name, cohort string, nominal int) string {
+		s := fmt.Sprintf(`
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: %s}
+spec:
+  namespaceSelector: {}
+  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: bench
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: %d}
+`, name, nominal)
+		if cohort != "" {
+			s += "  cohortName: " + cohort + "\n"
+		}
+		return s
+	}
+	objects := []struct {
+		gvr       schema.GroupVersionResource
+		namespace string
+		manifest  string
+	}{
+		{kueueFlavors, "", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: bench}}`},
+		{kueuePriorities, "", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: low}, value: 100}`},
+		{kueuePriorities, "", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: high}, value: 10000}`},
+		{kueueCohorts, "", fmt.Sprintf(`
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: bench}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: bench
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: %d}
+`, peerGPUs-peerOwnerQuota)},
+		{kueueClusterQueues, "", cq("borrower", "bench", 0)},
+		{kueueClusterQueues, "", cq("owner", "bench", peerOwnerQuota)},
+		{kueueClusterQueues, "", cq("team", "", peerTeamQuota)},
+		{kueueLocalQueues, "k-borrower", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: borrower}, spec: {clusterQueue: borrower}}`},
+		{kueueLocalQueues, "k-owner", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: owner}, spec: {clusterQueue: owner}}`},
+		{kueueLocalQueues, "k-team", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: team}, spec: {clusterQueue: team}}`},
+	}
+	for _, o := range objects {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(o.manifest), &obj); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := dyn.Resource(o.gvr).Namespace(o.namespace).Create(cb.ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+			b.Fatalf("creating a Kueue %s: %v", o.gvr.Resource, err)
+		}
+	}
+}
+
+// peerRound runs one round of pc for system from a clean state: the fill Jobs all Running and
+// reported ready by their Jobs, then peerSamples submissions one at a time, each timed from its
+// create to its pod Running as the pod watch saw it; then every Job, pod and Workload of the
+// round is deleted and waited for. It returns the latencies and where the slowest went: from
+// submission to its pod's creation (the admission, and the Job controller) and from there to
+// Running (the binding, and kwok).
+func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, prefix string) ([]time.Duration, string) {
+	b := cb.b
+	b.Helper()
+	fillNS, submitNS := pc.fillNS[system], pc.submitNS[system]
+	cb.running.Store(0)
+	failed := concurrently(pc.fill, func(i int) error {
+		_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", prefix, i), fillNS, system), metav1.CreateOptions{})
+		return err
+	})
+	if failed > 0 {
+		b.Fatalf("%d Job creations failed", failed)
+	}
+	if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
+		b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
+	}
+	cb.waitJobsReady(fillNS, pc.fill, 5*time.Minute)
+	var latencies []time.Duration
+	var slowest string
+	for i := 0; i < peerSamples; i++ {
+		name := fmt.Sprintf("%s-mine-%d", prefix, i)
+		submitted := time.Now()
+		if _, err := cb.client.BatchV1().Jobs(submitNS).Create(cb.ctx, pc.submitJob(name, submitNS, system), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		var at, podSeen time.Time
+		if !poll.Within(2*time.Minute, func() bool {
+			cb.podsMu.Lock()
+			defer cb.podsMu.Unlock()
+			at, podSeen = cb.jobStarted[submitNS+"/"+name], cb.jobPodSeen[submitNS+"/"+name]
+			return !at.IsZero()
+		}) {
+			b.Fatalf("%s, %s: %s did not start within two minutes", pc.name, systemName[system], name)
+		}
+		if len(latencies) == 0 || at.Sub(submitted) > slices.Max(latencies) {
+			slowest = fmt.Sprintf("the slowest: %s to its pod, %s from there to Running",
+				podSeen.Sub(submitted).Round(time.Millisecond), at.Sub(podSeen).Round(time.Millisecond))
+		}
+		latencies = append(latencies, at.Sub(submitted))
+	}
+	cb.deleteJobs(fillNS, prefix+"-fill", pc.fill)
+	cb.deleteJobs(submitNS, prefix+"-mine", peerSamples)
+	for _, ns := range slices.Compact([]string{fillNS, submitNS}) {
+		waitNoPods(b, cb, ns)
+		poll.UntilNil(b, "the round's Workloads are gone", 5*time.Minute, func() error {
+			list, err := dyn.Resource(kueueWorkloads).Namespace(ns).List(cb.ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if len(list.Items) != 0 {
+				return fmt.Errorf("%d Workloads left in %s", len(list.Items), ns)
+			}
+			return nil
+		})
+		if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			b.Logf("events of round %s not deleted: %v", prefix, err)
+		}
+	}
+	cb.lagPercentile() // drop the round's per-pod samples
+	return latencies, slowest
+}
