@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -10,35 +8,17 @@ import (
 )
 
 func (a *app) projectsCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:     "projects",
-		Short:   "List the projects you may see, their namespaces and priority policy",
-		Long:    `List the projects you may see: department, namespaces, and what their policy allows (priority changes and range, preemptibility changes).`,
-		Example: "  arbiter projects\n  arbiter projects -o json",
-		Args:    args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			api, err := a.client()
-			if err != nil {
-				return err
-			}
-			var answer struct {
-				Projects []map[string]any `json:"projects"`
-			}
-			if err := api.call(cmd.Context(), http.MethodGet, "/api/v1/org-unit/projects", url.Values{"limit": {"500"}}, nil, &answer); err != nil {
-				return err
-			}
-			var list []project
-			if err := remarshal(answer.Projects, &list); err != nil {
-				return err
-			}
-			return a.print(answer, func(w io.Writer) {
-				row(w, "NAME", "DEPARTMENT", "NAMESPACES", "PRIORITY CHANGE", "PREEMPTIBILITY CHANGE")
-				for _, p := range list {
-					row(w, p.Name, orDash(p.DepartmentName), orDash(strings.Join(p.Namespaces, ",")), priorityPolicy(p), allowed(p.Policy.AllowPreemptibilityChange))
-				}
-			})
+	return listCommand(a, listing[project]{
+		use:     "projects",
+		short:   "List the projects you may see, their namespaces and priority policy",
+		long:    `List the projects you may see: department, namespaces, and what their policy allows (priority changes and range, preemptibility changes).`,
+		example: "  arbiter projects\n  arbiter projects -o json",
+		path:    "/api/v1/org-unit/projects", query: url.Values{"limit": {"500"}}, key: "projects",
+		header: []any{"NAME", "DEPARTMENT", "NAMESPACES", "PRIORITY CHANGE", "PREEMPTIBILITY CHANGE"},
+		row: func(p project) []any {
+			return []any{p.Name, orDash(p.DepartmentName), orDash(strings.Join(p.Namespaces, ",")), priorityPolicy(p), allowed(p.Policy.AllowPreemptibilityChange)}
 		},
-	}
+	})
 }
 
 // priorityPolicy says what priorities a project's workloads may be given.
