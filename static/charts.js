@@ -65,6 +65,14 @@
     return out;
   }
 
+  // few reports whether a series has too few values for a line to show (a history of minutes
+  // in hourly buckets is one point): such a series is drawn as dots.
+  function few(values) {
+    var n = 0;
+    values.forEach(function (v) { if (v !== null) { n++; } });
+    return n < 3;
+  }
+
   function plot(chart, box, width) {
     var counts = chart.series.some(function (s) { return s.kind === "count"; });
     var stacks = stacked(chart);
@@ -77,14 +85,14 @@
       var c = colour(st.series, i);
       data.push(st.values);
       raw.push(st.series.values);
-      series.push({ label: st.series.label, stroke: c, fill: c, width: 1, points: { show: false } });
+      series.push({ label: st.series.label, stroke: c, fill: c, width: 1, points: { show: few(st.values), size: 7, fill: c } });
     });
     chart.series.forEach(function (s, i) {
       if (s.kind === "stack") {
         return;
       }
       var c = colour(s, i);
-      var opts = { label: s.label, stroke: c, width: s.kind === "count" ? 1 : 2, points: { show: false } };
+      var opts = { label: s.label, stroke: c, width: s.kind === "count" ? 1 : 2, points: { show: s.kind !== "count" && few(s.values), size: 7 } };
       if (s.kind === "count") {
         opts.fill = c;
         opts.paths = uPlot.paths.bars({ size: [0.8, 24], gap: 1 });

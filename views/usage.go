@@ -177,6 +177,21 @@ type LedgerShortfall struct {
 // GPUHours writes GPU-hours for a table: one decimal.
 func GPUHours(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
+// readable reports whether GPU-hours show at the page's precision (GPUHours: a tenth).
+func readable(v float64) bool { return v >= 0.05 }
+
+// shownShortfalls are the causes of a shortfall large enough to read: a cause of "0.0"
+// GPU-hours says nothing to a person, beside a pool that received 98 % of its entitlement.
+func shownShortfalls(all []LedgerShortfall) []LedgerShortfall {
+	var shown []LedgerShortfall
+	for _, s := range all {
+		if readable(s.GPUHours) {
+			shown = append(shown, s)
+		}
+	}
+	return shown
+}
+
 // Percent is part of whole in percent, or "—" when whole is nothing.
 func Percent(part, whole float64) string {
 	if whole <= 0 {

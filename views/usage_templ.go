@@ -657,8 +657,8 @@ func FairnessLedgerView(l FairnessLedger, period string) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if len(p.Shortfalls) == 0 {
-					if p.NoDemand > 0 {
+				if len(shownShortfalls(p.Shortfalls)) == 0 {
+					if readable(p.NoDemand) {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "no shortfall; ")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -687,7 +687,7 @@ func FairnessLedgerView(l FairnessLedger, period string) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					for _, s := range p.Shortfalls {
+					for _, s := range shownShortfalls(p.Shortfalls) {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<li data-cause=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -732,7 +732,7 @@ func FairnessLedgerView(l FairnessLedger, period string) templ.Component {
 							return templ_7745c5c3_Err
 						}
 					}
-					if p.NoDemand > 0 {
+					if readable(p.NoDemand) {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<li data-cause=\"NoDemand\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

@@ -85,7 +85,7 @@ func BenchmarkProjectMetrics30Days1000Projects(b *testing.B) {
 		if strings.Contains(sql, "$1") {
 			args = []any{t0, days}
 		}
-		if strings.Contains(sql, "usage_project_hours") {
+		if strings.Contains(sql, "$3") {
 			args = append(args, project, dept)
 		}
 		if _, err := pool.Exec(ctx, sql, args...); err != nil {
