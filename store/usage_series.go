@@ -236,11 +236,10 @@ func (r *usageReads) raw(sums *usageSums, q UsageQuery, from, to time.Time) {
 	r.add(sums, projects, append(slices.Clone(poolArgs), projectArgs...), pools, poolArgs, q, from, to)
 }
 
-// add queues the statements summing projects and pools per bucket, each with its filter's
-// arguments after the four every statement has, and what adds their rows to sums.
-func (r *usageReads) add(sums *usageSums, projectsSQL string, projectArgs []any, poolsSQL string, poolArgs []any, q UsageQuery, from, to time.Time) {
-	base := []any{from, to, q.Step.Seconds(), q.From}
-	r.batch.Queue(projectsSQL, append(slices.Clone(base), projectArgs...)...)
+// queueUnitSums queues a statement answering a row per bucket, node pool and unit (a project,
+// or a department in a project's place) and what adds its rows to sums.projects.
+func (r *usageReads) queueUnitSums(sums *usageSums, sql string, args []any) {
+	r.batch.Queue(sql, args...)
 	r.reads = append(r.reads, func(rows pgx.Rows) error {
 		var k usageBucketKey
 		var row usageSum
@@ -256,6 +255,13 @@ func (r *usageReads) add(sums *usageSums, projectsSQL string, projectArgs []any,
 		})
 		return err
 	})
+}
+
+// add queues the statements summing projects and pools per bucket, each with its filter's
+// arguments after the four every statement has, and what adds their rows to sums.
+func (r *usageReads) add(sums *usageSums, projectsSQL string, projectArgs []any, poolsSQL string, poolArgs []any, q UsageQuery, from, to time.Time) {
+	base := []any{from, to, q.Step.Seconds(), q.From}
+	r.queueUnitSums(sums, projectsSQL, append(slices.Clone(base), projectArgs...))
 	r.batch.Queue(poolsSQL, append(base, poolArgs...)...)
 	r.reads = append(r.reads, func(rows pgx.Rows) error {
 		var k usagePoolKey

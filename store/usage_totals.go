@@ -149,22 +149,7 @@ func (r *usageReads) departments(sums *usageSums, part usagePart, q UsageQuery) 
 			GROUP BY 1, 2, 3`
 		args = append(poolArgs, deptArgs...)
 	}
-	r.batch.Queue(sql, append([]any{part.from, part.to, q.Step.Seconds(), q.From}, args...)...)
-	r.reads = append(r.reads, func(rows pgx.Rows) error {
-		var k usageBucketKey
-		var row usageSum
-		_, err := pgx.ForEachRow(rows, []any{&k.bucket, &k.nodePool, &k.projectID, &row.departmentID, &row.departmentAt,
-			&row.nonPreemptible, &row.preemptible, &row.borrowed, &row.pending, &row.deserved, &row.fairShare, &row.preemptions, &row.reclaims}, func() error {
-			sum := sums.projects[k]
-			if sum == nil {
-				sum = &usageSum{}
-				sums.projects[k] = sum
-			}
-			sum.add(row)
-			return nil
-		})
-		return err
-	})
+	r.queueUnitSums(sums, sql, append([]any{part.from, part.to, q.Step.Seconds(), q.From}, args...))
 }
 
 // poolTotals queues the statement summing the pools per bucket over one part: recorded time,

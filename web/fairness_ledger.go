@@ -85,7 +85,7 @@ func ledgerTime(c echo.Context, name string, def time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, raw); err == nil {
 		return t, nil
 	}
-	return time.Time{}, badField(name, "%s %q is not a time; write it as 2026-11-02T15:04:05Z or as a date, 2026-11-02", name, truncated(raw))
+	return time.Time{}, badField(name, "%s %q is not a time; write it as 2026-11-02T15:04:05Z or as a date, 2026-11-02", name, clipText(raw))
 }
 
 // ledger is the project's fairness ledger over [from, to): the project's usage history, its

@@ -207,17 +207,7 @@ func (h *usageMetrics) departmentSeries(c echo.Context, w usageWindow, pools []s
 		if err != nil {
 			return nil, nil, err
 		}
-		points := make([]store.UsagePoint, len(depts))
-		for i, d := range depts {
-			points[i] = store.UsagePoint{At: d.At, NodePool: d.NodePool, DepartmentID: d.DepartmentID,
-				NonPreemptible: d.NonPreemptible, Preemptible: d.Preemptible, Borrowed: d.Borrowed, Pending: d.Pending,
-				Deserved: d.Deserved, FairShare: d.FairShare, Preemptions: d.Preemptions, Reclaims: d.Reclaims, RecordedSeconds: d.RecordedSeconds}
-		}
-		capacity := make([]store.PoolCapacityPoint, len(totals))
-		for i, t := range totals {
-			capacity[i] = store.PoolCapacityPoint{At: t.At, NodePool: t.NodePool, GPUs: t.CapacityGPUs, RecordedSeconds: t.RecordedSeconds}
-		}
-		return points, capacity, nil
+		return departmentPoints(depts), poolCapacity(totals), nil
 	})
 }
 

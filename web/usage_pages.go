@@ -84,7 +84,7 @@ func usageRange(c echo.Context) (string, error) {
 		return views.UsageRanges[0], nil
 	}
 	if !slices.Contains(views.UsageRanges, r) {
-		return "", badField("range", "range %q is not one of 24h, 7d or 30d", truncated(r))
+		return "", badField("range", "range %q is not one of 24h, 7d or 30d", clipText(r))
 	}
 	return r, nil
 }
@@ -97,15 +97,8 @@ func usageBy(c echo.Context) (string, error) {
 	case "department", "project":
 		return by, nil
 	default:
-		return "", badField("by", "by %q is neither department nor project", truncated(by))
+		return "", badField("by", "by %q is neither department nor project", clipText(by))
 	}
-}
-
-func truncated(s string) string {
-	if r := []rune(s); len(r) > 40 {
-		return string(r[:39]) + "…"
-	}
-	return s
 }
 
 // overviewUsagePanel is the Overview's charts' place: their JSON's address, the range and the
@@ -281,7 +274,7 @@ func answerCharts(c echo.Context, charts views.UsageCharts) error {
 	case "csv":
 		return chartsCSV(c, charts)
 	default:
-		return badField("format", "format %q is neither json nor csv", truncated(c.QueryParam("format")))
+		return badField("format", "format %q is neither json nor csv", clipText(c.QueryParam("format")))
 	}
 }
 

@@ -205,10 +205,11 @@ const (
 	notRecordedDevices = "Arbiter does not read the GPUs' own telemetry (utilization, memory), only what the scheduler allocates"
 )
 
-// clipText shortens a caller's value before it is quoted back in a sentence.
+// clipText shortens a caller's value before it is quoted back in a sentence (by runes: a cut
+// never splits a character).
 func clipText(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
 	}
 	return s
 }

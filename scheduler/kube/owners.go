@@ -6,6 +6,7 @@ package kube
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,18 +28,7 @@ type ownerFactories struct {
 // CustomResourceDefinitions so that kinds installed later (a Kubeflow operator, say) are
 // watched from then on.
 func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
-	served := func(gvr schema.GroupVersionResource) bool {
-		list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-		if err != nil {
-			return false
-		}
-		for _, r := range list.APIResources {
-			if r.Name == gvr.Resource {
-				return true
-			}
-		}
-		return false
-	}
+	served := s.servesResource
 	start := func(k ownerKind) {
 		s.ownersMu.Lock()
 		defer s.ownersMu.Unlock()
@@ -123,6 +113,15 @@ func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(sche
 			}
 		}()
 	}
+}
+
+// servesResource reports whether discovery lists gvr's resource at its group and version.
+func (s *Scheduler) servesResource(gvr schema.GroupVersionResource) bool {
+	list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource })
 }
 
 // tombstone unwraps a delete event's object.

@@ -229,15 +229,6 @@ func (s *Scheduler) watchTopologies(ctx context.Context, dyn dynamicinformer.Dyn
 	return err
 }
 
-// servesResource reports whether discovery lists gvr's resource at its group and version.
-func (s *Scheduler) servesResource(gvr schema.GroupVersionResource) bool {
-	list, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource })
-}
-
 // topologyEvents feeds a Topology informer's objects to the cache.
 func topologyEvents(c *Cache, source string) cache.ResourceEventHandlerFuncs {
 	upsert := func(obj any) {
