@@ -353,8 +353,9 @@ func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 	}
 	switch f.reason {
 	case GangIncomplete:
-		return "Waiting for all " + strconv.FormatInt(f.amount, 10) + " pods of the gang (" +
-			strconv.FormatInt(f.bound, 10) + " exist); it starts once its controller has created them all."
+		// Not how many exist: the sentence would change with every pod the controller makes,
+		// and each change is written to every pod, the record and an event (S23).
+		return "Waiting for all " + strconv.FormatInt(f.amount, 10) + " pods of the gang; it starts once its controller has created them all."
 	case NoProject:
 		return "The workload belongs to no project: add the label arbiter.dev/project=<project> or run it in a namespace that a project owns."
 	case OverLimit:

@@ -423,7 +423,7 @@ func TestS23_Reasons(t *testing.T) {
 			snap().gpuNodes("n", 1, 8).project(project("p", 8)).wl(wl("g").in("p").gang(4).pods(3)),
 			Plan{Pending: []PendingWorkload{{Workload: "uid-g", Namespace: "ns", Name: "g", Project: "p",
 				Priority: prioLow, Preemptibility: Preemptible, Reason: GangIncomplete, QueuePosition: 1, RequestedGPUs: 3,
-				Message: "Waiting for all 4 pods of the gang (3 exist); it starts once its controller has created them all."}}}},
+				Message: "Waiting for all 4 pods of the gang; it starts once its controller has created them all."}}}},
 		{"insufficient capacity",
 			snap().gpuNodes("n", 2, 2).project(project("p", 8)).wl(wl("w").in("p").gpus(2).pods(3).gang(3), wl("x").in("p").on(0, "n1")),
 			Plan{Pending: []PendingWorkload{{Workload: "uid-w", Namespace: "ns", Name: "w", Project: "p",
