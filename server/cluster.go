@@ -147,6 +147,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		go func() {
 			takeOver(ctx, sched, st, func() bool { return true }, log)
 			seedUsage(ctx, st, sched, c.UsageInterval, log)
+			seedWaiting(ctx, st, sched, log)
 			run.tookOver.Store(true)
 			sched.StartedLeading()
 		}()
@@ -177,6 +178,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 				// Before the term's first cycle: none of its binds can race the reconciliation.
 				takeOver(term, sched, st, run.lead.fresh, log)
 				seedUsage(term, st, sched, c.UsageInterval, log)
+				seedWaiting(term, st, sched, log)
 				records.Store(rec)
 				go leading(term)
 				run.lead.ready.Store(true)
