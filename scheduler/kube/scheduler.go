@@ -238,6 +238,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.loadSettings(ctx); err != nil {
 		return err
 	}
+	// The cache groups the informers' first lists by these settings as they arrive; without
+	// them it would group the backlog once by none, and the first cycle, giving them, would
+	// group every workload again.
+	s.cache.SetSettings(s.settings.Load())
 	s.events.run(ctx, 8)
 
 	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTransform(dropManagedFields))
