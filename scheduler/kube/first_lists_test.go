@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,4 +77,60 @@ func BenchmarkFirstLists(b *testing.B) {
 	}
 	b.ReportMetric(ingest.Seconds()*1000/float64(b.N), "ingest-ms")
 	b.ReportMetric(decide.Seconds()*1000/float64(b.N), "first-cycle-ms")
+}
+
+// TestSnapshotSortsWhatTheFirstListsBrought: nodes and pods arrive one event at a time and in
+// no order (as the informers' first lists and their watches bring them), and the writes leave
+// the sorting to the snapshot. Every snapshot has every node, sorted by name, with what other
+// schedulers' pods hold on it (S3), and every workload, sorted by UID, after a burst of
+// arrivals, after one more arrival and after a node and a pod went.
+func TestSnapshotSortsWhatTheFirstListsBrought(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(foreseeSettings())
+	for _, i := range []int{3, 0, 2, 1} {
+		c.UpsertNode(gpuNode("node-"+strconv.Itoa(i), 8))
+	}
+	other := gpuPod("other", "other", 2, nil)
+	other.Spec.SchedulerName, other.Spec.NodeName = "default-scheduler", "node-2"
+	c.UpsertPod(other)
+	for _, i := range []int{40, 7, 99, 0, 13, 5, 61, 28, 33, 2} {
+		c.UpsertPod(gpuPod("p"+strconv.Itoa(i), "uid-"+strconv.Itoa(i), 1, nil))
+	}
+	type seen struct {
+		Nodes     []string
+		Occupied  map[string]int64
+		Workloads []string
+	}
+	look := func() seen {
+		v := c.Snapshot(t0)
+		s := seen{Occupied: map[string]int64{}}
+		for _, n := range v.Snapshot.Nodes {
+			s.Nodes = append(s.Nodes, n.Name)
+			if n.Occupied.GPUs != 0 {
+				s.Occupied[n.Name] = n.Occupied.GPUs
+			}
+		}
+		for _, w := range v.Snapshot.Workloads {
+			s.Workloads = append(s.Workloads, w.UID)
+		}
+		return s
+	}
+	want := seen{Nodes: []string{"node-0", "node-1", "node-2", "node-3"}, Occupied: map[string]int64{"node-2": 2},
+		Workloads: []string{"uid-0", "uid-13", "uid-2", "uid-28", "uid-33", "uid-40", "uid-5", "uid-61", "uid-7", "uid-99"}}
+	if d := cmp.Diff(want, look()); d != "" {
+		t.Errorf("after the first lists (-want +got):\n%s", d)
+	}
+	c.UpsertPod(gpuPod("p3", "uid-3", 1, nil))
+	want.Workloads = []string{"uid-0", "uid-13", "uid-2", "uid-28", "uid-3", "uid-33", "uid-40", "uid-5", "uid-61", "uid-7", "uid-99"}
+	if d := cmp.Diff(want, look()); d != "" {
+		t.Errorf("after one more pod (-want +got):\n%s", d)
+	}
+	c.DeleteNode("node-1")
+	c.DeletePod("uid-40")
+	c.DeletePod("other")
+	want = seen{Nodes: []string{"node-0", "node-2", "node-3"}, Occupied: map[string]int64{},
+		Workloads: []string{"uid-0", "uid-13", "uid-2", "uid-28", "uid-3", "uid-33", "uid-5", "uid-61", "uid-7", "uid-99"}}
+	if d := cmp.Diff(want, look()); d != "" {
+		t.Errorf("after a node and two pods went (-want +got):\n%s", d)
+	}
 }
