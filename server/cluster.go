@@ -137,14 +137,16 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 		return rec, nil
 	}
 	if run.lead == nil {
-		rec, err := startRecorder(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("workload records: %w", err)
-		}
-		records.Store(rec)
 		// A process that acts without an election is its own successor: one killed before it
-		// recorded what it did left the same gaps a dead leader leaves.
+		// recorded what it did left the same gaps a dead leader leaves. Like a leader's term it
+		// reads the records before its first cycle, but while the informers list the cluster:
+		// read before they started, they delayed a start's first bind.
 		go func() {
+			rec := recorderForTerm(ctx, startRecorder, log)
+			if rec == nil {
+				return // the process ends
+			}
+			records.Store(rec)
 			beforeFirstCycle(ctx, sched, st, func() bool { return true }, c.UsageInterval, log)
 			run.tookOver.Store(true)
 			sched.StartedLeading()
