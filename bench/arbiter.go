@@ -22,6 +22,8 @@ type schedulerProcess struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	once   sync.Once
+	// frozen is when the benchmark stopped the process with SIGSTOP (failover_test.go)
+	frozen time.Time
 }
 
 func (p *schedulerProcess) Stop() {
@@ -57,16 +59,18 @@ func startArbiter(b *testing.B, dbURL, kubeconfig string) *schedulerProcess {
 	return runArbiter(b, buildArbiter(b), b.TempDir(), dbURL, kubeconfig)
 }
 
-// runArbiter starts a built Arbiter with its data in dataDir and returns once it serves.
-func runArbiter(b *testing.B, bin, dataDir, dbURL, kubeconfig string) *schedulerProcess {
+// runArbiter starts a built Arbiter with its data in dataDir and returns once it serves;
+// flags, if any, come after the benchmark's own and override them.
+func runArbiter(b *testing.B, bin, dataDir, dbURL, kubeconfig string, flags ...string) *schedulerProcess {
 	b.Helper()
 	logPath := filepath.Join(dataDir, "arbiter.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dataDir, "data"),
-		"--database-url", dbURL, "--kubeconfig", kubeconfig, "--scheduler-name", "arbiter", "--log-level", "warn")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dataDir, "data"),
+		"--database-url", dbURL, "--kubeconfig", kubeconfig, "--scheduler-name", "arbiter", "--log-level", "warn"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "ARBITER_ADMIN_PASSWORD=bench-password")
 	cmd.Stderr = logFile
 	stdout, err := cmd.StdoutPipe()

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,38 +37,49 @@ func BenchmarkBacklog(b *testing.B) {
 		b.Fatal(err)
 	}
 	cb := startCluster(b, backlogNodes, false)
-	arbiterBin, arbiterDir := buildArbiter(b), b.TempDir()
+	arbiterBin, arbiterLog := buildArbiter(b), ""
 	namespaces := map[string]string{"arbiter": cb.project("backlog", backlogNodes*benchGPUs), corev1.DefaultSchedulerName: cb.project("backlog-baseline", 0)}
 	name := map[string]string{"arbiter": "Arbiter", corev1.DefaultSchedulerName: "kube-scheduler"}
 	start := map[string]func() *schedulerProcess{
 		"arbiter": func() *schedulerProcess {
-			return runArbiter(b, arbiterBin, arbiterDir, cb.dbURL, cb.cluster.Kubeconfig())
+			dir := b.TempDir()
+			arbiterLog = filepath.Join(dir, "arbiter.log")
+			return runArbiter(b, arbiterBin, dir, cb.dbURL, cb.cluster.Kubeconfig(), "--log-level", "info")
 		},
 		corev1.DefaultSchedulerName: func() *schedulerProcess {
 			return runKubeScheduler(b, bins.Path(devcluster.KubeScheduler), cb.cluster.Dir())
 		},
 	}
 	for b.Loop() {
-		took := map[string]time.Duration{}
+		took, first := map[string]time.Duration{}, map[string]time.Duration{}
 		for round, scheduler := range []string{"arbiter", corev1.DefaultSchedulerName, corev1.DefaultSchedulerName, "arbiter"} {
-			d, summary := cb.backlog(namespaces[scheduler], fmt.Sprintf("b%d", round), scheduler, start[scheduler])
+			d, firstBind, summary := cb.backlog(namespaces[scheduler], fmt.Sprintf("b%d", round), scheduler, start[scheduler])
 			took[scheduler] += d
+			first[scheduler] += firstBind
 			b.Logf("round %d, %s: %s", round+1, name[scheduler], summary)
+			if scheduler == "arbiter" {
+				b.Logf("round %d, Arbiter's start-up as it logged it:\n%s", round+1, startupLines(arbiterLog))
+			}
 		}
 		arbiter, kube := took["arbiter"]/2, took[corev1.DefaultSchedulerName]/2
+		// From the scheduler's start (its process started) to its first bind: start-up, the
+		// first lists of 10,000 pods, the first decision (docs/performance.md "Start-up and failover").
+		b.ReportMetric((first["arbiter"] / 2).Seconds(), "arbiter-first-bind-s")
+		b.ReportMetric((first[corev1.DefaultSchedulerName] / 2).Seconds(), "kube-scheduler-first-bind-s")
 		b.ReportMetric(float64(backlogPods)/arbiter.Seconds(), "arbiter-pods/s")
 		b.ReportMetric(float64(backlogPods)/kube.Seconds(), "kube-scheduler-pods/s")
 		b.ReportMetric(kube.Seconds()/arbiter.Seconds(), "speedup-x")
-		b.Logf("mean of two rounds each: Arbiter %s (%.0f pods/s), kube-scheduler %s (%.0f pods/s); Arbiter/kube-scheduler pods/s %.2f",
+		b.Logf("mean of two rounds each: Arbiter %s (%.0f pods/s), kube-scheduler %s (%.0f pods/s); Arbiter/kube-scheduler pods/s %.2f; first bind: Arbiter %s, kube-scheduler %s",
 			arbiter.Round(time.Millisecond), float64(backlogPods)/arbiter.Seconds(), kube.Round(time.Millisecond),
-			float64(backlogPods)/kube.Seconds(), kube.Seconds()/arbiter.Seconds())
+			float64(backlogPods)/kube.Seconds(), kube.Seconds()/arbiter.Seconds(),
+			(first["arbiter"] / 2).Round(time.Millisecond), (first[corev1.DefaultSchedulerName] / 2).Round(time.Millisecond))
 	}
 }
 
 // backlog creates the round's pods with no scheduler running, starts the scheduler, and
-// returns the time from its start until every pod is bound, with a summary; then it stops the
-// scheduler and deletes the pods, Jobs and events.
-func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler func() *schedulerProcess) (time.Duration, string) {
+// returns the time from its start until every pod is bound and until the first was, with a
+// summary; then it stops the scheduler and deletes the pods, Jobs and events.
+func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler func() *schedulerProcess) (all, first time.Duration, summary string) {
 	b := cb.b
 	b.Helper()
 	cb.podsMu.Lock()
@@ -97,7 +110,6 @@ func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler
 	proc := startScheduler()
 	pids := cb.pids()
 	pids[schedulerName] = proc.pid
-	var first time.Duration
 	// Checked every 10 ms, not at poll's interval: the interval is this figure's resolution.
 	for cb.count(cb.boundIn, ns) == 0 && time.Since(start) < 5*time.Minute {
 		time.Sleep(10 * time.Millisecond)
@@ -110,7 +122,7 @@ func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler
 	used := readCPU(pids).since(cpu)
 	served := readRequests(cb.ctx, cb.client).since(reqs)
 	proc.Stop()
-	summary := fmt.Sprintf("backlog of %d pods ready %s after the first create; scheduler started → first bind %s, all %d bound after %s (%.0f pods/s; %.0f pods/s after the first bind); %s; %s",
+	summary = fmt.Sprintf("backlog of %d pods ready %s after the first create; scheduler started → first bind %s, all %d bound after %s (%.0f pods/s; %.0f pods/s after the first bind); %s; %s",
 		backlogPods, backlogReady.Round(time.Second), first.Round(time.Millisecond), backlogPods, took.Round(time.Millisecond),
 		float64(backlogPods)/took.Seconds(), float64(backlogPods)/(took-first).Seconds(), used, served)
 
@@ -123,7 +135,7 @@ func (cb *clusterBench) backlog(ns, prefix, schedulerName string, startScheduler
 		b.Logf("events of round %s not deleted: %v", prefix, err)
 	}
 	cb.lagPercentile() // the round's samples are not the fill's
-	return took, summary
+	return took, first, summary
 }
 
 func (cb *clusterBench) count(m map[string]int, ns string) int {
@@ -134,4 +146,19 @@ func (cb *clusterBench) count(m map[string]int, ns string) int {
 
 func (cb *clusterBench) waitCount(m map[string]int, ns string, target int, timeout time.Duration) bool {
 	return poll.Within(timeout, func() bool { return cb.count(m, ns) >= target })
+}
+
+// startupLines are the lines of an Arbiter log that time its start-up (server/serve.go,
+// scheduler/kube/scheduler.go): where the time to its first bind went.
+func startupLines(path string) string {
+	out, _ := os.ReadFile(path)
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		for _, msg := range []string{"database ready", "scheduler informers synced", "took over from the cluster", "first cycle of the term", "Arbiter is serving"} {
+			if strings.Contains(l, `msg="`+msg+`"`) {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -32,6 +32,11 @@ func Database(ctx context.Context, c Config, log *slog.Logger) (url string, stop
 	return startPrivateDatabase(ctx, filepath.Join(c.DataDir, "postgres"), log)
 }
 
+// processStarted is about when the process started (package variables are set before main):
+// start-up's log lines say how long after it they came, the figures of docs/performance.md
+// "Start-up and failover".
+var processStarted = time.Now()
+
 // Serve runs the console, the API and, given a cluster, the scheduler until ctx is cancelled, then
 // shuts everything down in order. ready, if not nil, receives the URL once serving.
 func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
@@ -75,6 +80,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return ctx.Err()
 	}
 
+	log.Info("database ready", "since_start", time.Since(processStarted).Round(time.Millisecond))
 	k8s, err := connectCluster(ctx, c, log, out)
 	if err != nil {
 		return err
@@ -166,7 +172,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		defer stopMetrics()
 	}
 
-	log.Info("Arbiter is serving", "url", url)
+	log.Info("Arbiter is serving", "url", url, "since_start", time.Since(processStarted).Round(time.Millisecond))
 	fmt.Fprintf(out, "\n  Arbiter is running at %s\n  %s\n\n", url, howToLogin)
 	if ready != nil {
 		ready <- url

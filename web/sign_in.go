@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -197,7 +198,7 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrNotFound):
-		hash = dummyHash // the same work as for a real account
+		hash = dummyHash() // the same work as for a real account
 	default:
 		return passwordCheck{}, err
 	}
@@ -218,7 +219,14 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 	return passwordCheck{user: u, known: true, ok: true}, nil
 }
 
-var dummyHash, _ = auth.HashPassword("not a password anyone uses")
+// dummyHash is made on first use, not when the package loads: an argon2id hash takes 64 MiB
+// and a few hundred milliseconds of CPU, which every start of the binary paid before doing
+// anything (the scheduler's first bind, or a CLI command). Only the first sign-in with an
+// unknown name pays it, once per process.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := auth.HashPassword("not a password anyone uses")
+	return h
+})
 
 // startSession signs u in: a new session id (so a planted one is useless), a new CSRF token,
 // and an audit row.

@@ -107,7 +107,10 @@ type Cache struct {
 	// nodes with it, nil when a node or an occupation changed.
 	occupied map[string]scheduler.Resources
 	nodeList []scheduler.Node
-	index    settingsIndex
+	// sortMu guards order and nodeList while a reader holding mu for reading sorts them
+	// (sortLists); writers, holding mu, need not take it.
+	sortMu sync.Mutex
+	index  settingsIndex
 	// topologies are Kueue's and KAI's Topology objects (topologies.go).
 	topologies clusterTopologies
 

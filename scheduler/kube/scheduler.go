@@ -235,9 +235,14 @@ const settle = 5 * time.Millisecond
 
 // Run starts the informers, waits for them to sync, and schedules until ctx is cancelled.
 func (s *Scheduler) Run(ctx context.Context) error {
+	began := time.Now()
 	if err := s.loadSettings(ctx); err != nil {
 		return err
 	}
+	// The cache groups the informers' first lists by these settings as they arrive; without
+	// them it would group the backlog once by none, and the first cycle, giving them, would
+	// group every workload again.
+	s.cache.SetSettings(s.settings.Load())
 	s.events.run(ctx, 8)
 
 	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTransform(dropManagedFields))
@@ -310,18 +315,23 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	close(s.synced)
 	s.syncPriorityClasses(ctx)
 	s.runWorkers(ctx)
-	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName)
+	s.log.Info("scheduler informers synced", "scheduler", s.opts.SchedulerName, "took", time.Since(began).Round(time.Millisecond))
 
 	reloaded := make(chan struct{}, 1)
 	go s.reloadSettings(ctx, reloaded)
 	ticker := time.NewTicker(s.opts.Interval)
 	defer ticker.Stop()
+	termBegun := false // a term's PriorityClasses are synced after its first cycle
 	for {
-		began := time.Now()
+		began = time.Now()
 		if s.acting() {
 			s.cycle(ctx)
 		}
 		took := time.Since(began)
+		if termBegun {
+			termBegun = false
+			s.syncPriorityClasses(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -341,7 +351,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-reloaded:
 			s.syncPriorityClasses(ctx)
 		case <-s.leading:
-			s.syncPriorityClasses(ctx)
+			// The term's first cycle goes first: a bind needs no PriorityClass (they are for
+			// pods yet to be created), and their API calls, before it, delayed the first bind.
+			termBegun = true
 		}
 	}
 }
@@ -427,6 +439,11 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	s.apply(ctx, &plan, view)
 	r := &Result{At: start, Decide: decided.Sub(start), Apply: s.clock().Sub(decided), View: view, Plan: &plan}
 	s.last.Store(r)
+	if newTerm {
+		// How long a start or a failover took to its first decisions (docs/performance.md).
+		s.log.Info("first cycle of the term", "workloads", len(view.Snapshot.Workloads), "binds", len(plan.Binds),
+			"evictions", len(plan.Evictions), "decide", r.Decide.Round(time.Microsecond), "apply", r.Apply.Round(time.Microsecond))
+	}
 	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
 		s.log.Debug("cycle", "workloads", len(view.Snapshot.Workloads), "rebuilt", len(view.rebuilt), "binds", len(plan.Binds), "evictions", len(plan.Evictions), "resumes", len(plan.Resumes),
 			"pending", len(plan.Pending), "decide", r.Decide, "apply", r.Apply)

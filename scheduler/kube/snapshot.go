@@ -121,6 +121,7 @@ func (v *View) CompareWith(prev *View) {
 func (c *Cache) Snapshot(now time.Time) *View {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	c.sortLists()
 
 	s := c.index.settings
 	v := &View{Snapshot: scheduler.Snapshot{
