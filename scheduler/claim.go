@@ -76,7 +76,7 @@ func (c *cycle) claimHeads() {
 		first, tried := true, 0
 		for _, wi := range p.queue {
 			ws := &c.wls[wi]
-			if ws.outcome != waiting || ws.w.Nominated || ws.waitEvictions || c.isExtra(ws) {
+			if ws.outcome != waiting || c.pend[ws.pend].nominated || ws.waitEvictions || c.isExtra(ws) {
 				continue
 			}
 			unit := c.pendingUnit(wi)
@@ -225,7 +225,7 @@ func (c *cycle) mayEverFit(wi int32, unit []int32, pool int32, gpus int64) bool 
 		}
 	}
 	var f failure
-	return c.quotaAllows(wi, pool, gpus, &f) && (!asksTopology(c.wls[wi].w) || c.neverFits(wi, unit, pool) == nil)
+	return c.quotaAllows(wi, pool, gpus, &f) && (!c.pend[c.wls[wi].pend].topology || c.neverFits(wi, unit, pool) == nil)
 }
 
 // couldPreemptInto is a necessary condition for the unit to fit in the pool once all the
@@ -317,7 +317,7 @@ func (c *cycle) deptInDeserved(wi, pool int32, gpus int64) bool {
 // borrow there what waiting in-quota work of other projects claims), and notes it in f.
 func (c *cycle) heldBack(wi, pool int32, gpus int64, f *failure) bool {
 	ws := &c.wls[wi]
-	if c.claims == nil || c.claims[pool].preempt == nil || ws.w.Nominated || !ws.preemptible && !c.isExtra(ws) {
+	if c.claims == nil || c.claims[pool].preempt == nil || c.pend[ws.pend].nominated || !ws.preemptible && !c.isExtra(ws) {
 		return false // no claims; what an earlier cycle set aside; never evicted
 	}
 	pc := &c.claims[pool]

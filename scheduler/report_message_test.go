@@ -1,0 +1,49 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A cycle makes each message of the commonest reasons once and gives it to every waiting
+// workload whose failure has the same numbers (messageKey). Each workload must still read the
+// sentence of its own failure: its project or department, its pool, what it asks for and the
+// bound it met.
+func TestMessagesAreEachWorkloadsOwnWhenMadeOnce(t *testing.T) {
+	// the node's 8 GPUs: 5 taken by pods of no workload, 3 by ra, rb and rc
+	s := snap().node(node("n1").gpus(8).occupied(5)).dept("small", 1, 2).
+		project(project("a", 1).limit(1), project("b", 1).limit(1), project("c", 1).dept("small"), project("d", 0)).
+		wl(
+			wl("ra").in("a").on(1, "n1"), wl("rb").in("b").on(1, "n1"), wl("rc").in("c").on(1, "n1"),
+			// the limits of two projects, met with the same numbers
+			wl("a2").in("a").queued(2), wl("b2").in("b").queued(2),
+			// the department's limit, met by a project of it
+			wl("c1").in("c").gpus(2).queued(3),
+			// not enough free capacity, for two sizes
+			wl("d1").in("d").gpus(2).queued(4), wl("d2").in("d").gpus(3).queued(5), wl("d3").in("d").gpus(2).queued(6),
+			// gangs waiting for their pods, two counts
+			wl("g1").in("d").gang(3).pods(2).queued(7), wl("g2").in("d").gang(4).pods(2).queued(8),
+		).build()
+	got := map[string]string{}
+	for _, p := range s.Plan().Pending {
+		got[p.Name] = p.Message
+	}
+	capacity := func(n string) string {
+		return "Not enough free capacity in pool default for " + n + " GPUs (0 free, or not on nodes that fit its pods); it starts when other work finishes."
+	}
+	limit := "; wait for its other workloads to finish or ask an administrator to raise the limit."
+	want := map[string]string{
+		"a2": "project a would use 2 GPUs in pool default, limit 1" + limit,
+		"b2": "project b would use 2 GPUs in pool default, limit 1" + limit,
+		"c1": "department small would use 3 GPUs in pool default, limit 2" + limit,
+		"d1": capacity("2"),
+		"d2": capacity("3"),
+		"d3": capacity("2"),
+		"g1": "Waiting for all 3 pods of the gang (2 exist); it starts once its controller has created them all.",
+		"g2": "Waiting for all 4 pods of the gang (2 exist); it starts once its controller has created them all.",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+}
