@@ -167,7 +167,7 @@ func (c *cycle) claimInQuota(wi int32, unit []int32, gpus int64) bool {
 	if _, done := c.inQuotaClaims[wi]; done {
 		return true
 	}
-	var claimed []inQuotaClaim
+	from := int32(len(c.inQuotaList))
 	for _, pool := range c.projects[ws.project].pools {
 		if !c.inDeserved(wi, pool, gpus) || !c.deptInDeserved(wi, pool, gpus) || !c.mayEverFit(wi, unit, pool, gpus) ||
 			!c.couldReclaimInto(wi, pool, gpus) {
@@ -178,26 +178,31 @@ func (c *cycle) claimInQuota(wi int32, unit []int32, gpus int64) bool {
 		pc.inQuotaByProject[ws.project] += gpus
 		pc.inQuotaByDept[ws.dept] += gpus
 		pc.inQuotaNamed = append(pc.inQuotaNamed, wi)
-		claimed = append(claimed, inQuotaClaim{pool: pool, gpus: gpus})
+		c.inQuotaList = append(c.inQuotaList, inQuotaClaim{pool: pool, gpus: gpus})
 	}
-	if len(claimed) == 0 {
+	to := int32(len(c.inQuotaList))
+	if to == from {
 		return false
 	}
 	if c.inQuotaClaims == nil {
-		c.inQuotaClaims = map[int32][]inQuotaClaim{}
+		c.inQuotaClaims = map[int32]claimSpan{}
 	}
-	c.inQuotaClaims[wi] = claimed
+	c.inQuotaClaims[wi] = claimSpan{from, to}
 	return true
 }
 
+// claimSpan is where a claimant's in-quota claims are in cycle.inQuotaList: one list for the
+// cycle rather than a slice allocated for each of thousands of claimants.
+type claimSpan struct{ from, to int32 }
+
 // admittedClaimant ends a workload's in-quota claims: it was admitted (or its place reserved).
 func (c *cycle) admittedClaimant(wi int32) {
-	list, ok := c.inQuotaClaims[wi]
+	span, ok := c.inQuotaClaims[wi]
 	if !ok {
 		return
 	}
 	ws := &c.wls[wi]
-	for _, cl := range list {
+	for _, cl := range c.inQuotaList[span.from:span.to] {
 		pc := &c.claims[cl.pool]
 		pc.inQuota -= cl.gpus
 		pc.inQuotaByProject[ws.project] -= cl.gpus

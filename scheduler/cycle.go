@@ -232,8 +232,9 @@ type cycle struct {
 	// claims are, by pool, the waiting workloads that hold what they may evict off it for the
 	// rest of the cycle (claim.go); nil until the first
 	claims        []poolClaims
-	claimedBy     []bool                   // by project*pools+pool: see claimedPool
-	inQuotaClaims map[int32][]inQuotaClaim // by claimant: see admittedClaimant
+	claimedBy     []bool              // by project*pools+pool: see claimedPool
+	inQuotaClaims map[int32]claimSpan // by claimant, into inQuotaList: see admittedClaimant
+	inQuotaList   []inQuotaClaim
 	// terminating and borrowed are, by pool, the GPUs of pods terminating at the snapshot and
 	// those projects borrow; nil until asked (claim.go)
 	terminating, borrowed []int64

@@ -343,7 +343,7 @@ func gpus(n int64) string { return english.Plural(int(n), "GPU") }
 // message is the sentence a user reads next to the reason (S23): what blocks, and what to do.
 func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 	f := c.failOf(ws)
-	key, shared := messageKeyOf(ws, f)
+	key, shared := c.messageKeyOf(ws, f)
 	if !shared {
 		return c.buildMessage(ws, f, e)
 	}
@@ -367,11 +367,15 @@ type messageKey struct {
 	dept          bool
 	unit          int32 // the project or department named, -1 when none is
 	amount, bound int64
+	// held says the workload is held back for head (claim.go), inside its own project
+	// (sameProject) or not
+	held, sameProject bool
+	head              int32
 }
 
 // messageKeyOf is the key of a failure's message, and whether the message depends on the key
 // alone (otherwise it is built for the workload each time).
-func messageKeyOf(ws *wlState, f *failure) (messageKey, bool) {
+func (c *cycle) messageKeyOf(ws *wlState, f *failure) (messageKey, bool) {
 	k := messageKey{reason: f.reason, pool: f.pool, unit: -1, amount: f.amount, bound: f.bound}
 	switch f.reason {
 	case OverLimit, NonPreemptibleOverQuota:
@@ -382,7 +386,12 @@ func messageKeyOf(ws *wlState, f *failure) (messageKey, bool) {
 		}
 		return k, true
 	case InsufficientCapacity:
-		return k, !f.held && f.pool >= 0
+		if f.held { // the sentence names the pool and the head, not the numbers
+			k.held, k.head, k.amount, k.bound = true, f.head, 0, 0
+			k.sameProject = c.wls[f.head].project == ws.project
+			return k, true
+		}
+		return k, f.pool >= 0
 	case GangIncomplete, NoMatchingNodes:
 		return k, true
 	}

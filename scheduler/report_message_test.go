@@ -47,3 +47,39 @@ func TestMessagesAreEachWorkloadsOwnWhenMadeOnce(t *testing.T) {
 		t.Errorf("messages (-want +got):\n%s", d)
 	}
 }
+
+// Held-back messages are made once too: each names the workload it is held back for.
+func TestHeldBackMessagesNameTheirOwnClaimant(t *testing.T) {
+	// Two nodes of 4 GPUs, 2 free on each. In p, wp (4 GPUs) waits for rp, young enough for
+	// p's minimum runtime; likewise wq in q. Lower-priority work of each waits behind them.
+	s := snap().gpuNodes("n", 2, 4).project(project("p", 4).minRuntime(600), project("q", 4).minRuntime(600)).
+		wl(
+			wl("rp").in("p").preemptible().prio("low").gpus(2).on(59, "n1"),
+			wl("rq").in("q").preemptible().prio("low").gpus(2).on(59, "n2"),
+			wl("wp").in("p").preemptible().prio("high").gpus(4).queued(1),
+			wl("wq").in("q").preemptible().prio("high").gpus(4).queued(1),
+			wl("vp1").in("p").preemptible().prio("low").gpus(2).queued(2),
+			wl("vp2").in("p").preemptible().prio("low").gpus(2).queued(3),
+			wl("vq1").in("q").preemptible().prio("low").gpus(2).queued(2),
+			wl("vq2").in("q").preemptible().prio("low").gpus(2).queued(3),
+		).build()
+	got := map[string]string{}
+	for _, p := range s.Plan().Pending {
+		got[p.Name] = p.Message
+	}
+	preempt := "would preempt it (higher priority in its project, S16)"
+	want := map[string]string{
+		"vp1": heldMessage("default", "wp", preempt),
+		"vp2": heldMessage("default", "wp", preempt),
+		"vq1": heldMessage("default", "wq", preempt),
+		"vq2": heldMessage("default", "wq", preempt),
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			delete(got, name) // the claimants' own messages are not what this is about
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+}
