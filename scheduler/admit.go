@@ -59,7 +59,7 @@ func (c *cycle) admit() {
 	// capacity only, with what was set aside for them given back: it is theirs (S19).
 	for j := range c.projects {
 		for _, wi := range c.projects[j].queue {
-			if ws := &c.wls[wi]; ws.w.Nominated && !ws.waitEvictions && ws.outcome == waiting {
+			if ws := &c.wls[wi]; c.pend[ws.pend].nominated && !ws.waitEvictions && ws.outcome == waiting {
 				c.giveBack(wi)
 				c.attempt(wi, false)
 			}
@@ -92,7 +92,7 @@ func (c *cycle) blockBehind(j, head int32) {
 // unit, otherwise pod by pod. With allowEvict it may reclaim and preempt (S18).
 func (c *cycle) attempt(wi int32, allowEvict bool) {
 	ws := &c.wls[wi]
-	if ws.evicted || ws.w.PreemptedBy != "" {
+	if ws.evicted || c.pend[ws.pend].preempted {
 		// A workload of pods placed one by one, running some and waiting with others, that
 		// this cycle or an earlier one evicts: placing its others now would leave it
 		// running, and its preemptor waiting for it for ever (S19); nor does it evict.
@@ -266,7 +266,7 @@ func (c *cycle) placeIn(wi int32, unit []int32, pool int32, f *failure) bool {
 	if !c.quotaAllows(wi, pool, gpus, f) || c.heldBack(wi, pool, gpus, f) {
 		return false
 	}
-	asks := asksTopology(c.wls[wi].w)
+	asks := c.pend[c.wls[wi].pend].topology
 	if asks {
 		if miss := c.neverFits(wi, unit, pool); miss != nil { // S29: no domain ever has room
 			f.note(failure{reason: TopologyUnsatisfiable, pool: pool, amount: gpus, bound: miss.free, topo: miss})

@@ -76,7 +76,7 @@ func (c *cycle) claimHeads() {
 		first, tried := true, 0
 		for _, wi := range p.queue {
 			ws := &c.wls[wi]
-			if ws.outcome != waiting || ws.w.Nominated || ws.waitEvictions || c.isExtra(ws) {
+			if ws.outcome != waiting || c.pend[ws.pend].nominated || ws.waitEvictions || c.isExtra(ws) {
 				continue
 			}
 			unit := c.pendingUnit(wi)
@@ -167,7 +167,7 @@ func (c *cycle) claimInQuota(wi int32, unit []int32, gpus int64) bool {
 	if _, done := c.inQuotaClaims[wi]; done {
 		return true
 	}
-	var claimed []inQuotaClaim
+	from := int32(len(c.inQuotaList))
 	for _, pool := range c.projects[ws.project].pools {
 		if !c.inDeserved(wi, pool, gpus) || !c.deptInDeserved(wi, pool, gpus) || !c.mayEverFit(wi, unit, pool, gpus) ||
 			!c.couldReclaimInto(wi, pool, gpus) {
@@ -178,26 +178,31 @@ func (c *cycle) claimInQuota(wi int32, unit []int32, gpus int64) bool {
 		pc.inQuotaByProject[ws.project] += gpus
 		pc.inQuotaByDept[ws.dept] += gpus
 		pc.inQuotaNamed = append(pc.inQuotaNamed, wi)
-		claimed = append(claimed, inQuotaClaim{pool: pool, gpus: gpus})
+		c.inQuotaList = append(c.inQuotaList, inQuotaClaim{pool: pool, gpus: gpus})
 	}
-	if len(claimed) == 0 {
+	to := int32(len(c.inQuotaList))
+	if to == from {
 		return false
 	}
 	if c.inQuotaClaims == nil {
-		c.inQuotaClaims = map[int32][]inQuotaClaim{}
+		c.inQuotaClaims = map[int32]claimSpan{}
 	}
-	c.inQuotaClaims[wi] = claimed
+	c.inQuotaClaims[wi] = claimSpan{from, to}
 	return true
 }
 
+// claimSpan is where a claimant's in-quota claims are in cycle.inQuotaList: one list for the
+// cycle rather than a slice allocated for each of thousands of claimants.
+type claimSpan struct{ from, to int32 }
+
 // admittedClaimant ends a workload's in-quota claims: it was admitted (or its place reserved).
 func (c *cycle) admittedClaimant(wi int32) {
-	list, ok := c.inQuotaClaims[wi]
+	span, ok := c.inQuotaClaims[wi]
 	if !ok {
 		return
 	}
 	ws := &c.wls[wi]
-	for _, cl := range list {
+	for _, cl := range c.inQuotaList[span.from:span.to] {
 		pc := &c.claims[cl.pool]
 		pc.inQuota -= cl.gpus
 		pc.inQuotaByProject[ws.project] -= cl.gpus
@@ -225,7 +230,7 @@ func (c *cycle) mayEverFit(wi int32, unit []int32, pool int32, gpus int64) bool 
 		}
 	}
 	var f failure
-	return c.quotaAllows(wi, pool, gpus, &f) && (!asksTopology(c.wls[wi].w) || c.neverFits(wi, unit, pool) == nil)
+	return c.quotaAllows(wi, pool, gpus, &f) && (!c.pend[c.wls[wi].pend].topology || c.neverFits(wi, unit, pool) == nil)
 }
 
 // couldPreemptInto is a necessary condition for the unit to fit in the pool once all the
@@ -317,7 +322,7 @@ func (c *cycle) deptInDeserved(wi, pool int32, gpus int64) bool {
 // borrow there what waiting in-quota work of other projects claims), and notes it in f.
 func (c *cycle) heldBack(wi, pool int32, gpus int64, f *failure) bool {
 	ws := &c.wls[wi]
-	if c.claims == nil || c.claims[pool].preempt == nil || ws.w.Nominated || !ws.preemptible && !c.isExtra(ws) {
+	if c.claims == nil || c.claims[pool].preempt == nil || c.pend[ws.pend].nominated || !ws.preemptible && !c.isExtra(ws) {
 		return false // no claims; what an earlier cycle set aside; never evicted
 	}
 	pc := &c.claims[pool]

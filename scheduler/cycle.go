@@ -156,10 +156,15 @@ type wlState struct {
 
 // pendState is what a workload with pending pods needs besides its wlState.
 type pendState struct {
-	queued         int64 // QueuedAt in Unix nanoseconds, kept here for sorting
-	gang           int
-	fail           failure
-	nominatedNodes []int32
+	queued int64 // QueuedAt in Unix nanoseconds, kept here for sorting
+	gang   int
+	// preempted, nominated and topology are the workload's PreemptedBy != "", Nominated and
+	// asksTopology, copied here at loading: every attempt reads them, and reading them from
+	// the snapshot's workload is a cache miss per attempt (admission visits workloads in
+	// queue order, which is random in memory).
+	preempted, nominated, topology bool
+	fail                           failure
+	nominatedNodes                 []int32
 }
 
 // failOf is the failure of a workload with pending pods.
@@ -227,8 +232,9 @@ type cycle struct {
 	// claims are, by pool, the waiting workloads that hold what they may evict off it for the
 	// rest of the cycle (claim.go); nil until the first
 	claims        []poolClaims
-	claimedBy     []bool                   // by project*pools+pool: see claimedPool
-	inQuotaClaims map[int32][]inQuotaClaim // by claimant: see admittedClaimant
+	claimedBy     []bool              // by project*pools+pool: see claimedPool
+	inQuotaClaims map[int32]claimSpan // by claimant, into inQuotaList: see admittedClaimant
+	inQuotaList   []inQuotaClaim
 	// terminating and borrowed are, by pool, the GPUs of pods terminating at the snapshot and
 	// those projects borrow; nil until asked (claim.go)
 	terminating, borrowed []int64
@@ -242,6 +248,9 @@ type cycle struct {
 	domainSets map[domainKey]*domainSet
 	domainList []*domainSet // the same, in the order they were made: adjustNode keeps their free GPUs
 	triedBuf   []int32
+	// messages are the waiting workloads' messages that depend on their failure alone, made
+	// once a cycle each (messageKey); at most one per waiting workload
+	messages map[messageKey]string
 }
 
 // failure is what blocked a workload's last attempt, with the numbers its message needs.

@@ -112,13 +112,12 @@ func (c *cycle) admitNext(h *indexedHeap) {
 	} else {
 		ar.projects.remove(j)
 	}
-	if ar.projects.len() > 0 {
-		h.fix(a)
-	} else {
+	if ar.projects.len() == 0 {
 		h.remove(a)
 	}
-	// the department's use of other pools may have changed, and victims' projects now use
-	// less, which moves them in their pools' order
+	// the department's use changed: refreshDept puts its arenas back in order in every pool,
+	// this one (a, when it has projects left) included; and victims' projects now use less,
+	// which moves them in their pools' order
 	c.refreshDept(p.dept)
 	for _, e := range c.evictedOrder[firstEviction:] {
 		c.refresh(c.wls[e].project)

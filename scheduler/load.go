@@ -345,7 +345,9 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			if !c.isExtra(ws) {
 				gang = int(gangs[wi])
 			}
-			c.pend = append(c.pend, pendState{queued: ws.w.QueuedAt.UnixNano(), gang: gang})
+			w := ws.w
+			c.pend = append(c.pend, pendState{queued: w.QueuedAt.UnixNano(), gang: gang,
+				preempted: w.PreemptedBy != "", nominated: w.Nominated, topology: asksTopology(w)})
 		}
 	}
 	slab := reuse(c.scratch.ranked, nRanked)[:nRanked]

@@ -343,6 +343,63 @@ func gpus(n int64) string { return english.Plural(int(n), "GPU") }
 // message is the sentence a user reads next to the reason (S23): what blocks, and what to do.
 func (c *cycle) message(ws *wlState, e *PendingWorkload) string {
 	f := c.failOf(ws)
+	key, shared := c.messageKeyOf(ws, f)
+	if !shared {
+		return c.buildMessage(ws, f, e)
+	}
+	if m, ok := c.messages[key]; ok {
+		return m
+	}
+	m := c.buildMessage(ws, f, e)
+	if c.messages == nil {
+		c.messages = make(map[messageKey]string)
+	}
+	c.messages[key] = m
+	return m
+}
+
+// messageKey is everything a message of the commonest reasons is made of: at tens of
+// thousands of waiting workloads most say the same few sentences (not enough free capacity in
+// one pool, a project's limit), and building each anew was a tenth of a cycle's allocation.
+type messageKey struct {
+	reason        Reason
+	pool          int32
+	dept          bool
+	unit          int32 // the project or department named, -1 when none is
+	amount, bound int64
+	// held says the workload is held back for head (claim.go), inside its own project
+	// (sameProject) or not
+	held, sameProject bool
+	head              int32
+}
+
+// messageKeyOf is the key of a failure's message, and whether the message depends on the key
+// alone (otherwise it is built for the workload each time).
+func (c *cycle) messageKeyOf(ws *wlState, f *failure) (messageKey, bool) {
+	k := messageKey{reason: f.reason, pool: f.pool, unit: -1, amount: f.amount, bound: f.bound}
+	switch f.reason {
+	case OverLimit, NonPreemptibleOverQuota:
+		if k.dept = f.dept && ws.dept >= 0; k.dept {
+			k.unit = ws.dept
+		} else {
+			k.unit = ws.project
+		}
+		return k, true
+	case InsufficientCapacity:
+		if f.held { // the sentence names the pool and the head, not the numbers
+			k.held, k.head, k.amount, k.bound = true, f.head, 0, 0
+			k.sameProject = c.wls[f.head].project == ws.project
+			return k, true
+		}
+		return k, f.pool >= 0
+	case GangIncomplete, NoMatchingNodes:
+		return k, true
+	}
+	return k, false
+}
+
+// buildMessage is the sentence a waiting workload shows for its failure (S23).
+func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string {
 	pool := ""
 	if f.pool >= 0 {
 		pool = c.pools[f.pool].pool.Name
