@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -29,6 +31,7 @@ type scenarioJobTimes struct {
 // scenarioPodTimes is when a pod was first seen Running and Succeeded.
 type scenarioPodTimes struct {
 	running, succeeded time.Time
+	bound              bool
 }
 
 // scenarioWatch watches one round's Jobs and pods (by the round's label) and keeps the times
@@ -128,8 +131,11 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	if j == nil {
 		return
 	}
-	if !w.kueue && j.admitted.IsZero() && p.Spec.NodeName != "" {
-		j.admitted = now
+	if p.Spec.NodeName != "" {
+		pt.bound = true
+		if !w.kueue && j.admitted.IsZero() {
+			j.admitted = now
+		}
 	}
 	switch p.Status.Phase {
 	case corev1.PodRunning:
@@ -180,9 +186,11 @@ type scenarioResult struct {
 	work, occupied float64
 	completionLag  []time.Duration
 	interrupted    int
+	unfinished     int                        // Jobs not complete by the cut-off
 	admit, run     map[string][]time.Duration // by class: created → admitted, created → Running
 	cpuSeconds     float64                    // the scheduling processes' CPU over the round
 	peakMB         float64                    // their peak resident memory over the round, summed
+	activity       string                     // what Arbiter's metrics say it did; "" for Kueue
 }
 
 // usage is the work done over the GPUs' capacity during the wall time: the bound's work,
@@ -190,7 +198,8 @@ type scenarioResult struct {
 // use.
 func (r scenarioResult) usage() float64 { return r.work / (scenarioGPUs * r.wall.Seconds()) }
 
-func (w *scenarioWatch) result() scenarioResult {
+// result is the round's figures; cutOff is when a round that has not finished was cut off.
+func (w *scenarioWatch) result(cutOff time.Time) scenarioResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := scenarioResult{work: w.work, occupied: w.occupied, completionLag: w.completionLag, interrupted: w.interrupted, admit: map[string][]time.Duration{}, run: map[string][]time.Duration{}}
@@ -199,11 +208,15 @@ func (w *scenarioWatch) result() scenarioResult {
 		if first.IsZero() || j.created.Before(first) {
 			first = j.created
 		}
-		if j.completeAt.After(last) {
+		if j.completeAt.IsZero() {
+			r.unfinished++
+			last = cutOff
+		} else if j.completeAt.After(last) {
 			last = j.completeAt
 		}
-		r.admit[j.class] = append(r.admit[j.class], j.admitted.Sub(j.created))
-		r.run[j.class] = append(r.run[j.class], j.running.Sub(j.created))
+		// A Job never admitted or Running by the cut-off counts as waiting until then.
+		r.admit[j.class] = append(r.admit[j.class], or(j.admitted, cutOff).Sub(j.created))
+		r.run[j.class] = append(r.run[j.class], or(j.running, cutOff).Sub(j.created))
 	}
 	r.wall = last.Sub(first)
 	return r
@@ -218,22 +231,27 @@ func (r scenarioResult) summary(bound time.Duration) string {
 			seconds(mean(r.run[c.name])), seconds(quantiles(r.run[c.name], []float64{0.9})[0])))
 	}
 	lag := quantiles(r.completionLag, []float64{0.5, 0.9, 1})
-	return fmt.Sprintf("wall %s (%.2f× the bound %s), usage %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
+	unfinished := ""
+	if r.unfinished > 0 {
+		unfinished = fmt.Sprintf(" CUT OFF with %d Jobs unfinished", r.unfinished)
+	}
+	return fmt.Sprintf("wall %s%s (%.2f× the bound %s), usage %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
 		"pods seen Succeeded after startTime + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
-		seconds(r.wall), r.wall.Seconds()/bound.Seconds(), seconds(bound), 100*r.usage(), r.work, r.occupied, r.interrupted,
-		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB)
+		seconds(r.wall), unfinished, r.wall.Seconds()/bound.Seconds(), seconds(bound), 100*r.usage(), r.work, r.occupied, r.interrupted,
+		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity
 }
 
 // reportScenario reports a system's figures over its rounds: the means of wall time, usage
 // and CPU, the largest peak memory, and the average and p90 of each class's times over all
 // its rounds' Jobs.
 func reportScenario(b *testing.B, system string, rounds []scenarioResult, bound time.Duration) {
-	var wall, usage, cpu, peak float64
+	var wall, usage, cpu, peak, finished float64
 	admit, run := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, r := range rounds {
 		wall += r.wall.Seconds() / float64(len(rounds))
 		usage += 100 * r.usage() / float64(len(rounds))
 		cpu += r.cpuSeconds / float64(len(rounds))
+		finished += 100 * float64(scenarioJobs()-r.unfinished) / float64(scenarioJobs()*len(rounds))
 		peak = max(peak, r.peakMB)
 		for c := range r.admit {
 			admit[c] = append(admit[c], r.admit[c]...)
@@ -242,6 +260,7 @@ func reportScenario(b *testing.B, system string, rounds []scenarioResult, bound 
 	}
 	b.ReportMetric(wall, system+"-wall-s")
 	b.ReportMetric(usage, system+"-usage-pct")
+	b.ReportMetric(finished, system+"-finished-pct")
 	b.ReportMetric(cpu, system+"-cpu-s")
 	b.ReportMetric(peak, system+"-peak-MB")
 	for _, c := range scenarioClasses {
@@ -250,8 +269,16 @@ func reportScenario(b *testing.B, system string, rounds []scenarioResult, bound 
 		b.ReportMetric(mean(run[c.name]).Seconds(), fmt.Sprintf("%s-%s-avg-run-s", system, c.name))
 		b.ReportMetric(quantiles(run[c.name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-run-s", system, c.name))
 	}
-	b.Logf("%s over %d rounds: wall %.1fs (%.2f× the bound %s), usage %.1f%%, scheduling CPU %.1fs a round, peak memory %.0f MB",
-		systemName[system], len(rounds), wall, wall/bound.Seconds(), seconds(bound), usage, cpu, peak)
+	b.Logf("%s over %d rounds: wall %.1fs (%.2f× the bound %s), usage %.1f%%, %.1f%% of the Jobs finished, scheduling CPU %.1fs a round, peak memory %.0f MB",
+		systemName[system], len(rounds), wall, wall/bound.Seconds(), seconds(bound), usage, finished, cpu, peak)
+}
+
+// or is t, or otherwise when it is zero.
+func or(t, otherwise time.Time) time.Time {
+	if t.IsZero() {
+		return otherwise
+	}
+	return t
 }
 
 func mean(d []time.Duration) time.Duration {
@@ -295,4 +322,99 @@ func peakMemoryMB(pids map[string]int) float64 {
 		}
 	}
 	return float64(kb) / 1e3
+}
+
+// arbiterCounters reads Arbiter's /metrics: its cycles (count and seconds deciding), binds and
+// evictions so far, summed over their labels; nil when it does not answer.
+func arbiterCounters(ctx context.Context, url string) map[string]float64 {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return nil
+	}
+	wanted := map[string]string{
+		`arbiter_cycle_duration_seconds_count{phase="decide"}`: "cycles",
+		`arbiter_cycle_duration_seconds_sum{phase="decide"}`:   "deciding",
+		`arbiter_cycle_duration_seconds_sum{phase="apply"}`:    "applying",
+		"arbiter_binds_total":                                  "binds",
+		"arbiter_evictions_total":                              "evictions",
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name := wanted[series]
+		if name == "" {
+			name = wanted[strings.SplitN(series, "{", 2)[0]]
+		}
+		if name == "" {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(value, &v); err == nil {
+			m[name] += v
+		}
+	}
+	return m
+}
+
+// arbiterActivity formats what Arbiter did between two readings of arbiterCounters.
+func arbiterActivity(before, after map[string]float64) string {
+	if before == nil || after == nil {
+		return "Arbiter's metrics not read"
+	}
+	d := func(k string) float64 { return after[k] - before[k] }
+	cycles := d("cycles")
+	return fmt.Sprintf("Arbiter: %.0f cycles (%.1f ms deciding and %.1f ms applying on average), %.0f binds, %.0f evictions",
+		cycles, 1000*d("deciding")/max(cycles, 1), 1000*d("applying")/max(cycles, 1), d("binds"), d("evictions"))
+}
+
+// progress says, by class, how many Jobs were admitted, Running and complete of those created:
+// where a round that does not finish is stuck.
+func (w *scenarioWatch) progress() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	type counts struct{ created, admitted, running, complete int }
+	by := map[string]*counts{}
+	for _, j := range w.jobs {
+		c := by[j.class]
+		if c == nil {
+			c = &counts{}
+			by[j.class] = c
+		}
+		c.created++
+		for _, t := range []struct {
+			at time.Time
+			n  *int
+		}{{j.admitted, &c.admitted}, {j.running, &c.running}, {j.completeAt, &c.complete}} {
+			if !t.at.IsZero() {
+				*t.n++
+			}
+		}
+	}
+	unbound := 0
+	for _, p := range w.pods {
+		if !p.bound && p.succeeded.IsZero() {
+			unbound++
+		}
+	}
+	parts := []string{fmt.Sprintf("%d pods not bound", unbound)}
+	for _, c := range scenarioClasses {
+		if n := by[c.name]; n != nil {
+			parts = append(parts, fmt.Sprintf("%s: %d created, %d admitted, %d Running, %d complete", c.name, n.created, n.admitted, n.running, n.complete))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
