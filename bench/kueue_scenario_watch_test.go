@@ -41,8 +41,8 @@ type scenarioWatch struct {
 	mu    sync.Mutex
 	jobs  map[string]*scenarioJobTimes // namespace/name
 	pods  map[string]*scenarioPodTimes // namespace/name
-	// done counts the Jobs seen complete; of the pods seen to finish, work sums their GPUs ×
-	// the seconds they asked to run, occupied their GPUs × (Succeeded − Running) as seen, and
+	// done counts the Jobs seen complete and work sums their GPUs × the seconds they asked to
+	// run; of the pods seen to finish, occupied sums their GPUs × (Succeeded − Running) as seen, and
 	// completionLag is how long after startTime + their seconds they were seen Succeeded
 	// (kwok's lateness, the watch's, and startTime's whole seconds); interrupted counts pods
 	// that ended otherwise (preempted).
@@ -112,6 +112,7 @@ func (w *scenarioWatch) observeJob(j *batchv1.Job) {
 			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
 				t.completeAt = now
 				w.done++
+				w.work += float64(t.gpus) * float64(t.runSeconds)
 			}
 		}
 	}
@@ -149,7 +150,6 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 		if pt.succeeded.IsZero() && !pt.running.IsZero() {
 			pt.succeeded = now
 			w.occupied += float64(j.gpus) * now.Sub(pt.running).Seconds()
-			w.work += float64(j.gpus) * float64(j.runSeconds)
 			if p.Status.StartTime != nil {
 				w.completionLag = append(w.completionLag, now.Sub(p.Status.StartTime.Add(time.Duration(j.runSeconds)*time.Second)))
 			}
@@ -180,7 +180,7 @@ func (w *scenarioWatch) interruptedLocked(p *corev1.Pod) {
 // scenarioResult is one round's figures.
 type scenarioResult struct {
 	wall time.Duration // first create → last Job complete
-	// work is the GPU-seconds asked for by the pods that ran to completion; occupied the
+	// work is the GPU-seconds asked for by the Jobs complete; occupied the
 	// GPU-seconds they held from Running to Succeeded as the watch saw them, which kwok's
 	// lateness lengthens and startTime's whole seconds shorten (completionLag says by how much)
 	work, occupied float64
