@@ -334,6 +334,7 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 			systemName[system], scenarioCutOff, w.completed(), scenarioJobs(), w.progress(), tail(log))
 	}
 	r := w.result(start.Add(scenarioCutOff * bound))
+	r.diagnosis = w.diagnosis()
 	cpuAfter := readCPU(pids)
 	for name := range pids {
 		r.cpuSeconds += (cpuAfter[name] - cpu[name]).Seconds()

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -26,12 +24,15 @@ type scenarioJobTimes struct {
 	class                                  string
 	gpus, runSeconds                       int64
 	created, admitted, running, completeAt time.Time
+	// podSeen and bound are when its first pod was seen, and first bound to a node.
+	podSeen, bound time.Time
 }
 
 // scenarioPodTimes is when a pod was first seen Running and Succeeded.
 type scenarioPodTimes struct {
 	running, succeeded time.Time
 	bound              bool
+	job                *scenarioJobTimes
 }
 
 // scenarioWatch watches one round's Jobs and pods (by the round's label) and keeps the times
@@ -50,7 +51,9 @@ type scenarioWatch struct {
 	work, occupied float64
 	completionLag  []time.Duration
 	interrupted    int
-	cancel         context.CancelFunc
+	// idleWhileWaiting is GPU-seconds free while Jobs waited (sampleIdle)
+	idleWhileWaiting float64
+	cancel           context.CancelFunc
 }
 
 func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool) *scenarioWatch {
@@ -78,6 +81,7 @@ func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Int
 	})
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	go w.sampleIdle(ctx)
 	return w
 }
 
@@ -125,15 +129,21 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	key := p.Namespace + "/" + p.Name
 	pt := w.pods[key]
 	if pt == nil {
-		pt = &scenarioPodTimes{}
+		pt = &scenarioPodTimes{job: w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]]}
 		w.pods[key] = pt
 	}
-	j := w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]]
+	j := pt.job
 	if j == nil {
 		return
 	}
+	if j.podSeen.IsZero() {
+		j.podSeen = now
+	}
 	if p.Spec.NodeName != "" {
 		pt.bound = true
+		if j.bound.IsZero() {
+			j.bound = now
+		}
 		if !w.kueue && j.admitted.IsZero() {
 			j.admitted = now
 		}
@@ -191,6 +201,7 @@ type scenarioResult struct {
 	cpuSeconds     float64                    // the scheduling processes' CPU over the round
 	peakMB         float64                    // their peak resident memory over the round, summed
 	activity       string                     // what Arbiter's metrics say it did; "" for Kueue
+	diagnosis      string                     // where the time went (scenarioWatch.diagnosis)
 }
 
 // usage is the work done over the GPUs' capacity during the wall time: the bound's work,
@@ -238,7 +249,7 @@ func (r scenarioResult) summary(bound time.Duration) string {
 	return fmt.Sprintf("wall %s%s (%.2f× the bound %s), usage %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
 		"pods seen Succeeded after startTime + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
 		seconds(r.wall), unfinished, r.wall.Seconds()/bound.Seconds(), seconds(bound), 100*r.usage(), r.work, r.occupied, r.interrupted,
-		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity
+		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity + r.diagnosis
 }
 
 // reportScenario reports a system's figures over its rounds: the means of wall time, usage
@@ -322,99 +333,4 @@ func peakMemoryMB(pids map[string]int) float64 {
 		}
 	}
 	return float64(kb) / 1e3
-}
-
-// arbiterCounters reads Arbiter's /metrics: its cycles (count and seconds deciding), binds and
-// evictions so far, summed over their labels; nil when it does not answer.
-func arbiterCounters(ctx context.Context, url string) map[string]float64 {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
-	if err != nil {
-		return nil
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
-	if err != nil {
-		return nil
-	}
-	wanted := map[string]string{
-		`arbiter_cycle_duration_seconds_count{phase="decide"}`: "cycles",
-		`arbiter_cycle_duration_seconds_sum{phase="decide"}`:   "deciding",
-		`arbiter_cycle_duration_seconds_sum{phase="apply"}`:    "applying",
-		"arbiter_binds_total":                                  "binds",
-		"arbiter_evictions_total":                              "evictions",
-	}
-	m := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		series, value, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name := wanted[series]
-		if name == "" {
-			name = wanted[strings.SplitN(series, "{", 2)[0]]
-		}
-		if name == "" {
-			continue
-		}
-		var v float64
-		if _, err := fmt.Sscan(value, &v); err == nil {
-			m[name] += v
-		}
-	}
-	return m
-}
-
-// arbiterActivity formats what Arbiter did between two readings of arbiterCounters.
-func arbiterActivity(before, after map[string]float64) string {
-	if before == nil || after == nil {
-		return "Arbiter's metrics not read"
-	}
-	d := func(k string) float64 { return after[k] - before[k] }
-	cycles := d("cycles")
-	return fmt.Sprintf("Arbiter: %.0f cycles (%.1f ms deciding and %.1f ms applying on average), %.0f binds, %.0f evictions",
-		cycles, 1000*d("deciding")/max(cycles, 1), 1000*d("applying")/max(cycles, 1), d("binds"), d("evictions"))
-}
-
-// progress says, by class, how many Jobs were admitted, Running and complete of those created:
-// where a round that does not finish is stuck.
-func (w *scenarioWatch) progress() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	type counts struct{ created, admitted, running, complete int }
-	by := map[string]*counts{}
-	for _, j := range w.jobs {
-		c := by[j.class]
-		if c == nil {
-			c = &counts{}
-			by[j.class] = c
-		}
-		c.created++
-		for _, t := range []struct {
-			at time.Time
-			n  *int
-		}{{j.admitted, &c.admitted}, {j.running, &c.running}, {j.completeAt, &c.complete}} {
-			if !t.at.IsZero() {
-				*t.n++
-			}
-		}
-	}
-	unbound := 0
-	for _, p := range w.pods {
-		if !p.bound && p.succeeded.IsZero() {
-			unbound++
-		}
-	}
-	parts := []string{fmt.Sprintf("%d pods not bound", unbound)}
-	for _, c := range scenarioClasses {
-		if n := by[c.name]; n != nil {
-			parts = append(parts, fmt.Sprintf("%s: %d created, %d admitted, %d Running, %d complete", c.name, n.created, n.admitted, n.running, n.complete))
-		}
-	}
-	return strings.Join(parts, "; ")
 }
