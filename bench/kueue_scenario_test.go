@@ -298,7 +298,7 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 	if system == systemArbiter {
 		counters = arbiterCounters(cb.ctx, cb.arbiter.url)
 	}
-	cpu := readCPU(pids)
+	cpu, machine := readCPU(pids), cb.readCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var failed sync.Map
@@ -334,7 +334,9 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 			systemName[system], scenarioCutOff, w.completed(), scenarioJobs(), w.progress(), tail(log))
 	}
 	r := w.result(start.Add(scenarioCutOff * bound))
-	r.diagnosis = w.diagnosis()
+	// Every process's share shows what else the round waited on (the Job controller in
+	// kube-controller-manager, kwok, the API server) when the machine was busy.
+	r.diagnosis = w.diagnosis() + "; " + cb.readCPU().since(machine)
 	cpuAfter := readCPU(pids)
 	for name := range pids {
 		r.cpuSeconds += (cpuAfter[name] - cpu[name]).Seconds()
