@@ -13,11 +13,13 @@ import (
 // GPUs stood free while Jobs waited, Arbiter's own counters, and where a round cut off stood.
 
 // sampleIdle samples, every half second until ctx ends, the GPUs held (pods bound and not
-// ended) and the GPUs of the Jobs created, not complete, and holding none (waiting), and adds
-// min(free, waiting) × the interval to idleWhileWaiting: GPU-seconds that stood free while
-// at least as many GPUs' worth of Jobs waited. It overstates what a scheduler could have used
-// (a large Job's 20 GPUs must be on one node), but a system that leaves GPUs free while Jobs
-// wait shows here.
+// ended), the GPUs of the Jobs created, not complete and holding none (waiting), and of those
+// the GPUs of the ones whose pod exists, unbound (waiting for a node); and adds min(free,
+// waiting) × the interval to idleWhileJobsWaited and idleWhilePodsWaited: GPU-seconds that stood
+// free while at least as many GPUs' worth of Jobs, or of pods, waited. Jobs without a pod
+// wait for the Job controller (or, Kueue's, for admission); pods without a node wait for the
+// scheduler. Both overstate what could have been used (a large Job's 20 GPUs must be on one
+// node), but a system that leaves GPUs free while work waits shows here.
 func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 	const every = 500 * time.Millisecond
 	tick := time.NewTicker(every)
@@ -30,22 +32,29 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 		}
 		w.mu.Lock()
 		var held int64
-		holding := map[*scenarioJobTimes]bool{}
+		holding, pending := map[*scenarioJobTimes]bool{}, map[*scenarioJobTimes]bool{}
 		for _, p := range w.pods {
-			if p.bound && p.succeeded.IsZero() && p.job != nil {
+			switch {
+			case p.job == nil || !p.succeeded.IsZero():
+			case p.bound:
 				held += p.job.gpus
 				holding[p.job] = true
+			default:
+				pending[p.job] = true
 			}
 		}
-		var waiting int64
+		var jobsWaiting, podsWaiting int64
 		for _, j := range w.jobs {
 			if j.completeAt.IsZero() && !holding[j] {
-				waiting += j.gpus
+				jobsWaiting += j.gpus
+				if pending[j] {
+					podsWaiting += j.gpus
+				}
 			}
 		}
-		if free := scenarioGPUs - held; free > 0 && waiting > 0 {
-			w.idleWhileWaiting += float64(min(free, waiting)) * every.Seconds()
-		}
+		free := scenarioGPUs - held
+		w.idleWhileJobsWaited += float64(max(0, min(free, jobsWaiting))) * every.Seconds()
+		w.idleWhilePodsWaited += float64(max(0, min(free, podsWaiting))) * every.Seconds()
 		w.mu.Unlock()
 	}
 }
@@ -55,7 +64,8 @@ func (w *scenarioWatch) diagnosis() string {
 	steps := w.steps()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return fmt.Sprintf("; %s; %.0f GPU-seconds free while as many GPUs' worth of Jobs waited", steps, w.idleWhileWaiting)
+	return fmt.Sprintf("; %s; GPU-seconds free while as many GPUs' worth of Jobs waited %.0f, of pods waited for a node %.0f",
+		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited)
 }
 
 // steps is the average time of each step of a Job's start over the round: created → admitted

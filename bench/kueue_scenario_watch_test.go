@@ -51,9 +51,9 @@ type scenarioWatch struct {
 	work, occupied float64
 	completionLag  []time.Duration
 	interrupted    int
-	// idleWhileWaiting is GPU-seconds free while Jobs waited (sampleIdle)
-	idleWhileWaiting float64
-	cancel           context.CancelFunc
+	// GPU-seconds free while Jobs, or pods, waited (sampleIdle)
+	idleWhileJobsWaited, idleWhilePodsWaited float64
+	cancel                                   context.CancelFunc
 }
 
 func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool) *scenarioWatch {
