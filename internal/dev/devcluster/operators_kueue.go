@@ -44,7 +44,9 @@ func (c *Cluster) prepareKueue(names []string) error {
 // metrics and the on-demand visibility server off; its health probe on probe; its webhook server
 // (which its readiness waits for, though nothing calls it) on 127.0.0.1:webhook with a
 // certificate of the cluster's CA; Jobs only among the integrations, as the others' CRDs may not
-// be installed.
+// be installed. Its client's QPS and its controllers' concurrency are those of its shipped
+// configuration (config/components/manager/controller_manager_config.yaml): a file without
+// them gets one worker per controller.
 func (c *Cluster) writeKueueConfig(probe string, webhook int) (string, error) {
 	certDir := filepath.Join(c.dir, "pki", "kueue-webhook")
 	if _, err := writeWebhookCert(filepath.Join(c.dir, "pki"), certDir); err != nil {
@@ -68,6 +70,15 @@ health:
 clientConnection:
   qps: 300
   burst: 500
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 10
+    LocalQueue.kueue.x-k8s.io: 5
+    Cohort.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 5
+    ResourceFlavor.kueue.x-k8s.io: 1
 featureGates:
   VisibilityOnDemand: false
 integrations:

@@ -7,9 +7,15 @@ package devcluster
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -149,4 +155,49 @@ func condition(u *unstructured.Unstructured, typ string) (status, reason, messag
 		}
 	}
 	return "", "", ""
+}
+
+// Kueue runs its controllers with the concurrency of its shipped configuration
+// (config/components/manager/controller_manager_config.yaml: five Job reconcilers, ten Workload
+// reconcilers), not controller-runtime's one worker each, which a configuration file without
+// them gets: with one Job reconciler, a benchmark measures a Kueue nobody runs.
+func TestKueueRunsItsShippedControllerConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Start(context.Background(), Options{Dir: dir, Operators: []string{OperatorKueue}, Progress: os.Stderr, Timeout: 4 * time.Minute})
+	if err != nil {
+		t.Fatalf("starting a cluster with Kueue: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Errorf("stopping the cluster: %v", err)
+		}
+	})
+	want := map[string]int{"job": 5, "workload-reconciler": 10, "clusterqueue-reconciler": 5, "localqueue-reconciler": 5}
+	var got map[string]int
+	poll.UntilNil(t, "Kueue's controllers to start their workers", time.Minute, func() error {
+		got = map[string]int{}
+		raw, err := os.ReadFile(filepath.Join(dir, "logs", OperatorKueue+".log"))
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			var entry struct {
+				Logger  string `json:"logger"`
+				Msg     string `json:"msg"`
+				Workers int    `json:"worker count"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "Starting workers" {
+				if _, ok := want[entry.Logger]; ok {
+					got[entry.Logger] = entry.Workers
+				}
+			}
+		}
+		if len(got) < len(want) {
+			return fmt.Errorf("workers started so far: %v", got)
+		}
+		return nil
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Kueue's workers per controller (-shipped +running):\n%s", diff)
+	}
 }

@@ -1,0 +1,400 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
+	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+	"github.com/arbiterhq/arbiter/store"
+	"github.com/arbiterhq/arbiter/workload/objects"
+)
+
+// Kueue's published scalability scenario (sigs.k8s.io/kueue v0.19.2,
+// test/performance/scheduler/configs/baseline/generator.yaml) end to end, with real Jobs and
+// pods, for Arbiter and for Kueue + kube-scheduler on one control plane and the same kwok nodes.
+// Kueue's: 5 cohorts × 6 ClusterQueues of nominal quota 20 and borrowing limit 100
+// (reclaimWithinCohort Any, withinClusterQueue LowerPriority); per queue 350 small workloads
+// (1 unit, 200 ms, one every 100 ms, priority 50), 100 medium (5 units, 500 ms, every 500 ms,
+// priority 100) and 50 large (20 units, 1 s, every 1.2 s, priority 200). Here the counts are
+// divided and the runtimes and creation intervals multiplied by scenarioFactor, so that the
+// work (30 × 1,320 unit-seconds on 600 GPUs: 66 s) and the arrival times stay as published
+// while the Jobs are few enough (1,500) that the control plane's Job and pod throughput does
+// not bound the run. docs/performance.md lists every place the mapping is not exact.
+const (
+	scenarioFactor   = 10
+	scenarioCohorts  = 5
+	scenarioQueues   = 6 // ClusterQueues (projects) per cohort (department)
+	scenarioNominal  = 20
+	scenarioBorrow   = 100 // Kueue's borrowing limit; Arbiter's project limit is nominal + this
+	scenarioNodes    = 15
+	scenarioNodeGPUs = 40 // a large workload's 20 GPUs fit on a half-used node
+	scenarioGPUs     = scenarioNodes * scenarioNodeGPUs
+	// scenarioCutOff × the bound is as long as a round may take (so that make bench keeps its
+	// hour whatever a system does); a round cut off says so and reports what it did by then.
+	scenarioCutOff = 3
+	// scenarioRoundLabel marks a round's Jobs and pods, which the round's watches select.
+	scenarioRoundLabel = "arbiter.dev/bench-round"
+)
+
+// scenarioClass is one workloads set of Kueue's scenario, as published, and the priority
+// each system gives it.
+type scenarioClass struct {
+	name            string
+	count           int           // per queue, as published
+	interval        time.Duration // between creations, as published
+	runtime         time.Duration // as published
+	gpus            int64
+	kueuePriority   int    // a WorkloadPriorityClass of this value, named after the class
+	arbiterPriority string // an entry of Arbiter's priority dictionary, in the same order
+}
+
+var scenarioClasses = []scenarioClass{
+	{name: "small", count: 350, interval: 100 * time.Millisecond, runtime: 200 * time.Millisecond, gpus: 1, kueuePriority: 50, arbiterPriority: "low"},
+	{name: "medium", count: 100, interval: 500 * time.Millisecond, runtime: 500 * time.Millisecond, gpus: 5, kueuePriority: 100, arbiterPriority: "medium"},
+	{name: "large", count: 50, interval: 1200 * time.Millisecond, runtime: time.Second, gpus: 20, kueuePriority: 200, arbiterPriority: "high"},
+}
+
+// scaled is the class as run here: scenarioFactor times fewer Jobs, created scenarioFactor
+// times further apart, each running scenarioFactor times longer (whole seconds: kwok's
+// pod-complete stage counts seconds).
+func (c scenarioClass) scaled() (count int, interval time.Duration, runSeconds int) {
+	run := c.runtime * scenarioFactor
+	if run%time.Second != 0 || c.count%scenarioFactor != 0 {
+		panic(fmt.Sprintf("class %s does not scale by %d into whole Jobs and seconds", c.name, scenarioFactor))
+	}
+	return c.count / scenarioFactor, c.interval * scenarioFactor, int(run / time.Second)
+}
+
+// scenarioBound is the scenario's physical bound: the GPU-seconds of work asked for divided
+// by the GPUs (no scheduler can finish sooner), and the bound the arrivals set: the last
+// Job of a class cannot end before its creation plus its runtime.
+func scenarioBound() (work float64, bound, arrivals time.Duration) {
+	for _, c := range scenarioClasses {
+		count, interval, run := c.scaled()
+		work += float64(scenarioCohorts*scenarioQueues*count) * float64(c.gpus) * float64(run)
+		arrivals = max(arrivals, time.Duration(count)*interval+time.Duration(run)*time.Second)
+	}
+	return work, time.Duration(work / scenarioGPUs * float64(time.Second)), arrivals
+}
+
+// scenarioBench is the scenario's cluster: the cluster benchmark's, its queues, a dynamic
+// client for Kueue's objects, and where Arbiter logs.
+type scenarioBench struct {
+	*clusterBench
+	queues     []scenarioQueue
+	dyn        dynamic.Interface
+	arbiterLog string
+}
+
+// scenarioQueue is one ClusterQueue / project: its namespace for each system.
+type scenarioQueue struct {
+	cohort, queue int
+	ns            map[string]string // by system
+}
+
+func (q scenarioQueue) name() string { return fmt.Sprintf("c%d-q%d", q.cohort, q.queue) }
+
+// BenchmarkKueueScenario runs Kueue's scenario (above) four times, Arbiter, Kueue, Kueue,
+// Arbiter, each from a clean state, and reports for each system its wall time from the first
+// create to the last Job complete against the bound, the usage of the GPUs over that time, the
+// time to admission and to Running of each class (average and p90), and the CPU and peak memory
+// of its scheduling (Kueue's: Kueue and kube-scheduler). Run with -benchtime=1x.
+func BenchmarkKueueScenario(b *testing.B) {
+	sb := startScenarioCluster(b)
+	sb.setUpKueue()
+	work, bound, arrivals := scenarioBound()
+	b.Logf("scenario scaled by %d: %d Jobs a round, %.0f GPU-seconds asked on %d GPUs (%d nodes × %d): bound %s; the last arrival plus its runtime %s",
+		scenarioFactor, scenarioJobs(), work, scenarioGPUs, scenarioNodes, scenarioNodeGPUs, bound, arrivals)
+	for b.Loop() {
+		results := map[string][]scenarioResult{}
+		for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
+			r := sb.round(system, fmt.Sprintf("r%d", round))
+			results[system] = append(results[system], r)
+			b.Logf("round %d, %s: %s", round+1, systemName[system], r.summary(bound))
+		}
+		b.ReportMetric(bound.Seconds(), "bound-s")
+		for _, system := range []string{systemArbiter, systemKueue} {
+			reportScenario(b, system, results[system], bound)
+		}
+	}
+}
+
+// scenarioJobs is the number of Jobs in a round.
+func scenarioJobs() int {
+	n := 0
+	for _, c := range scenarioClasses {
+		count, _, _ := c.scaled()
+		n += count
+	}
+	return n * scenarioCohorts * scenarioQueues
+}
+
+// startScenarioCluster starts a local control plane with kube-scheduler, Kueue and
+// scenarioNodes kwok nodes of scenarioNodeGPUs GPUs in one node pool, and Arbiter; a
+// department for each cohort (its quota and limit the sum of its projects' quotas, so that
+// they borrow only from each other, as a cohort's queues do) and a project for each
+// ClusterQueue, its limit its quota plus Kueue's borrowing limit. It is startCluster's start
+// with other node sizes and no department of all the GPUs.
+func startScenarioCluster(b *testing.B) *scenarioBench {
+	b.Helper()
+	dir, err := os.MkdirTemp("", "arbiter-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	start := time.Now()
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", scenarioNodes, scenarioNodeGPUs),
+		KubeScheduler: true, Operators: []string{devcluster.OperatorKueue}, Progress: os.Stderr, Timeout: 10 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Stop(context.Background()) })
+	b.Logf("local control plane with %d nodes and Kueue ready in %s", scenarioNodes, time.Since(start).Round(time.Second))
+	fast := kube.Protobuf(c.RESTConfig())
+	fast.QPS, fast.Burst = 2000, 4000
+	client, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client}
+	cb.dbURL = testdb.NewURL(b)
+	pool, err := pgxpool.New(ctx, cb.dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	cb.st = store.New(pool)
+	actor := store.Actor{Subject: "bench", SubjectType: "system"}
+	opt := func(s string) store.Optional[string] { return store.Optional[string]{Set: true, Value: &s} }
+	if cb.pool, err = cb.st.CreateNodePool(ctx, store.NodePoolUpdate{Name: opt("bench"), LabelKey: opt(devcluster.LabelNodePool), LabelValue: opt("bench")}, actor); err != nil {
+		b.Fatal(err)
+	}
+	var queues []scenarioQueue
+	for ci := range scenarioCohorts {
+		quota := scenarioQueues * scenarioNominal
+		dept, err := cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt(fmt.Sprintf("c%d", ci)),
+			Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: quota, Limit: &quota}}}}, actor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for qi := range scenarioQueues {
+			q := scenarioQueue{cohort: ci, queue: qi}
+			q.ns = map[string]string{systemArbiter: "a-" + q.name(), systemKueue: "k-" + q.name()}
+			for _, ns := range q.ns {
+				if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			limit := scenarioNominal + scenarioBorrow
+			if _, err := cb.st.CreateProject(ctx, store.ProjectUpdate{
+				Name: opt(q.ns[systemArbiter]), DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID},
+				Namespaces: store.Optional[[]string]{Set: true, Value: &[]string{q.ns[systemArbiter]}},
+				NodePools:  store.Optional[[]uuid.UUID]{Set: true, Value: &[]uuid.UUID{cb.pool.ID}},
+				Resources:  store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: scenarioNominal, Limit: &limit}}},
+			}, actor); err != nil {
+				b.Fatal(err)
+			}
+			queues = append(queues, q)
+		}
+	}
+	sb := &scenarioBench{clusterBench: cb, queues: queues}
+	if sb.dyn, err = dynamic.NewForConfig(c.RESTConfig()); err != nil {
+		b.Fatal(err)
+	}
+	arbiterDir := b.TempDir()
+	sb.arbiterLog = filepath.Join(arbiterDir, "arbiter.log")
+	cb.arbiter = runArbiter(b, buildArbiter(b), arbiterDir, cb.dbURL, c.Kubeconfig())
+	return sb
+}
+
+// setUpKueue creates Kueue's side as its runner's generator does: a ResourceFlavor, a
+// ClusterQueue per queue in its cohort (nominal quota, borrowing limit, preemption), a
+// LocalQueue in each of its namespaces, and a WorkloadPriorityClass per class.
+func (sb *scenarioBench) setUpKueue() {
+	b := sb.b
+	b.Helper()
+	create := func(gvr schema.GroupVersionResource, namespace, manifest string) {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(manifest), &obj); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sb.dyn.Resource(gvr).Namespace(namespace).Create(sb.ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+			b.Fatalf("creating a Kueue %s: %v", gvr.Resource, err)
+		}
+	}
+	create(kueueFlavors, "", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: scenario}}`)
+	for _, c := range scenarioClasses {
+		create(kueuePriorities, "", fmt.Sprintf(`{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: %s}, value: %d}`, c.name, c.kueuePriority))
+	}
+	for _, q := range sb.queues {
+		create(kueueClusterQueues, "", fmt.Sprintf(`
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: %s}
+spec:
+  cohortName: c%d
+  namespaceSelector: {}
+  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: scenario
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: %d, borrowingLimit: %d}
+`, q.name(), q.cohort, scenarioNominal, scenarioBorrow))
+		create(kueueLocalQueues, q.ns[systemKueue], fmt.Sprintf(`{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: %s}, spec: {clusterQueue: %s}}`, q.name(), q.name()))
+	}
+}
+
+// scenarioJob is the i-th Job of class c in queue q for system, marked with the round: for
+// Arbiter its pods name it as their scheduler, with the class's priority, preemptible (as
+// every workload of Kueue's scenario is); for Kueue it is created suspended in the queue's
+// LocalQueue with the class's WorkloadPriorityClass, as Kueue's Job webhook would leave it.
+func scenarioJob(system, round string, q scenarioQueue, c scenarioClass, i int) *batchv1.Job {
+	_, _, run := c.scaled()
+	j := objects.Job(fmt.Sprintf("%s-%d", c.name, i), q.ns[system]).GPUs(c.gpus).BackoffLimit(6).
+		Label(scenarioRoundLabel, round).PodLabel(scenarioRoundLabel, round).
+		PodAnnotation(devcluster.AnnotationRunSeconds, fmt.Sprint(run))
+	if system == systemArbiter {
+		return j.SchedulerName("arbiter").Priority(c.arbiterPriority).Preemptible().Obj()
+	}
+	job := j.SchedulerName(corev1.DefaultSchedulerName).Label(devcluster.KueueQueueNameLabel, q.name()).Label(kueuePriorityLabel, c.name).Obj()
+	job.Spec.Suspend = ptr.To(true)
+	return job
+}
+
+// round runs the scenario once for system from a clean state and cleans up after it:
+// every Job, pod and Workload of the round deleted and waited for, and the round's events.
+func (sb *scenarioBench) round(system, round string) scenarioResult {
+	cb := sb.clusterBench
+	b := cb.b
+	b.Helper()
+	pids := cb.schedulerPIDs(system)
+	resetPeakMemory(b, pids)
+	w := startScenarioWatch(b, cb.ctx, cb.client, round, system == systemKueue)
+	var counters map[string]float64
+	if system == systemArbiter {
+		counters = arbiterCounters(cb.ctx, cb.arbiter.url)
+	}
+	cpu, machine := readCPU(pids), cb.readCPU()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed sync.Map
+	for _, q := range sb.queues {
+		for _, c := range scenarioClasses {
+			count, interval, run := c.scaled()
+			wg.Go(func() {
+				// Kueue's generator sleeps the interval before each creation; here the
+				// creations keep to start + (i+1) × interval whatever a create takes.
+				for i := range count {
+					time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
+					job := scenarioJob(system, round, q, c, i)
+					w.created(job.Namespace+"/"+job.Name, c.name, c.gpus, int64(run))
+					if _, err := cb.client.BatchV1().Jobs(job.Namespace).Create(cb.ctx, job, metav1.CreateOptions{}); err != nil {
+						failed.Store(job.Namespace+"/"+job.Name, err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	failed.Range(func(k, v any) bool { b.Fatalf("creating Job %s: %v", k, v); return false })
+	// A system that has not finished by scenarioCutOff × the bound is cut off: its round
+	// reports the work done by then over that time, and how much was left.
+	_, bound, _ := scenarioBound()
+	finished := poll.Within(time.Until(start.Add(scenarioCutOff*bound)), func() bool { return w.completed() == scenarioJobs() })
+	if !finished {
+		log := filepath.Join(cb.cluster.Dir(), "logs", devcluster.OperatorKueue+".log")
+		if system == systemArbiter {
+			log = sb.arbiterLog
+		}
+		b.Logf("%s cut off at %d× the bound: %d of %d Jobs complete (%s); its log ends:\n%s",
+			systemName[system], scenarioCutOff, w.completed(), scenarioJobs(), w.progress(), tail(log))
+	}
+	r := w.result(start.Add(scenarioCutOff * bound))
+	// Every process's share shows what else the round waited on (the Job controller in
+	// kube-controller-manager, kwok, the API server) when the machine was busy.
+	r.diagnosis = w.diagnosis() + "; " + cb.readCPU().since(machine)
+	cpuAfter := readCPU(pids)
+	for name := range pids {
+		r.cpuSeconds += (cpuAfter[name] - cpu[name]).Seconds()
+	}
+	r.peakMB = peakMemoryMB(pids)
+	if system == systemArbiter {
+		r.activity = "; " + arbiterActivity(counters, arbiterCounters(cb.ctx, cb.arbiter.url))
+	}
+	w.stop()
+	sb.clean(system, round)
+	return r
+}
+
+// schedulerPIDs names the processes that schedule for system: Arbiter, or Kueue and
+// kube-scheduler.
+func (cb *clusterBench) schedulerPIDs(system string) map[string]int {
+	all := cb.pids()
+	if system == systemArbiter {
+		return map[string]int{"arbiter": all["arbiter"]}
+	}
+	return map[string]int{"kueue": all[devcluster.OperatorKueue], "kube-scheduler": all["kube-scheduler"]}
+}
+
+// clean deletes the round's Jobs and waits until their pods, Jobs and Workloads
+// are gone, then deletes the namespaces' events, so that the next round starts as this one did.
+func (sb *scenarioBench) clean(system, round string) {
+	cb := sb.clusterBench
+	b := cb.b
+	b.Helper()
+	selector := metav1.ListOptions{LabelSelector: scenarioRoundLabel + "=" + round}
+	background := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	for _, q := range sb.queues {
+		if err := cb.client.BatchV1().Jobs(q.ns[system]).DeleteCollection(cb.ctx, background, selector); err != nil {
+			b.Fatalf("deleting the Jobs of round %s: %v", round, err)
+		}
+	}
+	for _, q := range sb.queues {
+		ns := q.ns[system]
+		poll.UntilNil(b, "the round's Jobs, pods and Workloads are gone", 5*time.Minute, func() error {
+			jobs, err := cb.client.BatchV1().Jobs(ns).List(cb.ctx, selector)
+			if err != nil {
+				return err
+			}
+			pods, err := cb.client.CoreV1().Pods(ns).List(cb.ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			workloads, err := sb.dyn.Resource(kueueWorkloads).Namespace(ns).List(cb.ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if n := len(jobs.Items) + len(pods.Items) + len(workloads.Items); n > 0 {
+				return fmt.Errorf("%s: %d Jobs, %d pods, %d Workloads left", ns, len(jobs.Items), len(pods.Items), len(workloads.Items))
+			}
+			return nil
+		})
+		if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			b.Logf("events of round %s not deleted: %v", round, err)
+		}
+	}
+}
