@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // runLines describe the run, as label and text, for both the Markdown and the HTML.
@@ -22,7 +23,11 @@ func runLines(run Run) [][2]string {
 	if len(run.Steps) > 0 || run.Total > 0 {
 		var took []string
 		for _, s := range run.Steps {
-			took = append(took, fmt.Sprintf("%s %s", s.Name, Duration(s.Took)))
+			d := "under 1 s" // the steps file counts whole seconds
+			if s.Took >= time.Second {
+				d = Duration(s.Took)
+			}
+			took = append(took, s.Name+" "+d)
 		}
 		text := strings.Join(took, ", ")
 		if run.Total > 0 {
@@ -129,23 +134,35 @@ func UpdateDocs(path string, content []byte) error {
 	return os.WriteFile(path, updated, 0o644)
 }
 
+// replaceBetween replaces the lines between the marker lines; a marker counts only on a line
+// of its own, so that prose may name the markers.
 func replaceBetween(doc, content []byte) ([]byte, error) {
-	before, rest, ok := bytes.Cut(doc, []byte(DocsBegin))
-	if !ok {
-		return nil, fmt.Errorf("no %s marker: put %s and %s on lines of their own where the latest run's table belongs", DocsBegin, DocsBegin, DocsEnd)
+	lines := bytes.SplitAfter(doc, []byte("\n"))
+	begin, end := -1, -1
+	for i, l := range lines {
+		switch string(bytes.TrimSpace(l)) {
+		case DocsBegin:
+			if begin >= 0 {
+				return nil, fmt.Errorf("%s stands on more than one line: keep one pair of markers", DocsBegin)
+			}
+			begin = i
+		case DocsEnd:
+			if begin >= 0 && end < 0 {
+				end = i
+			}
+		}
 	}
-	_, after, ok := bytes.Cut(rest, []byte(DocsEnd))
-	if !ok {
-		return nil, fmt.Errorf("%s has no %s after it", DocsBegin, DocsEnd)
+	if begin < 0 {
+		return nil, fmt.Errorf("no line holding %s alone: put %s and %s on lines of their own where the latest run's tables belong", DocsBegin, DocsBegin, DocsEnd)
 	}
-	if bytes.Contains(after, []byte(DocsBegin)) {
-		return nil, fmt.Errorf("%s appears more than once: keep one pair of markers", DocsBegin)
+	if end < 0 {
+		return nil, fmt.Errorf("no line holding %s alone after %s", DocsEnd, DocsBegin)
 	}
 	var out bytes.Buffer
-	out.Write(before)
+	out.Write(bytes.Join(lines[:begin], nil))
 	out.WriteString(DocsBegin + "\n\n")
 	out.Write(bytes.TrimSpace(content))
-	out.WriteString("\n\n" + DocsEnd)
-	out.Write(after)
+	out.WriteString("\n\n")
+	out.Write(bytes.Join(lines[end:], nil))
 	return out.Bytes(), nil
 }
