@@ -33,6 +33,9 @@ func Label(name string) string {
 	case "allocs/op":
 		return "allocations per op"
 	}
+	if what, ok := strings.CutSuffix(name, "-ms/op"); ok && what != "" {
+		return strings.ReplaceAll(what, "-", " ") + " (ms per op)"
+	}
 	for _, e := range unitEndings {
 		if what, ok := strings.CutSuffix(name, e.ending); ok && what != "" {
 			return strings.ReplaceAll(what, "-", " ") + " (" + e.unit + ")"

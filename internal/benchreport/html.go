@@ -47,7 +47,7 @@ p.caption { color: #444; margin: .6rem 0 0; }
 {{range .Run}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>
 {{end}}</dl>
 {{if .Compared}}
-<h2>Side by side</h2>
+<h2 id="side-by-side">Side by side</h2>
 <p class="note">{{.RatioNote}}</p>
 {{range .Compared}}
 <h3 id="{{.ID}}">{{.Title}}</h3>
@@ -59,7 +59,7 @@ p.caption { color: #444; margin: .6rem 0 0; }
 {{end}}
 {{end}}
 {{if .Alone}}
-<h2>One system alone</h2>
+<h2 id="alone">One system alone</h2>
 <p class="note">Benchmarks whose figures name no system: Arbiter's scheduler core and API unless the benchmark says otherwise.</p>
 {{range .Alone}}<h3>{{.Title}}</h3>
 {{template "table" .}}

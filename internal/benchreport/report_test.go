@@ -143,7 +143,7 @@ func TestBenchmarksNamingNoSystemStandAloneWithTheirBenchmemColumns(t *testing.T
 		t.Errorf("benchmarks alone (-want +got):\n%s", diff)
 	}
 	tables := aloneTables(r.Alone)
-	wantRow := []string{"CycleTenTimes", "223 ms", "31,435,933", "50,520", "binds 31,570; cpu-ms/op 170; evictions 3,524; max (ms) 260; p50 (ms) 204"}
+	wantRow := []string{"CycleTenTimes", "223 ms", "31,435,933", "50,520", "binds 31,570; cpu (ms per op) 170; evictions 3,524; max (ms) 260; p50 (ms) 204"}
 	if diff := cmp.Diff(wantRow, tables[0].Rows[0], approx); diff != "" {
 		t.Errorf("the scheduler core's row (-want +got):\n%s", diff)
 	}
@@ -196,7 +196,7 @@ func TestSplitUnit(t *testing.T) {
 
 func TestLabelsAndNumbersReadAsAPersonWritesThem(t *testing.T) {
 	labels := map[string]string{"p99-s": "p99 (s)", "first-bind-s": "first bind (s)", "s": "time (s)", "usage-pct": "usage (%)",
-		"peak-MB": "peak (MB)", "speedup-x": "speedup (×)", "pods/s": "pods/s", "ns/op": "time per op", "p50-ms": "p50 (ms)"}
+		"peak-MB": "peak (MB)", "cpu-ms/op": "cpu (ms per op)", "speedup-x": "speedup (×)", "pods/s": "pods/s", "ns/op": "time per op", "p50-ms": "p50 (ms)"}
 	for name, want := range labels {
 		if got := Label(name); got != want {
 			t.Errorf("Label(%q) = %q; want %q", name, got, want)

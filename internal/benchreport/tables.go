@@ -64,7 +64,7 @@ func comparisonTable(c Comparison) table {
 		t.Rows = append(t.Rows, row)
 	}
 	if len(c.Own) > 0 {
-		own := &table{Title: "The benchmark's own figures (no system's alone)", Header: []string{"case", "figure", "value"}, Numeric: 2}
+		own := &table{Title: "Figures of the benchmark as a whole", Header: []string{"case", "figure", "value"}, Numeric: 2}
 		ownCase := slices.ContainsFunc(c.Own, func(v Value) bool { return v.Case != "" })
 		if !ownCase {
 			own.Header, own.Numeric = own.Header[1:], 1
@@ -74,7 +74,12 @@ func comparisonTable(c Comparison) table {
 			if ownCase {
 				row = append(row, v.Case)
 			}
-			own.Rows = append(own.Rows, append(row, Label(v.Name), valueText(v.Name, v)))
+			label := Label(v.Name)
+			if v.Name == "ns/op" {
+				// A cluster benchmark runs once (-benchtime 1x): its op is the whole benchmark.
+				label = "time per iteration"
+			}
+			own.Rows = append(own.Rows, append(row, label, valueText(v.Name, v)))
 		}
 		t.Own = own
 	}
