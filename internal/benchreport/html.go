@@ -159,9 +159,9 @@ func Write(dir string, run Run, r Report) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	page, err := HTML(run, r)
+	doc, err := HTML(run, r)
 	if err != nil {
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), page, 0o644)
+	return os.WriteFile(filepath.Join(dir, "report.html"), doc, 0o644)
 }
