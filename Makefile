@@ -6,7 +6,7 @@ PKGS     := ./...
 # -count=1: never answer from Go's test cache, so a green run means every test ran on this clone.
 TESTFLAGS ?= -p 2 -timeout 60m -count=1
 
-.PHONY: all build run test test-unit generate lint k8s operators bench clean
+.PHONY: all build run test test-unit generate lint k8s operators bench bench-docs clean
 
 all: build
 
@@ -46,11 +46,30 @@ lint:
 ## bench: the benchmarks of testing.md (figures, not pass/fail): the scheduler core, the API, and
 ## on a local control plane of 500 nodes Arbiter vs kube-scheduler and reclaim latency, a
 ## backlog of 10,000 pods on 1,250 nodes, Arbiter vs kube-scheduler, and reclaim and preemption
-## against Kueue (docs/performance.md), which it builds first (~40 min, and Kueue's first build)
+## against Kueue (docs/performance.md), which it builds first (~40 min, and Kueue's first build).
+## Each step's output is kept in artifacts/bench/ and ends in a report there: report.html (a
+## chart per comparison), report.md (docs/performance.md, "The report")
+BENCH_OUT := artifacts/bench
+BENCH_OUTPUTS := $(BENCH_OUT)/scheduler.txt $(BENCH_OUT)/cluster.txt
+# bench_step runs step $(1) and adds its whole seconds to steps.tsv; with a file name $(2), its
+# standard output goes to the terminal and into that file. pipefail: a failing benchmark fails
+# make even though tee, last in the pipe, succeeds.
+define bench_step
+set -o pipefail && start=$$(date +%s) && $(3) $(if $(2),| tee $(BENCH_OUT)/$(2)) && printf '%s\t%s\n' '$(1)' $$(( $$(date +%s) - start )) >> $(BENCH_OUT)/steps.tsv
+endef
+bench: SHELL := /bin/bash
 bench: build k8s
-	./$(BIN) devcluster build --operators kueue
-	$(GO) test -run '^$$' -bench . -benchmem ./scheduler/...
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m -v ./bench/
+	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) && cat /proc/loadavg > $(BENCH_OUT)/loadavg-start && date +%s > $(BENCH_OUT)/started-at
+	$(call bench_step,Kueue build,,./$(BIN) devcluster build --operators kueue)
+	$(call bench_step,scheduler core benchmarks,scheduler.txt,$(GO) test -run '^$$' -bench . -benchmem ./scheduler/...)
+	$(call bench_step,cluster benchmarks,cluster.txt,$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m -v ./bench/)
+	@cat /proc/loadavg > $(BENCH_OUT)/loadavg-end && printf 'total\t%s\n' $$(( $$(date +%s) - $$(cat $(BENCH_OUT)/started-at) )) >> $(BENCH_OUT)/steps.tsv
+	$(GO) run ./hack/benchreport -dir $(BENCH_OUT) $(BENCH_OUTPUTS)
+
+## bench-docs: write the last make bench's tables (artifacts/bench) into docs/performance.md,
+## "Latest run"; make bench itself leaves the docs alone
+bench-docs:
+	$(GO) run ./hack/benchreport -dir $(BENCH_OUT) -docs docs/performance.md $(BENCH_OUTPUTS)
 
 clean:
 	rm -rf bin artifacts
