@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,5 +318,34 @@ func TestKueueHarnessCountsTheWorkloadsARunLeftUnfinished(t *testing.T) {
 	}
 	if _, _, err := harnessUnfinished(path); err == nil {
 		t.Error("a wlStates.csv without the runner's header: no error")
+	}
+}
+
+// What Kueue's runner wrote in a run on this machine (Kueue's baseline scenario with one cohort
+// of its five) reads strictly, with the figures its checker sees.
+func TestKueueHarnessReadsTheRunnersOutput(t *testing.T) {
+	var summary harnessSummary
+	if err := readStrictYAML(filepath.Join("testdata", "kueue-harness", "summary.yaml"), &summary); err != nil {
+		t.Fatal(err)
+	}
+	wantClasses := map[string]harnessWorkloadClass{
+		"large":  {Count: 300, AverageTimeToAdmissionMs: 69919, AverageTimeToFinishMs: 71952},
+		"medium": {Count: 600, TotalEvictions: 18, AverageTimeToAdmissionMs: 177382, AverageTimeToFinishMs: 180017},
+		"small":  {Count: 2100, TotalEvictions: 36, AverageTimeToAdmissionMs: 344616, AverageTimeToFinishMs: 350738},
+	}
+	if diff := cmp.Diff(wantClasses, summary.WorkloadClasses); diff != "" {
+		t.Errorf("workload classes (-want +got):\n%s", diff)
+	}
+	// 47,079,891,000 mCPU·ms used of 120,000 mCPU over 548,773 ms.
+	usage, err := summary.ClusterQueueClasses["cq"].UsagePct()
+	if err != nil || math.Abs(usage-71.4926) > 0.0001 {
+		t.Errorf("usage of class cq = %.4f %%, %v; want 71.4926 %%", usage, err)
+	}
+	var stats harnessCmdStats
+	if err := readStrictYAML(filepath.Join("testdata", "kueue-harness", "minimalkueue.stats.yaml"), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(harnessCmdStats{WallMs: 551208, UserMs: 17138, SysMs: 2011, Maxrss: 146668}, stats); diff != "" {
+		t.Errorf("minimalkueue's stats (-want +got):\n%s", diff)
 	}
 }
