@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,6 +155,9 @@ func runHarness(b *testing.B, h *devcluster.KueueHarness, bins *devcluster.Binar
 			b.Fatal(err)
 		}
 	}
+	// A runner that fails exits without stopping envtest's processes (each in a process group
+	// of its own): end those started from this run's assets directory.
+	defer killStartedFrom(assets)
 	logPath := filepath.Join(out, "runner.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -184,6 +188,24 @@ func runHarness(b *testing.B, h *devcluster.KueueHarness, bins *devcluster.Binar
 		b.Fatalf("Kueue's harness failed (%v, %v): its log %s ends:\n%s", err, ctx.Err(), logPath, tail(logPath))
 	}
 	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// killStartedFrom kills the processes whose executable was started from dir.
+func killStartedFrom(dir string) {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, path := range cmdlines {
+		cmdline, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		exe, _, _ := strings.Cut(string(cmdline), "\x00")
+		if filepath.Dir(exe) != dir {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // harnessArtifacts returns an empty artifacts/bench/kueue-harness (under ARBITER_ARTIFACTS
@@ -350,5 +372,33 @@ func TestKueueHarnessReadsTheRunnersOutput(t *testing.T) {
 	}
 	if diff := cmp.Diff(harnessCmdStats{WallMs: 551208, UserMs: 17138, SysMs: 2011, Maxrss: 146668}, stats); diff != "" {
 		t.Errorf("minimalkueue's stats (-want +got):\n%s", diff)
+	}
+}
+
+// After a failed run the benchmark ends the processes started from the run's assets directory
+// (envtest's, which the runner leaves behind), and no other.
+func TestKueueHarnessKillsOnlyWhatItsAssetsStarted(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(sleep, filepath.Join(dir, "sleep")); err != nil {
+		t.Fatal(err)
+	}
+	fromAssets := exec.Command(filepath.Join(dir, "sleep"), "60")
+	other := exec.Command(sleep, "60")
+	for _, cmd := range []*exec.Cmd{fromAssets, other} {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	killStartedFrom(dir)
+	if err := fromAssets.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the process started from the assets directory ended with %v, want killed", err)
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("a process started elsewhere was ended too: %v", err)
 	}
 }
