@@ -58,6 +58,9 @@ type operator struct {
 	// storageVersionOnly installs each CRD with its storage version alone: the other versions
 	// need a conversion webhook reached through an in-cluster Service.
 	storageVersionOnly bool
+	// assetDirs are further directories of the module copied, by their last element, next to
+	// the binary (Kueue's harness reads its scenarios from there).
+	assetDirs []string
 }
 
 var operators = []operator{
@@ -193,6 +196,9 @@ const operatorLDFlags = "-s -w"
 func operatorStamp(modDir string, op operator) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n%s\n", op.name, op.pkg, strings.Join(op.crdDirs, ","), runtime.Version(), operatorLDFlags)
+	if len(op.assetDirs) > 0 { // only then, so that the stamps of operators without any stay valid
+		fmt.Fprintf(h, "assets %s\n", strings.Join(op.assetDirs, ","))
+	}
 	var files []string
 	for _, pat := range []string{"go.mod", "go.sum", "*.go"} {
 		m, err := filepath.Glob(filepath.Join(modDir, pat))
@@ -247,6 +253,12 @@ func EnsureOperators(ctx context.Context, progress io.Writer, names ...string) (
 			return nil, err
 		}
 		out = append(out, b)
+		if name == OperatorKueue {
+			// Kueue's own scalability harness comes with it: `make bench` runs both.
+			if _, err := EnsureKueueHarness(ctx, progress); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }
@@ -290,15 +302,24 @@ func ensureOperator(ctx context.Context, op operator, modDir string, b *Operator
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("devcluster: building operator %s in %s failed: %w\n%s", op.name, modDir, err, tail(out, 40))
 	}
-	// The CRDs come from the module the binary was built from: its directory in the module cache.
+	// The CRDs (and assets) come from the module the binary was built from: its directory in the
+	// module cache.
 	cmd = exec.CommandContext(ctx, goBin, "list", "-m", "-f", "{{.Dir}}", op.module)
 	cmd.Dir, cmd.Env = modDir, env
 	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("devcluster: locating module %s for its CRDs: %w", op.module, err)
 	}
-	if err := copyCRDs(strings.TrimSpace(string(out)), op.crdDirs, b.CRDDir()); err != nil {
-		return fmt.Errorf("devcluster: copying the CRDs of %s: %w", op.name, err)
+	moduleDir := strings.TrimSpace(string(out))
+	if len(op.crdDirs) > 0 {
+		if err := copyCRDs(moduleDir, op.crdDirs, b.CRDDir()); err != nil {
+			return fmt.Errorf("devcluster: copying the CRDs of %s: %w", op.name, err)
+		}
+	}
+	for _, d := range op.assetDirs {
+		if err := copyTree(filepath.Join(moduleDir, d), filepath.Join(b.Dir, filepath.Base(d))); err != nil {
+			return fmt.Errorf("devcluster: copying %s of %s: %w", d, op.name, err)
+		}
 	}
 	if err := os.Rename(tmp, b.Path()); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
