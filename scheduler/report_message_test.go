@@ -40,8 +40,8 @@ func TestMessagesAreEachWorkloadsOwnWhenMadeOnce(t *testing.T) {
 		"d1": capacity("2"),
 		"d2": capacity("3"),
 		"d3": capacity("2"),
-		"g1": "Waiting for all 3 pods of the gang (2 exist); it starts once its controller has created them all.",
-		"g2": "Waiting for all 4 pods of the gang (2 exist); it starts once its controller has created them all.",
+		"g1": "Waiting for all 3 pods of the gang; it starts once its controller has created them all.",
+		"g2": "Waiting for all 4 pods of the gang; it starts once its controller has created them all.",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("messages (-want +got):\n%s", d)

@@ -25,6 +25,7 @@ func (s *Scheduler) SeedWaiting(since map[string]time.Time, now time.Time) int {
 func (c *Cache) WaitingWorkloads() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	c.sortLists() // the order is left unsorted by the writes since the last snapshot
 	var out []string
 	for _, b := range c.order {
 		if hasUnboundPod(&b.w) {
