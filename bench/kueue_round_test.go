@@ -15,26 +15,30 @@ import (
 // peerExplained is how many of a Kueue round's slowest submissions have their timeline logged.
 const peerExplained = 3
 
-// peerRound runs one round of pc for system from a clean state: the fill Jobs all Running,
-// reported ready by their Jobs (and, for Kueue, in their Workloads), then peerSamples submissions one at a time, each timed from its
-// create to its pod Running as the pod watch saw it; then every Job, pod and Workload of the
-// round is deleted and waited for. It returns the latencies, and logs how long each phase took
-// and where the slowest submissions' time went.
-func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc peerCase, system, prefix string) []time.Duration {
+// peerRound runs one round of pc for system: its fill Jobs (fillPrefix-fill-…, created unless
+// fresh is false: kept from the system's previous round) all Running, reported ready by their
+// Jobs (and, for Kueue, in their Workloads), then peerSamples submissions one at a time, each
+// timed from its create to its pod Running as the pod watch saw it. Then every Job, pod and
+// Workload of the round is deleted and waited for, or, if keep, only the submissions' (the
+// fill's preempted Jobs then run again, and the next round waits until they do). It returns
+// the latencies, and logs how long each phase took and where the slowest submissions' time went.
+func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc peerCase, system, prefix, fillPrefix string, fresh, keep bool) []time.Duration {
 	b := cb.b
 	b.Helper()
 	fillNS, submitNS := pc.fillNS[system], pc.submitNS[system]
 	cb.running.Store(0)
 	start := time.Now()
-	failed := concurrently(pc.fill, func(i int) error {
-		_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", prefix, i), fillNS, system), metav1.CreateOptions{})
-		return err
-	})
-	if failed > 0 {
-		b.Fatalf("%d Job creations failed", failed)
-	}
-	if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
-		b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
+	if fresh {
+		failed := concurrently(pc.fill, func(i int) error {
+			_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", fillPrefix, i), fillNS, system), metav1.CreateOptions{})
+			return err
+		})
+		if failed > 0 {
+			b.Fatalf("%d Job creations failed", failed)
+		}
+		if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
+			b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
+		}
 	}
 	running := time.Since(start)
 	cb.waitJobsReady(fillNS, pc.fill, 5*time.Minute)
@@ -95,26 +99,42 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		b.Logf("    %s", where)
 	}
 
-	cleaned := cb.cleanRound(dyn, fillNS, submitNS, prefix, pc.fill, system == systemKueue)
-	trace.forget()
-	b.Logf("%s, %s: %d fill Jobs Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s; %s",
-		pc.name, systemName[system], pc.fill, running.Round(time.Millisecond), ready.Round(time.Millisecond), settled,
+	kueue := system == systemKueue
+	var cleaned string
+	if keep {
+		cleaned = "kept the fill; " + cb.cleanRound(dyn, kueue, peerJobs{submitNS, prefix + "-mine", peerSamples})
+	} else {
+		cleaned = cb.cleanRound(dyn, kueue, peerJobs{fillNS, fillPrefix + "-fill", pc.fill}, peerJobs{submitNS, prefix + "-mine", peerSamples})
+		trace.forget()
+	}
+	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s; %s",
+		pc.name, systemName[system], pc.fill, fresh, running.Round(time.Millisecond), ready.Round(time.Millisecond), settled,
 		peerSamples, (submittedAll - filled).Round(time.Millisecond), cleaned)
 	cb.lagPercentile() // drop the round's per-pod samples
 	return latencies
 }
 
-// cleanRound deletes the round's Jobs and, at once, their pods and (for Kueue) their Workloads,
-// rather than leaving those to the garbage collector, which looks up each one's owner before
-// deleting it; then it waits until no Job, pod or Workload of the round is left, deletes the
-// round's events, and returns how long the deletes and the wait took.
-func (cb *clusterBench) cleanRound(dyn dynamic.Interface, fillNS, submitNS, prefix string, fill int, kueue bool) string {
+// peerJobs names n Jobs of a round, prefix-0 … prefix-(n-1) in namespace ns.
+type peerJobs struct {
+	ns, prefix string
+	n          int
+}
+
+// cleanRound deletes the Jobs and, at once, every pod and (for Kueue) every Workload in their
+// namespaces, rather than leaving those to the garbage collector, which looks up each one's
+// owner before deleting it; then it waits until no Job, pod or Workload is left there, deletes
+// the namespaces' events, and says how long the deletes and the wait took.
+func (cb *clusterBench) cleanRound(dyn dynamic.Interface, kueue bool, jobs ...peerJobs) string {
 	b := cb.b
 	b.Helper()
 	start := time.Now()
-	cb.deleteJobs(fillNS, prefix+"-fill", fill)
-	cb.deleteJobs(submitNS, prefix+"-mine", peerSamples)
-	namespaces := slices.Compact([]string{fillNS, submitNS})
+	var namespaces []string
+	for _, j := range jobs {
+		cb.deleteJobs(j.ns, j.prefix, j.n)
+		if !slices.Contains(namespaces, j.ns) {
+			namespaces = append(namespaces, j.ns)
+		}
+	}
 	for _, ns := range namespaces {
 		pods, err := cb.client.CoreV1().Pods(ns).List(cb.ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
@@ -166,7 +186,7 @@ func (cb *clusterBench) cleanRound(dyn dynamic.Interface, fillNS, submitNS, pref
 			return nil
 		})
 		if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			b.Logf("events of round %s not deleted: %v", prefix, err)
+			b.Logf("events in %s not deleted: %v", ns, err)
 		}
 	}
 	return fmt.Sprintf("clean-up %s (deletes sent in %s)", time.Since(start).Round(time.Millisecond), deleted.Round(time.Millisecond))

@@ -56,6 +56,10 @@ type peerCase struct {
 	fillNS, submitNS map[string]string // by system
 	fillJob          func(name, ns, system string) *batchv1.Job
 	submitJob        func(name, ns, system string) *batchv1.Job
+	// keepFill keeps the fill from one round to the next of the same system (Kueue's two),
+	// deleting only the submissions and waiting until the fill runs whole again; the fill
+	// must have a namespace of its own.
+	keepFill bool
 }
 
 const (
@@ -97,7 +101,7 @@ func BenchmarkPeerKueue(b *testing.B) {
 	}
 	cases := []peerCase{
 		{
-			name: "reclaim", fill: peerGPUs,
+			name: "reclaim", fill: peerGPUs, keepFill: true,
 			fillNS:   map[string]string{systemArbiter: cb.project("a-borrower", 0), systemKueue: "k-borrower"},
 			submitNS: map[string]string{systemArbiter: cb.project("a-owner", peerOwnerQuota), systemKueue: "k-owner"},
 			fillJob: func(name, ns, system string) *batchv1.Job {
@@ -143,8 +147,16 @@ func BenchmarkPeerKueue(b *testing.B) {
 func (cb *clusterBench) peerCompare(dyn dynamic.Interface, trace *kueueTrace, pc peerCase) {
 	b := cb.b
 	latencies := map[string][]time.Duration{}
-	for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
-		l := cb.peerRound(dyn, trace, pc, system, fmt.Sprintf("r%d", round))
+	order := []string{systemArbiter, systemKueue, systemKueue, systemArbiter}
+	fillPrefix := ""
+	for round, system := range order {
+		prefix := fmt.Sprintf("r%d", round)
+		fresh := round == 0 || order[round-1] != system || !pc.keepFill
+		if fresh {
+			fillPrefix = prefix
+		}
+		keep := pc.keepFill && round+1 < len(order) && order[round+1] == system
+		l := cb.peerRound(dyn, trace, pc, system, prefix, fillPrefix, fresh, keep)
 		latencies[system] = append(latencies[system], l...)
 		q := quantiles(l, []float64{0.5, 0.99, 1})
 		b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s", pc.name, round+1, systemName[system], len(l),
