@@ -22,8 +22,8 @@ import (
 // transitions, and each Job's unsuspension, re-suspension and its active pods reaching none.
 // It explains a slow submission: whether the time went to Kueue's admission (waiting for a
 // victim's quota to be released) or to the Job controller after the unsuspend. It holds the
-// objects of the namespaces it is given only, and forget empties it at the end of a round, so
-// it is bounded by one round's Jobs.
+// objects of the namespaces it is given only, and forget empties it whenever a round's fill is
+// deleted, so it is bounded by one fill and two rounds' submissions.
 type kueueTrace struct {
 	namespaces map[string]bool
 	mu         sync.Mutex
