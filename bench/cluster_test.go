@@ -63,6 +63,9 @@ type clusterBench struct {
 	dbURL    string
 	// seenIn and boundIn count pods seen and bound by namespace
 	seenIn, boundIn map[string]int
+
+	// jobPodBound is when a Job's first pod was first seen bound to a node, by namespace/name.
+	jobPodBound map[string]time.Time
 }
 
 // startClusterBench starts the fill's cluster: benchNodes nodes, kube-scheduler and Arbiter running.
@@ -100,7 +103,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -164,6 +167,11 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 		cb.bound[key] = true
 		cb.boundIn[p.Namespace]++
 		cb.bindLag = append(cb.bindLag, now.Sub(cb.seen[key]))
+		if job := p.Labels[batchv1.JobNameLabel]; job != "" {
+			if _, ok := cb.jobPodBound[p.Namespace+"/"+job]; !ok {
+				cb.jobPodBound[p.Namespace+"/"+job] = now
+			}
+		}
 	}
 	if p.Status.Phase != corev1.PodRunning {
 		return

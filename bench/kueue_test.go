@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
-	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
@@ -29,14 +27,13 @@ import (
 // priority) and withinClusterQueue LowerPriority (Arbiter's in-project preemption of a
 // preemptible lower priority).
 //
-// The counts are scaled down from the reclaim benchmark's 4,000 borrowed Jobs on 500 nodes so
-// that four rounds of each case, each from a clean state, fit in a few minutes on 2 cores.
+// The reclaim case has the reclaim benchmark's size: 4,000 borrowed Jobs on 500 nodes.
 const (
-	peerNodes      = 125 // × benchGPUs = 1,000 GPUs, all borrowed in the reclaim case
+	peerNodes      = benchNodes // × benchGPUs = 4,000 GPUs, all borrowed in the reclaim case
 	peerGPUs       = peerNodes * benchGPUs
-	peerOwnerQuota = 32 // the owner's deserved GPUs in the reclaim case
-	peerTeamQuota  = 64 // the project's quota and limit in the preemption case, filled with low-priority Jobs
-	peerSamples    = 30 // submissions per round, one at a time; 60 per system over two rounds
+	peerSamples    = 100 // submissions per round, one at a time; 200 per system over two rounds, whose p99 is the third largest
+	peerOwnerQuota = 128 // the owner's deserved GPUs in the reclaim case: more than a round's submissions, which all keep running
+	peerTeamQuota  = 128 // the project's quota and limit in the preemption case, filled with low-priority Jobs (one preempted per submission)
 )
 
 var (
@@ -59,6 +56,10 @@ type peerCase struct {
 	fillNS, submitNS map[string]string // by system
 	fillJob          func(name, ns, system string) *batchv1.Job
 	submitJob        func(name, ns, system string) *batchv1.Job
+	// keepFill keeps the fill from one round to the next of the same system (Kueue's two),
+	// deleting only the submissions and waiting until the fill runs whole again; the fill
+	// must have a namespace of its own.
+	keepFill bool
 }
 
 const (
@@ -90,7 +91,7 @@ func peerJob(name, ns, system, queue, priority string, preemptible bool) *batchv
 // peerOwnerQuota GPUs submits one-GPU Jobs one at a time. Preemption: a project fills its
 // quota (= its limit) with preemptible low-priority Jobs, then submits high-priority ones one at
 // a time. Rounds go Arbiter, Kueue, Kueue, Arbiter, each from a clean state (no Job, pod or
-// Workload left). Run with -benchtime=1x.
+// Workload left). Both cases share one cluster. Run with -benchtime=1x.
 func BenchmarkPeerKueue(b *testing.B) {
 	cb := startCluster(b, peerNodes, true, devcluster.OperatorKueue)
 	cb.arbiter = startArbiter(b, cb.dbURL, cb.cluster.Kubeconfig())
@@ -100,7 +101,7 @@ func BenchmarkPeerKueue(b *testing.B) {
 	}
 	cases := []peerCase{
 		{
-			name: "reclaim", fill: peerGPUs,
+			name: "reclaim", fill: peerGPUs, keepFill: true,
 			fillNS:   map[string]string{systemArbiter: cb.project("a-borrower", 0), systemKueue: "k-borrower"},
 			submitNS: map[string]string{systemArbiter: cb.project("a-owner", peerOwnerQuota), systemKueue: "k-owner"},
 			fillJob: func(name, ns, system string) *batchv1.Job {
@@ -111,7 +112,7 @@ func BenchmarkPeerKueue(b *testing.B) {
 			},
 		},
 		{
-			name: "preemption in a project", fill: peerTeamQuota,
+			name: "preemption", fill: peerTeamQuota,
 			fillNS:   map[string]string{systemArbiter: cb.projectWithLimit("a-team", peerTeamQuota, peerTeamQuota), systemKueue: "k-team"},
 			submitNS: map[string]string{systemArbiter: "a-team", systemKueue: "k-team"},
 			fillJob: func(name, ns, system string) *batchv1.Job {
@@ -128,23 +129,49 @@ func BenchmarkPeerKueue(b *testing.B) {
 		}
 	}
 	setUpKueue(b, cb, dyn)
-	for b.Loop() {
-		for _, pc := range cases {
-			latencies := map[string][]time.Duration{}
-			for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
-				l, slowest := cb.peerRound(dyn, pc, system, fmt.Sprintf("r%d", round))
-				latencies[system] = append(latencies[system], l...)
-				q := quantiles(l, []float64{0.5, 0.99, 1})
-				b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s (%s)", pc.name, round+1, systemName[system], len(l),
-					q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond), slowest)
+	trace := startKueueTrace(cb, dyn, "k-borrower", "k-owner", "k-team")
+	for _, pc := range cases {
+		b.Run(pc.name, func(b *testing.B) {
+			parent := cb.b
+			cb.b = b
+			defer func() { cb.b = parent }()
+			for b.Loop() {
+				cb.peerCompare(dyn, trace, pc)
 			}
-			a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
-			k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
-			b.Logf("%s over %d submissions each: Arbiter p50 %s p99 %s max %s; Kueue + kube-scheduler p50 %s p99 %s max %s; Arbiter's p99 / Kueue's %.3f",
-				pc.name, len(latencies[systemArbiter]), a[0].Round(time.Millisecond), a[1].Round(time.Millisecond), a[2].Round(time.Millisecond),
-				k[0].Round(time.Millisecond), k[1].Round(time.Millisecond), k[2].Round(time.Millisecond), a[1].Seconds()/k[1].Seconds())
-		}
+		})
 	}
+}
+
+// peerCompare runs pc's four rounds, Arbiter, Kueue, Kueue, Arbiter, and reports each
+// system's p50, p99 and maximum over its two rounds, and Arbiter's p99 ÷ Kueue's.
+func (cb *clusterBench) peerCompare(dyn dynamic.Interface, trace *kueueTrace, pc peerCase) {
+	b := cb.b
+	latencies := map[string][]time.Duration{}
+	order := []string{systemArbiter, systemKueue, systemKueue, systemArbiter}
+	fillPrefix := ""
+	for round, system := range order {
+		prefix := fmt.Sprintf("r%d", round)
+		fresh := round == 0 || order[round-1] != system || !pc.keepFill
+		if fresh {
+			fillPrefix = prefix
+		}
+		keep := pc.keepFill && round+1 < len(order) && order[round+1] == system
+		l := cb.peerRound(dyn, trace, pc, system, prefix, fillPrefix, fresh, keep)
+		latencies[system] = append(latencies[system], l...)
+		q := quantiles(l, []float64{0.5, 0.99, 1})
+		b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s", pc.name, round+1, systemName[system], len(l),
+			q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond))
+	}
+	a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
+	k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
+	for i, name := range []string{"p50", "p99", "max"} {
+		b.ReportMetric(a[i].Seconds(), "arbiter-"+name+"-s")
+		b.ReportMetric(k[i].Seconds(), "kueue-"+name+"-s")
+	}
+	b.ReportMetric(a[1].Seconds()/k[1].Seconds(), "p99-ratio-x")
+	b.Logf("%s over %d submissions each: Arbiter p50 %s p99 %s max %s; Kueue + kube-scheduler p50 %s p99 %s max %s; Arbiter's p99 / Kueue's %.3f",
+		pc.name, len(latencies[systemArbiter]), a[0].Round(time.Millisecond), a[1].Round(time.Millisecond), a[2].Round(time.Millisecond),
+		k[0].Round(time.Millisecond), k[1].Round(time.Millisecond), k[2].Round(time.Millisecond), a[1].Seconds()/k[1].Seconds())
 }
 
 // setUpKueue creates the Kueue side of both cases: a ResourceFlavor; for the reclaim case a
@@ -210,71 +237,4 @@ spec:
 			b.Fatalf("creating a Kueue %s: %v", o.gvr.Resource, err)
 		}
 	}
-}
-
-// peerRound runs one round of pc for system from a clean state: the fill Jobs all Running and
-// reported ready by their Jobs, then peerSamples submissions one at a time, each timed from its
-// create to its pod Running as the pod watch saw it; then every Job, pod and Workload of the
-// round is deleted and waited for. It returns the latencies and where the slowest went: from
-// submission to its pod's creation (the admission, and the Job controller) and from there to
-// Running (the binding, and kwok).
-func (cb *clusterBench) peerRound(dyn dynamic.Interface, pc peerCase, system, prefix string) ([]time.Duration, string) {
-	b := cb.b
-	b.Helper()
-	fillNS, submitNS := pc.fillNS[system], pc.submitNS[system]
-	cb.running.Store(0)
-	failed := concurrently(pc.fill, func(i int) error {
-		_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", prefix, i), fillNS, system), metav1.CreateOptions{})
-		return err
-	})
-	if failed > 0 {
-		b.Fatalf("%d Job creations failed", failed)
-	}
-	if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
-		b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
-	}
-	cb.waitJobsReady(fillNS, pc.fill, 5*time.Minute)
-	var latencies []time.Duration
-	var slowest string
-	for i := 0; i < peerSamples; i++ {
-		name := fmt.Sprintf("%s-mine-%d", prefix, i)
-		submitted := time.Now()
-		if _, err := cb.client.BatchV1().Jobs(submitNS).Create(cb.ctx, pc.submitJob(name, submitNS, system), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		var at, podSeen time.Time
-		if !poll.Within(2*time.Minute, func() bool {
-			cb.podsMu.Lock()
-			defer cb.podsMu.Unlock()
-			at, podSeen = cb.jobStarted[submitNS+"/"+name], cb.jobPodSeen[submitNS+"/"+name]
-			return !at.IsZero()
-		}) {
-			b.Fatalf("%s, %s: %s did not start within two minutes", pc.name, systemName[system], name)
-		}
-		if len(latencies) == 0 || at.Sub(submitted) > slices.Max(latencies) {
-			slowest = fmt.Sprintf("the slowest: %s to its pod, %s from there to Running",
-				podSeen.Sub(submitted).Round(time.Millisecond), at.Sub(podSeen).Round(time.Millisecond))
-		}
-		latencies = append(latencies, at.Sub(submitted))
-	}
-	cb.deleteJobs(fillNS, prefix+"-fill", pc.fill)
-	cb.deleteJobs(submitNS, prefix+"-mine", peerSamples)
-	for _, ns := range slices.Compact([]string{fillNS, submitNS}) {
-		waitNoPods(b, cb, ns)
-		poll.UntilNil(b, "the round's Workloads are gone", 5*time.Minute, func() error {
-			list, err := dyn.Resource(kueueWorkloads).Namespace(ns).List(cb.ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			if len(list.Items) != 0 {
-				return fmt.Errorf("%d Workloads left in %s", len(list.Items), ns)
-			}
-			return nil
-		})
-		if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			b.Logf("events of round %s not deleted: %v", prefix, err)
-		}
-	}
-	cb.lagPercentile() // drop the round's per-pod samples
-	return latencies, slowest
 }

@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
+)
+
+// peerExplained is how many of a Kueue round's slowest submissions have their timeline logged.
+const peerExplained = 3
+
+// peerRound runs one round of pc for system: its fill Jobs (fillPrefix-fill-…, created unless
+// fresh is false: kept from the system's previous round) all Running, reported ready by their
+// Jobs (and, for Kueue, in their Workloads), then peerSamples submissions one at a time, each
+// timed from its create to its pod Running as the pod watch saw it. Then every Job, pod and
+// Workload of the round is deleted and waited for, or, if keep, only the submissions' (the
+// fill's preempted Jobs then run again, and the next round waits until they do). It returns
+// the latencies, and logs how long each phase took and where the slowest submissions' time went.
+func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc peerCase, system, prefix, fillPrefix string, fresh, keep bool) []time.Duration {
+	b := cb.b
+	b.Helper()
+	fillNS, submitNS := pc.fillNS[system], pc.submitNS[system]
+	cb.running.Store(0)
+	start := time.Now()
+	if fresh {
+		failed := concurrently(pc.fill, func(i int) error {
+			_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", fillPrefix, i), fillNS, system), metav1.CreateOptions{})
+			return err
+		})
+		if failed > 0 {
+			b.Fatalf("%d Job creations failed", failed)
+		}
+		if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
+			b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
+		}
+	}
+	running := time.Since(start)
+	cb.waitJobsReady(fillNS, pc.fill, 5*time.Minute)
+	ready := time.Since(start)
+	filled := ready
+	settled := ""
+	if system == systemKueue {
+		// Kueue's Job reconciler is still working through the fill's Jobs when their pods are
+		// ready: a Job submitted then waits behind them, seconds to minutes at this size, before
+		// Kueue so much as creates its Workload. That is the fill's tail, not reclaim, so the
+		// submissions start once Kueue has recorded every fill Job's pods ready, as they start
+		// for Arbiter once the Job controller has.
+		poll.Until(b, "Kueue records every fill Workload's pods ready", 5*time.Minute, func() bool { return trace.podsReady(fillNS) >= pc.fill })
+		settled = fmt.Sprintf(", in Kueue's Workloads after %s", time.Since(start).Round(time.Millisecond))
+		filled = time.Since(start)
+	}
+
+	type sample struct {
+		name                               string
+		submitted, podSeen, bound, started time.Time
+	}
+	var samples []sample
+	for i := 0; i < peerSamples; i++ {
+		name := fmt.Sprintf("%s-mine-%d", prefix, i)
+		submitted := time.Now()
+		if _, err := cb.client.BatchV1().Jobs(submitNS).Create(cb.ctx, pc.submitJob(name, submitNS, system), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		s := sample{name: name, submitted: submitted}
+		if !poll.Within(2*time.Minute, func() bool {
+			cb.podsMu.Lock()
+			defer cb.podsMu.Unlock()
+			key := submitNS + "/" + name
+			s.started, s.podSeen, s.bound = cb.jobStarted[key], cb.jobPodSeen[key], cb.jobPodBound[key]
+			return !s.started.IsZero()
+		}) {
+			b.Fatalf("%s, %s: %s did not start within two minutes: %s", pc.name, systemName[system], name,
+				trace.explain(submitNS+"/"+name, s.submitted, s.podSeen, s.bound, s.started))
+		}
+		samples = append(samples, s)
+	}
+	submittedAll := time.Since(start)
+	latency := func(s sample) time.Duration { return s.started.Sub(s.submitted) }
+	latencies := make([]time.Duration, len(samples))
+	for i, s := range samples {
+		latencies[i] = latency(s)
+	}
+	slowest := slices.Clone(samples)
+	slices.SortFunc(slowest, func(x, y sample) int { return int(latency(y) - latency(x)) })
+	for i, s := range slowest[:min(peerExplained, len(slowest))] {
+		where := fmt.Sprintf("its pod created %s after the submission, bound %s later, Running %s after that",
+			s.podSeen.Sub(s.submitted).Round(time.Millisecond), s.bound.Sub(s.podSeen).Round(time.Millisecond), s.started.Sub(s.bound).Round(time.Millisecond))
+		if system == systemKueue {
+			where = trace.explain(submitNS+"/"+s.name, s.submitted, s.podSeen, s.bound, s.started)
+		}
+		b.Logf("%s, %s, slowest %d: %s, %s (submission %d of %d)", pc.name, systemName[system], i+1, s.name, latency(s).Round(time.Millisecond),
+			slices.IndexFunc(samples, func(x sample) bool { return x.name == s.name })+1, len(samples))
+		b.Logf("    %s", where)
+	}
+
+	kueue := system == systemKueue
+	var cleaned string
+	if keep {
+		cleaned = "kept the fill; " + cb.cleanRound(dyn, kueue, peerJobs{submitNS, prefix + "-mine", peerSamples})
+	} else {
+		cleaned = cb.cleanRound(dyn, kueue, peerJobs{fillNS, fillPrefix + "-fill", pc.fill}, peerJobs{submitNS, prefix + "-mine", peerSamples})
+		trace.forget()
+	}
+	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s; %s",
+		pc.name, systemName[system], pc.fill, fresh, running.Round(time.Millisecond), ready.Round(time.Millisecond), settled,
+		peerSamples, (submittedAll - filled).Round(time.Millisecond), cleaned)
+	cb.lagPercentile() // drop the round's per-pod samples
+	return latencies
+}
+
+// peerJobs names n Jobs of a round, prefix-0 … prefix-(n-1) in namespace ns.
+type peerJobs struct {
+	ns, prefix string
+	n          int
+}
+
+// cleanRound deletes the Jobs and, at once, every pod and (for Kueue) every Workload in their
+// namespaces, rather than leaving those to the garbage collector, which looks up each one's
+// owner before deleting it; then it waits until no Job, pod or Workload is left there, deletes
+// the namespaces' events, and says how long the deletes and the wait took.
+func (cb *clusterBench) cleanRound(dyn dynamic.Interface, kueue bool, jobs ...peerJobs) string {
+	b := cb.b
+	b.Helper()
+	start := time.Now()
+	var namespaces []string
+	for _, j := range jobs {
+		cb.deleteJobs(j.ns, j.prefix, j.n)
+		if !slices.Contains(namespaces, j.ns) {
+			namespaces = append(namespaces, j.ns)
+		}
+	}
+	for _, ns := range namespaces {
+		pods, err := cb.client.CoreV1().Pods(ns).List(cb.ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		concurrently(len(pods.Items), func(i int) error {
+			return cb.client.CoreV1().Pods(ns).Delete(cb.ctx, pods.Items[i].Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		})
+		if !kueue {
+			continue
+		}
+		workloads, err := dyn.Resource(kueueWorkloads).Namespace(ns).List(cb.ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		concurrently(len(workloads.Items), func(i int) error {
+			return dyn.Resource(kueueWorkloads).Namespace(ns).Delete(cb.ctx, workloads.Items[i].GetName(), metav1.DeleteOptions{})
+		})
+	}
+	deleted := time.Since(start)
+	for _, ns := range namespaces {
+		poll.UntilNil(b, "the round's Jobs, pods and Workloads are gone", 5*time.Minute, func() error {
+			left := map[string]int64{}
+			one := metav1.ListOptions{Limit: 1}
+			jobs, err := cb.client.BatchV1().Jobs(ns).List(cb.ctx, one)
+			if err != nil {
+				return err
+			}
+			pods, err := cb.client.CoreV1().Pods(ns).List(cb.ctx, one)
+			if err != nil {
+				return err
+			}
+			workloads, err := dyn.Resource(kueueWorkloads).Namespace(ns).List(cb.ctx, one)
+			if err != nil {
+				return err
+			}
+			for what, n := range map[string]int64{
+				"Jobs":      count(jobs, len(jobs.Items)),
+				"pods":      count(pods, len(pods.Items)),
+				"Workloads": count(workloads, len(workloads.Items)),
+			} {
+				if n > 0 {
+					left[what] = n
+				}
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("left in %s: %v", ns, left)
+			}
+			return nil
+		})
+		if err := cb.client.CoreV1().Events(ns).DeleteCollection(cb.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			b.Logf("events in %s not deleted: %v", ns, err)
+		}
+	}
+	return fmt.Sprintf("clean-up %s (deletes sent in %s)", time.Since(start).Round(time.Millisecond), deleted.Round(time.Millisecond))
+}
+
+// count is how many objects a one-object page of a list stands for: those on it and what the
+// API server says is left, so that a wait does not transfer thousands of objects per check.
+func count(page metav1.ListInterface, onPage int) int64 {
+	n := int64(onPage)
+	if r := page.GetRemainingItemCount(); r != nil {
+		n += *r
+	} else if page.GetContinue() != "" {
+		n++ // more, uncounted
+	}
+	return n
+}
