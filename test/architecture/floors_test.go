@@ -58,8 +58,9 @@ const (
 	commandLineTop = 0
 )
 
-// testOnly are packages that hold tests and benchmarks only.
-var testOnly = []string{"test/", "bench"}
+// testOnly are packages that hold tests and benchmarks only, and the benchmarks' report
+// (internal/benchreport, run by hack/benchreport from make bench): nothing that ships.
+var testOnly = []string{"test/", "bench", "internal/benchreport", "hack/"}
 
 type goPackage struct {
 	ImportPath string
