@@ -61,8 +61,10 @@ type clusterBench struct {
 	lastSeen time.Time
 	arbiter  *schedulerProcess // nil until started
 	dbURL    string
-	// seenIn and boundIn count pods seen and bound by namespace
+	// seenIn and boundIn count pods seen and bound by namespace; firstBoundIn is when the
+	// watch saw the namespace's first bound pod since its count was last reset
 	seenIn, boundIn map[string]int
+	firstBoundIn    map[string]time.Time
 
 	// jobPodBound is when a Job's first pod was first seen bound to a node, by namespace/name.
 	jobPodBound map[string]time.Time
@@ -103,7 +105,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}}
+	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}, firstBoundIn: map[string]time.Time{}}
 
 	// Count Running pods as the API server reports them.
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -165,7 +167,9 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 	}
 	if p.Spec.NodeName != "" && !cb.bound[key] {
 		cb.bound[key] = true
-		cb.boundIn[p.Namespace]++
+		if cb.boundIn[p.Namespace]++; cb.boundIn[p.Namespace] == 1 {
+			cb.firstBoundIn[p.Namespace] = now
+		}
 		cb.bindLag = append(cb.bindLag, now.Sub(cb.seen[key]))
 		if job := p.Labels[batchv1.JobNameLabel]; job != "" {
 			if _, ok := cb.jobPodBound[p.Namespace+"/"+job]; !ok {
