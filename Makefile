@@ -44,9 +44,9 @@ lint:
 	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then echo "templ generate changed generated files; run make generate and commit:"; git status --porcelain -- '*_templ.go'; exit 1; fi
 
 ## bench: the benchmarks of testing.md (figures, not pass/fail): the scheduler core, the API, and
-## on a local control plane of 500 nodes Arbiter vs kube-scheduler and reclaim latency, a
-## backlog of 10,000 pods on 1,250 nodes, Arbiter vs kube-scheduler, and reclaim and preemption
-## against Kueue (docs/performance.md), which it builds first (~40 min, and Kueue's first build).
+## on local control planes Arbiter vs kube-scheduler (a fill, a backlog of 10,000 pods, first
+## bind), failover, and against Kueue (docs/performance.md: its own harness, its scenario end to
+## end, reclaim and preemption), which it builds first (~55 min on 2 cores, and Kueue's first build).
 ## Each step's output is kept in artifacts/bench/ and ends in a report there: report.html (a
 ## chart per comparison), report.md (docs/performance.md, "The report")
 BENCH_OUT := artifacts/bench
