@@ -83,6 +83,29 @@ func startClusterBench(b *testing.B) *clusterBench {
 // the peer); no Arbiter yet.
 func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...string) *clusterBench {
 	b.Helper()
+	cb := startControlPlane(b, nodes, benchGPUs, kubeScheduler, operators...)
+	// Count Running pods as the API server reports them.
+	factory := informers.NewSharedInformerFactory(cb.client, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { cb.observe(obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { cb.observe(obj.(*corev1.Pod)) },
+	})
+	factory.Start(cb.ctx.Done())
+	factory.WaitForCacheSync(cb.ctx.Done())
+	quota := []store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: nodes * benchGPUs}}
+	var err error
+	if cb.dept, err = cb.st.CreateDepartment(cb.ctx, store.DepartmentUpdate{Name: optional("bench"), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &quota}}, benchActor); err != nil {
+		b.Fatal(err)
+	}
+	return cb
+}
+
+// startControlPlane starts a local control plane with nodes kwok nodes of gpus GPUs each,
+// running operators, with a client fast enough not to be the benchmark's bottleneck, a
+// database and the node pool "bench" holding the nodes; no department, watcher or Arbiter.
+func startControlPlane(b *testing.B, nodes, gpus int, kubeScheduler bool, operators ...string) *clusterBench {
+	b.Helper()
 	dir, err := os.MkdirTemp("", "arbiter-bench-")
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +114,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, benchGPUs), KubeScheduler: kubeScheduler, Operators: operators, Progress: os.Stderr, Timeout: 10 * time.Minute})
+	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, gpus), KubeScheduler: kubeScheduler, Operators: operators, Progress: os.Stderr, Timeout: 10 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,36 +129,24 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 		b.Fatal(err)
 	}
 	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}, firstBoundIn: map[string]time.Time{}}
-
-	// Count Running pods as the API server reports them.
-	factory := informers.NewSharedInformerFactory(client, 0)
-	inf := factory.Core().V1().Pods().Informer()
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { cb.observe(obj.(*corev1.Pod)) },
-		UpdateFunc: func(_, obj any) { cb.observe(obj.(*corev1.Pod)) },
-	})
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-
-	dbURL := testdb.NewURL(b)
-	pool, err := pgxpool.New(ctx, dbURL)
+	cb.dbURL = testdb.NewURL(b)
+	pool, err := pgxpool.New(ctx, cb.dbURL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
 	cb.st = store.New(pool)
-	actor := store.Actor{Subject: "bench", SubjectType: "system"}
-	opt := func(s string) store.Optional[string] { return store.Optional[string]{Set: true, Value: &s} }
-	if cb.pool, err = cb.st.CreateNodePool(ctx, store.NodePoolUpdate{Name: opt("bench"), LabelKey: opt(devcluster.LabelNodePool), LabelValue: opt("bench")}, actor); err != nil {
+	if cb.pool, err = cb.st.CreateNodePool(ctx, store.NodePoolUpdate{Name: optional("bench"), LabelKey: optional(devcluster.LabelNodePool), LabelValue: optional("bench")}, benchActor); err != nil {
 		b.Fatal(err)
 	}
-	quota := []store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: nodes * benchGPUs}}
-	if cb.dept, err = cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt("bench"), Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &quota}}, actor); err != nil {
-		b.Fatal(err)
-	}
-	cb.dbURL = dbURL
 	return cb
 }
+
+// benchActor is who the benchmarks' organization is written as.
+var benchActor = store.Actor{Subject: "bench", SubjectType: "system"}
+
+// optional is a set optional string of a store update.
+func optional(s string) store.Optional[string] { return store.Optional[string]{Set: true, Value: &s} }
 
 // pids names the processes of the control plane and Arbiter.
 func (cb *clusterBench) pids() map[string]int {

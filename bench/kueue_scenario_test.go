@@ -1,30 +1,24 @@
 package bench
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
-	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
-	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
@@ -157,40 +151,8 @@ func scenarioJobs() int {
 // with other node sizes and no department of all the GPUs.
 func startScenarioCluster(b *testing.B) *scenarioBench {
 	b.Helper()
-	dir, err := os.MkdirTemp("", "arbiter-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	start := time.Now()
-	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", scenarioNodes, scenarioNodeGPUs),
-		KubeScheduler: true, Operators: []string{devcluster.OperatorKueue}, Progress: os.Stderr, Timeout: 10 * time.Minute})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Stop(context.Background()) })
-	b.Logf("local control plane with %d nodes and Kueue ready in %s", scenarioNodes, time.Since(start).Round(time.Second))
-	fast := kube.Protobuf(c.RESTConfig())
-	fast.QPS, fast.Burst = 2000, 4000
-	client, err := kubernetes.NewForConfig(fast)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client}
-	cb.dbURL = testdb.NewURL(b)
-	pool, err := pgxpool.New(ctx, cb.dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	cb.st = store.New(pool)
-	actor := store.Actor{Subject: "bench", SubjectType: "system"}
-	opt := func(s string) store.Optional[string] { return store.Optional[string]{Set: true, Value: &s} }
-	if cb.pool, err = cb.st.CreateNodePool(ctx, store.NodePoolUpdate{Name: opt("bench"), LabelKey: opt(devcluster.LabelNodePool), LabelValue: opt("bench")}, actor); err != nil {
-		b.Fatal(err)
-	}
+	cb := startControlPlane(b, scenarioNodes, scenarioNodeGPUs, true, devcluster.OperatorKueue)
+	ctx, c, client, actor, opt := cb.ctx, cb.cluster, cb.client, benchActor, optional
 	var queues []scenarioQueue
 	for ci := range scenarioCohorts {
 		quota := scenarioQueues * scenarioNominal
@@ -220,6 +182,7 @@ func startScenarioCluster(b *testing.B) *scenarioBench {
 		}
 	}
 	sb := &scenarioBench{clusterBench: cb, queues: queues}
+	var err error
 	if sb.dyn, err = dynamic.NewForConfig(c.RESTConfig()); err != nil {
 		b.Fatal(err)
 	}
