@@ -104,11 +104,11 @@ func (c *Cache) MarkBound(workload string, at time.Time) {
 	c.mu.Unlock()
 }
 
-// SetScheduledReason remembers the PodScheduled reason written to a pod, and when.
-func (c *Cache) SetScheduledReason(pod types.UID, reason string, at time.Time) {
+// SetScheduledReason remembers the PodScheduled reason written to a pod.
+func (c *Cache) SetScheduledReason(pod types.UID, reason string) {
 	c.mu.Lock()
 	if e := c.pods[pod]; e != nil {
-		e.scheduledReason, e.scheduledAt = reason, at
+		e.scheduledReason = reason
 		c.touch(e)
 	}
 	c.refresh()

@@ -32,9 +32,8 @@ type podEntry struct {
 	// bound is when the API server bound the pod: its PodScheduled=True condition's time.
 	bound time.Time
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
-	// written only when it changes (S23), and scheduledAt when it was written.
+	// written only when it changes (S23).
 	scheduledReason string
-	scheduledAt     time.Time
 	// minMembers is the pod's arbiter.dev/min-members annotation: the gang of a workload whose
 	// top owner is of a kind Arbiter does not watch (S5's fallback).
 	minMembers string
@@ -101,7 +100,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
-			e.scheduledReason, e.scheduledAt = cond.Reason+"\x00"+cond.Message, cond.LastTransitionTime.Time
+			e.scheduledReason = cond.Reason + "\x00" + cond.Message
 		}
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
 			e.bound = cond.LastTransitionTime.Time
