@@ -234,7 +234,7 @@ func (w *scenarioWatch) result(cutOff time.Time) scenarioResult {
 }
 
 // summary is the round's sentence for the log.
-func (r scenarioResult) summary(bound time.Duration) string {
+func (r scenarioResult) summary(bounds scenarioBounds) string {
 	var classes []string
 	for _, c := range scenarioClasses {
 		classes = append(classes, fmt.Sprintf("%s admitted avg %s p90 %s, Running avg %s p90 %s", c.name,
@@ -246,16 +246,17 @@ func (r scenarioResult) summary(bound time.Duration) string {
 	if r.unfinished > 0 {
 		unfinished = fmt.Sprintf(" CUT OFF with %d Jobs unfinished", r.unfinished)
 	}
-	return fmt.Sprintf("wall %s%s (%.2f× the bound %s), usage %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
+	return fmt.Sprintf("wall %s%s (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% of at most %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
 		"pods seen Succeeded after startTime + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
-		seconds(r.wall), unfinished, r.wall.Seconds()/bound.Seconds(), seconds(bound), 100*r.usage(), r.work, r.occupied, r.interrupted,
+		seconds(r.wall), unfinished, r.wall.Seconds()/bounds.workBound.Seconds(), seconds(bounds.workBound),
+		r.wall.Seconds()/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound), 100*r.usage(), 100*bounds.usageCeiling(), r.work, r.occupied, r.interrupted,
 		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity + r.diagnosis
 }
 
 // reportScenario reports a system's figures over its rounds: the means of wall time, usage
 // and CPU, the largest peak memory, and the average and p90 of each class's times over all
 // its rounds' Jobs.
-func reportScenario(b *testing.B, system string, rounds []scenarioResult, bound time.Duration) {
+func reportScenario(b *testing.B, system string, rounds []scenarioResult, bounds scenarioBounds) {
 	var wall, usage, cpu, peak, finished float64
 	admit, run := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, r := range rounds {
@@ -280,8 +281,10 @@ func reportScenario(b *testing.B, system string, rounds []scenarioResult, bound 
 		b.ReportMetric(mean(run[c.name]).Seconds(), fmt.Sprintf("%s-%s-avg-run-s", system, c.name))
 		b.ReportMetric(quantiles(run[c.name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-run-s", system, c.name))
 	}
-	b.Logf("%s over %d rounds: wall %.1fs (%.2f× the bound %s), usage %.1f%%, %.1f%% of the Jobs finished, scheduling CPU %.1fs a round, peak memory %.0f MB",
-		systemName[system], len(rounds), wall, wall/bound.Seconds(), seconds(bound), usage, finished, cpu, peak)
+	b.ReportMetric(wall/bounds.arrivalBound.Seconds(), system+"-wall-x-arrival-bound")
+	b.Logf("%s over %d rounds: wall %.1fs (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% (at most %.1f%%), %.1f%% of the Jobs finished, scheduling CPU %.1fs a round, peak memory %.0f MB",
+		systemName[system], len(rounds), wall, wall/bounds.workBound.Seconds(), seconds(bounds.workBound), wall/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound),
+		usage, 100*bounds.usageCeiling(), finished, cpu, peak)
 }
 
 // or is t, or otherwise when it is zero.
