@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,18 +179,24 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			if p.NodeName != "" || p.ScheduledReason == key {
 				continue
 			}
+			// The same reason in other words (the free GPUs it counts changed) waits for
+			// pendingRefresh: a waiting pod is not written again with every bind elsewhere.
+			// By the wall clock, as the condition's time is written.
+			if told, _, _ := strings.Cut(p.ScheduledReason, "\x00"); told == string(pw.Reason) && time.Since(p.ScheduledAt) < pendingRefresh {
+				continue
+			}
 			// Remembered before the call so the next cycle does not write it again; forgotten
 			// if the call fails, so a later cycle retries.
-			s.cache.SetScheduledReason(p.UID, key)
+			s.cache.SetScheduledReason(p.UID, key, time.Now())
 			s.dispatch(ctx, func(ctx context.Context) {
 				if !s.acting() {
-					s.cache.SetScheduledReason(p.UID, "")
+					s.cache.SetScheduledReason(p.UID, "", time.Time{})
 					return
 				}
 				if err := s.patchPodCondition(ctx, p, corev1.PodCondition{
 					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: string(pw.Reason), Message: pw.Message,
 				}); err != nil {
-					s.cache.SetScheduledReason(p.UID, "")
+					s.cache.SetScheduledReason(p.UID, "", time.Time{})
 					if !apierrors.IsNotFound(err) {
 						s.log.Debug("pending reason not written", "pod", p.Name, "err", err)
 					}
@@ -373,3 +380,7 @@ func (s *Scheduler) dispatch(ctx context.Context, task func(context.Context)) {
 	case <-ctx.Done():
 	}
 }
+
+// pendingRefresh is how often a pod already told why it waits is told again when only the
+// sentence changed (S23).
+const pendingRefresh = 30 * time.Second

@@ -202,3 +202,44 @@ func TestS4_TypeLabelMayUseDashes(t *testing.T) {
 		t.Errorf("type %q, want Standard training", got)
 	}
 }
+
+// TestS23_AReasonWrittenIsNotTakenBackByAnOlderVersionOfThePod: the cache remembers the
+// PodScheduled reason it writes, so that the next cycle does not write it again; a pod update
+// from before that write (the watch delivers them in order) must not take it back, or the
+// next cycle writes the same reason a second time. Once an update shows the write, the pod's
+// updates say again what it has, whoever wrote it.
+func TestS23_AReasonWrittenIsNotTakenBackByAnOlderVersionOfThePod(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(foreseeSettings())
+	told := func(reason, message string) *corev1.Pod {
+		p := gpuPod("p", "uid-p", 1, nil)
+		if reason != "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: message}}
+		}
+		return p
+	}
+	remembered := func() string {
+		_, m := c.Snapshot(t0).Workload("uid-p")
+		if m == nil || len(m.Pods) != 1 {
+			t.Fatalf("the pod's workload: %+v", m)
+		}
+		return m.Pods[0].ScheduledReason
+	}
+	c.UpsertPod(told("", ""))
+	c.SetScheduledReason("uid-p", "InsufficientCapacity\x00(8 free)", t0)
+	for _, step := range []struct {
+		name   string
+		update *corev1.Pod
+		want   string
+	}{
+		{"an update from before the write", told("", ""), "InsufficientCapacity\x00(8 free)"},
+		{"an update with an older reason", told("GangIncomplete", "3 of 12"), "InsufficientCapacity\x00(8 free)"},
+		{"the update with the write", told("InsufficientCapacity", "(8 free)"), "InsufficientCapacity\x00(8 free)"},
+		{"a later update by someone else", told("Unschedulable", "taken"), "Unschedulable\x00taken"},
+	} {
+		c.UpsertPod(step.update)
+		if got := remembered(); got != step.want {
+			t.Errorf("after %s: remembered %q, want %q", step.name, got, step.want)
+		}
+	}
+}

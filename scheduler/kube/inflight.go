@@ -104,11 +104,12 @@ func (c *Cache) MarkBound(workload string, at time.Time) {
 	c.mu.Unlock()
 }
 
-// SetScheduledReason remembers the PodScheduled reason written to a pod.
-func (c *Cache) SetScheduledReason(pod types.UID, reason string) {
+// SetScheduledReason remembers the PodScheduled reason being written to a pod, and when;
+// "" when the write failed, so that the pod's next update says what it has.
+func (c *Cache) SetScheduledReason(pod types.UID, reason string, at time.Time) {
 	c.mu.Lock()
 	if e := c.pods[pod]; e != nil {
-		e.scheduledReason = reason
+		e.scheduledReason, e.scheduledAt, e.unseen = reason, at, reason
 		c.touch(e)
 	}
 	c.refresh()

@@ -32,8 +32,13 @@ type podEntry struct {
 	// bound is when the API server bound the pod: its PodScheduled=True condition's time.
 	bound time.Time
 	// scheduledReason is the reason of the pod's PodScheduled=False condition, so a reason is
-	// written only when it changes (S23).
+	// written only when it changes (S23), and scheduledAt when it was written.
 	scheduledReason string
+	scheduledAt     time.Time
+	// unseen is a reason this cache wrote and has not yet seen in the pod's updates. Until it
+	// has, an update carries a version of the pod from before the write and does not take
+	// the remembered reason back: otherwise the next cycle would write the same reason again.
+	unseen string
 	// minMembers is the pod's arbiter.dev/min-members annotation: the gang of a workload whose
 	// top owner is of a kind Arbiter does not watch (S5's fallback).
 	minMembers string
@@ -100,7 +105,7 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
-			e.scheduledReason = cond.Reason + "\x00" + cond.Message
+			e.scheduledReason, e.scheduledAt = cond.Reason+"\x00"+cond.Message, cond.LastTransitionTime.Time
 		}
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
 			e.bound = cond.LastTransitionTime.Time
@@ -118,6 +123,9 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	if old != nil {
 		c.unplace(old)
 		c.occupy(old, -1)
+		if old.unseen != "" && e.scheduledReason != old.unseen {
+			e.scheduledReason, e.scheduledAt, e.unseen = old.scheduledReason, old.scheduledAt, old.unseen
+		}
 	}
 	c.pods[p.UID] = e
 	c.place(e)

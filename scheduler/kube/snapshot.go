@@ -39,6 +39,7 @@ type PodMeta struct {
 	NodeName        string
 	Terminating     bool
 	ScheduledReason string
+	ScheduledAt     time.Time // when ScheduledReason was written
 	Created         time.Time // the pod's creation (the bind latency metric)
 	Started         time.Time // status.startTime; zero until the kubelet starts it
 	Phase           string    // status.phase

@@ -59,7 +59,7 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 			}
 		}
 		m.Pods = append(m.Pods, PodMeta{UID: types.UID(e.pod.UID), Namespace: e.pod.Namespace, Name: e.pod.Name,
-			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, Created: e.created,
+			NodeName: e.pod.NodeName, Terminating: e.pod.Terminating, ScheduledReason: e.scheduledReason, ScheduledAt: e.scheduledAt, Created: e.created,
 			Started: e.started, Phase: string(e.phase), Containers: e.containers})
 	}
 	owner := top.Annotations
