@@ -323,11 +323,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	termBegun := false // a term's PriorityClasses are synced after its first cycle
 	for {
-		began = time.Now()
+		var decided time.Duration // the CPU-bound part of the cycle; its API calls wait on others
 		if s.acting() {
-			s.cycle(ctx)
+			decided = s.cycle(ctx)
 		}
-		took := time.Since(began)
 		if termBegun {
 			termBegun = false
 			s.syncPriorityClasses(ctx)
@@ -340,11 +339,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			// Let a burst of events (a Job creating its pods) settle into one cycle, and
 			// never spend more than half the time deciding: under a flood of pods the
 			// informers need the CPU too, or the API server drops their watches as too slow
-			// and they list everything again.
+			// and they list everything again. The time the cycle waited on its evictions'
+			// API calls is not counted: the CPU was free for the informers then, and counting
+			// it delayed by as much the cycle that binds a preemptor once its victims are gone.
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(max(settle, took)):
+			case <-time.After(max(settle, decided)):
 			}
 		case <-s.priorityCls.notify:
 			s.syncPriorityClasses(ctx)
@@ -404,8 +405,9 @@ func (s *Scheduler) loadSettings(ctx context.Context) error {
 	return nil
 }
 
-// cycle settles the cache, takes a snapshot, plans, applies and publishes the result.
-func (s *Scheduler) cycle(ctx context.Context) {
+// cycle settles the cache, takes a snapshot, plans, applies and publishes the result; it
+// returns how long deciding took (snapshot and plan, not the API calls).
+func (s *Scheduler) cycle(ctx context.Context) time.Duration {
 	start := s.clock()
 	newTerm := s.newTerm.Swap(false)
 	if newTerm {
@@ -451,4 +453,5 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	if s.opts.OnCycle != nil {
 		s.opts.OnCycle(r)
 	}
+	return r.Decide
 }
