@@ -66,7 +66,7 @@ func scenarioBound() scenarioBounds {
 	later := b.work // the work created at or after arrivals[i].at
 	for i, a := range arrivals {
 		if i == 0 || a.at != arrivals[i-1].at {
-			b.arrivalBound = max(b.arrivalBound, a.at+durationOf(later / scenarioGPUs))
+			b.arrivalBound = max(b.arrivalBound, a.at+durationOf(later/scenarioGPUs))
 		}
 		later -= a.gpuSeconds
 	}

@@ -109,7 +109,7 @@ func BenchmarkKueueScenario(b *testing.B) {
 		scenarioFactor, scenarioJobs(), bounds.work, scenarioGPUs, scenarioNodes, scenarioNodeGPUs, bounds.workBound, bounds.arrivalBound, 100*bounds.usageCeiling(), bounds.lastEnd)
 	for b.Loop() {
 		results := map[string][]scenarioResult{}
-		for round, system := range []string{systemArbiter, systemKueue, systemKueue, systemArbiter} {
+		for round, system := range peerRounds() {
 			r := sb.round(system, fmt.Sprintf("r%d", round))
 			results[system] = append(results[system], r)
 			b.Logf("round %d, %s: %s", round+1, systemName[system], r.summary(bounds))
@@ -118,6 +118,9 @@ func BenchmarkKueueScenario(b *testing.B) {
 		b.ReportMetric(bounds.arrivalBound.Seconds(), "arrival-bound-s")
 		b.ReportMetric(100*bounds.usageCeiling(), "usage-ceiling-pct")
 		for _, system := range []string{systemArbiter, systemKueue} {
+			if len(results[system]) == 0 {
+				continue
+			}
 			reportScenario(b, system, results[system], bounds)
 		}
 	}

@@ -44,13 +44,14 @@ type scenarioWatch struct {
 	pods  map[string]*scenarioPodTimes // namespace/name
 	// done counts the Jobs seen complete and work sums their GPUs × the seconds they asked to
 	// run; of the pods seen to finish, occupied sums their GPUs × (Succeeded − Running) as seen, and
-	// completionLag is how long after startTime + their seconds they were seen Succeeded
-	// (kwok's lateness, the watch's, and startTime's whole seconds); interrupted counts pods
+	// completionLag is how long after their seconds from being seen Running they were seen
+	// Succeeded (kwok's lateness and the watch's); interrupted counts pods
 	// that ended otherwise (preempted).
 	done           int
 	work, occupied float64
 	completionLag  []time.Duration
 	interrupted    int
+	lost           float64 // GPU-seconds the interrupted pods had run: work done again
 	// GPU-seconds free while Jobs, or pods, waited (sampleIdle)
 	idleWhileJobsWaited, idleWhilePodsWaited float64
 	cancel                                   context.CancelFunc
@@ -160,9 +161,7 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 		if pt.succeeded.IsZero() && !pt.running.IsZero() {
 			pt.succeeded = now
 			w.occupied += float64(j.gpus) * now.Sub(pt.running).Seconds()
-			if p.Status.StartTime != nil {
-				w.completionLag = append(w.completionLag, now.Sub(p.Status.StartTime.Add(time.Duration(j.runSeconds)*time.Second)))
-			}
+			w.completionLag = append(w.completionLag, now.Sub(pt.running.Add(time.Duration(j.runSeconds)*time.Second)))
 		}
 	case corev1.PodFailed:
 		w.interruptedLocked(p)
@@ -185,6 +184,9 @@ func (w *scenarioWatch) interruptedLocked(p *corev1.Pod) {
 	}
 	pt.succeeded = time.Unix(0, 0) // ended: counted once
 	w.interrupted++
+	if !pt.running.IsZero() && pt.job != nil {
+		w.lost += float64(pt.job.gpus) * time.Since(pt.running).Seconds()
+	}
 }
 
 // scenarioResult is one round's figures.
@@ -192,10 +194,11 @@ type scenarioResult struct {
 	wall time.Duration // first create → last Job complete
 	// work is the GPU-seconds asked for by the Jobs complete; occupied the
 	// GPU-seconds they held from Running to Succeeded as the watch saw them, which kwok's
-	// lateness lengthens and startTime's whole seconds shorten (completionLag says by how much)
+	// lateness lengthens (completionLag says by how much)
 	work, occupied float64
 	completionLag  []time.Duration
 	interrupted    int
+	lost           float64                    // GPU-seconds the interrupted pods had run
 	unfinished     int                        // Jobs not complete by the cut-off
 	admit, run     map[string][]time.Duration // by class: created → admitted, created → Running
 	cpuSeconds     float64                    // the scheduling processes' CPU over the round
@@ -213,7 +216,7 @@ func (r scenarioResult) usage() float64 { return r.work / (scenarioGPUs * r.wall
 func (w *scenarioWatch) result(cutOff time.Time) scenarioResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := scenarioResult{work: w.work, occupied: w.occupied, completionLag: w.completionLag, interrupted: w.interrupted, admit: map[string][]time.Duration{}, run: map[string][]time.Duration{}}
+	r := scenarioResult{work: w.work, occupied: w.occupied, completionLag: w.completionLag, interrupted: w.interrupted, lost: w.lost, admit: map[string][]time.Duration{}, run: map[string][]time.Duration{}}
 	var first, last time.Time
 	for _, j := range w.jobs {
 		if first.IsZero() || j.created.Before(first) {
@@ -246,10 +249,10 @@ func (r scenarioResult) summary(bounds scenarioBounds) string {
 	if r.unfinished > 0 {
 		unfinished = fmt.Sprintf(" CUT OFF with %d Jobs unfinished", r.unfinished)
 	}
-	return fmt.Sprintf("wall %s%s (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% of at most %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted; "+
-		"pods seen Succeeded after startTime + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
+	return fmt.Sprintf("wall %s%s (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% of at most %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted after %.0f GPU-seconds of their run; "+
+		"pods seen Succeeded after Running + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
 		seconds(r.wall), unfinished, r.wall.Seconds()/bounds.workBound.Seconds(), seconds(bounds.workBound),
-		r.wall.Seconds()/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound), 100*r.usage(), 100*bounds.usageCeiling(), r.work, r.occupied, r.interrupted,
+		r.wall.Seconds()/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound), 100*r.usage(), 100*bounds.usageCeiling(), r.work, r.occupied, r.interrupted, r.lost,
 		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity + r.diagnosis
 }
 

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,6 +70,18 @@ const (
 )
 
 var systemName = map[string]string{systemArbiter: "Arbiter", systemKueue: "Kueue + kube-scheduler"}
+
+// peerRounds is the order of a comparison's rounds: Arbiter, Kueue, Kueue, Arbiter, each
+// from a clean state. ARBITER_BENCH_ONLY=arbiter (or kueue) keeps one system's rounds, to
+// try a change without the other's minutes; make bench runs both, and a figure that
+// compares them is reported only then.
+func peerRounds() []string {
+	order := []string{systemArbiter, systemKueue, systemKueue, systemArbiter}
+	if only := os.Getenv("ARBITER_BENCH_ONLY"); only != "" {
+		return slices.DeleteFunc(order, func(s string) bool { return s != only })
+	}
+	return order
+}
 
 // peerJob is a one-GPU Job for system: Arbiter's pods name it as their scheduler; Kueue's are
 // kube-scheduler's, created suspended in LocalQueue queue (as Kueue's Job webhook would leave
@@ -147,7 +161,7 @@ func BenchmarkPeerKueue(b *testing.B) {
 func (cb *clusterBench) peerCompare(dyn dynamic.Interface, trace *kueueTrace, pc peerCase) {
 	b := cb.b
 	latencies := map[string][]time.Duration{}
-	order := []string{systemArbiter, systemKueue, systemKueue, systemArbiter}
+	order := peerRounds()
 	fillPrefix := ""
 	for round, system := range order {
 		prefix := fmt.Sprintf("r%d", round)
@@ -162,12 +176,18 @@ func (cb *clusterBench) peerCompare(dyn dynamic.Interface, trace *kueueTrace, pc
 		b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s", pc.name, round+1, systemName[system], len(l),
 			q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond))
 	}
+	for _, system := range []string{systemArbiter, systemKueue} {
+		if q := quantiles(latencies[system], []float64{0.5, 0.99, 1}); len(latencies[system]) > 0 {
+			for i, name := range []string{"p50", "p99", "max"} {
+				b.ReportMetric(q[i].Seconds(), system+"-"+name+"-s")
+			}
+		}
+	}
+	if len(latencies[systemArbiter]) == 0 || len(latencies[systemKueue]) == 0 {
+		return
+	}
 	a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
 	k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
-	for i, name := range []string{"p50", "p99", "max"} {
-		b.ReportMetric(a[i].Seconds(), "arbiter-"+name+"-s")
-		b.ReportMetric(k[i].Seconds(), "kueue-"+name+"-s")
-	}
 	b.ReportMetric(a[1].Seconds()/k[1].Seconds(), "p99-ratio-x")
 	b.Logf("%s over %d submissions each: Arbiter p50 %s p99 %s max %s; Kueue + kube-scheduler p50 %s p99 %s max %s; Arbiter's p99 / Kueue's %.3f",
 		pc.name, len(latencies[systemArbiter]), a[0].Round(time.Millisecond), a[1].Round(time.Millisecond), a[2].Round(time.Millisecond),
