@@ -19,7 +19,9 @@ import (
 // free while at least as many GPUs' worth of Jobs, or of pods, waited. Jobs without a pod
 // wait for the Job controller (or, Kueue's, for admission); pods without a node wait for the
 // scheduler. Both overstate what could have been used (a large Job's 20 GPUs must be on one
-// node), but a system that leaves GPUs free while work waits shows here.
+// node), but a system that leaves GPUs free while work waits shows here. It also splits each
+// unbound pod's wait: its department (cohort) at its limit; within it, but no node with the
+// pod's GPUs free (fragmentation); within it and such a node there (the scheduler's own time).
 func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 	const every = 500 * time.Millisecond
 	tick := time.NewTicker(every)
@@ -33,14 +35,38 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 		w.mu.Lock()
 		var held int64
 		holding, pending := map[*scenarioJobTimes]bool{}, map[*scenarioJobTimes]bool{}
+		heldIn, heldOn := map[string]int64{}, map[string]int64{} // by cohort, by node
 		for _, p := range w.pods {
 			switch {
 			case p.job == nil || !p.succeeded.IsZero():
 			case p.bound:
 				held += p.job.gpus
 				holding[p.job] = true
+				heldIn[p.cohort] += p.job.gpus
+				heldOn[p.node] += p.job.gpus
 			default:
 				pending[p.job] = true
+			}
+		}
+		mostFree := int64(0) // on one node
+		if len(heldOn) < scenarioNodes {
+			mostFree = scenarioNodeGPUs
+		}
+		for _, h := range heldOn {
+			mostFree = max(mostFree, scenarioNodeGPUs-h)
+		}
+		for _, p := range w.pods {
+			if p.job == nil || !p.succeeded.IsZero() || p.bound {
+				continue
+			}
+			g := float64(p.job.gpus) * every.Seconds()
+			switch {
+			case heldIn[p.cohort]+p.job.gpus > scenarioQueues*scenarioNominal: // the department's limit, the cohort's quota
+				w.podsWaitedOverQuota += g
+			case mostFree < p.job.gpus:
+				w.podsWaitedNoNode += g
+			default:
+				w.podsWaitedPlaceable += g
 			}
 		}
 		var jobsWaiting, podsWaiting int64
@@ -64,8 +90,9 @@ func (w *scenarioWatch) diagnosis() string {
 	steps := w.steps()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return fmt.Sprintf("; %s; GPU-seconds free while as many GPUs' worth of Jobs waited %.0f, of pods waited for a node %.0f",
-		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited)
+	return fmt.Sprintf("; %s; GPU-seconds free while as many GPUs' worth of Jobs waited %.0f, of pods waited for a node %.0f; "+
+		"pods' GPU-seconds waiting for a node %.0f with their department at its limit, %.0f within it but no node with their GPUs free, %.0f within it and a node free",
+		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited, w.podsWaitedOverQuota, w.podsWaitedNoNode, w.podsWaitedPlaceable)
 }
 
 // steps is the average time of each step of a Job's start over the round: created → admitted

@@ -32,6 +32,8 @@ type scenarioJobTimes struct {
 type scenarioPodTimes struct {
 	running, succeeded time.Time
 	bound              bool
+	node               string
+	cohort             string // the department or cohort of its namespace ("a-c0-q1": "c0")
 	job                *scenarioJobTimes
 }
 
@@ -54,7 +56,10 @@ type scenarioWatch struct {
 	lost           float64 // GPU-seconds the interrupted pods had run: work done again
 	// GPU-seconds free while Jobs, or pods, waited (sampleIdle)
 	idleWhileJobsWaited, idleWhilePodsWaited float64
-	cancel                                   context.CancelFunc
+	// pods' GPU-seconds of waiting for a node (sampleIdle): with their department or cohort at
+	// its limit; within it but no node with their GPUs free; within it with such a node
+	podsWaitedOverQuota, podsWaitedNoNode, podsWaitedPlaceable float64
+	cancel                                                     context.CancelFunc
 }
 
 func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool) *scenarioWatch {
@@ -131,6 +136,9 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	pt := w.pods[key]
 	if pt == nil {
 		pt = &scenarioPodTimes{job: w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]]}
+		if parts := strings.SplitN(p.Namespace, "-", 3); len(parts) == 3 {
+			pt.cohort = parts[1]
+		}
 		w.pods[key] = pt
 	}
 	j := pt.job
@@ -141,7 +149,7 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 		j.podSeen = now
 	}
 	if p.Spec.NodeName != "" {
-		pt.bound = true
+		pt.bound, pt.node = true, p.Spec.NodeName
 		if j.bound.IsZero() {
 			j.bound = now
 		}
