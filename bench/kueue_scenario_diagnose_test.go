@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -67,6 +70,7 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 				w.podsWaitedNoNode += g
 			default:
 				w.podsWaitedPlaceable += g
+				w.placeableByReason[cmp.Or(p.reason, "none yet")] += g
 			}
 		}
 		var jobsWaiting, podsWaiting int64
@@ -92,7 +96,7 @@ func (w *scenarioWatch) diagnosis() string {
 	defer w.mu.Unlock()
 	return fmt.Sprintf("; %s; GPU-seconds free while as many GPUs' worth of Jobs waited %.0f, of pods waited for a node %.0f; "+
 		"pods' GPU-seconds waiting for a node %.0f with their department at its limit, %.0f within it but no node with their GPUs free, %.0f within it and a node free",
-		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited, w.podsWaitedOverQuota, w.podsWaitedNoNode, w.podsWaitedPlaceable)
+		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited, w.podsWaitedOverQuota, w.podsWaitedNoNode, w.podsWaitedPlaceable) + byReason(w.placeableByReason)
 }
 
 // steps is the average time of each step of a Job's start over the round: created → admitted
@@ -217,4 +221,17 @@ func (w *scenarioWatch) progress() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// byReason lists GPU-seconds by reason, largest first, as " (reason n, …)".
+func byReason(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	reasons := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s %.0f", r, m[r])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -34,6 +34,7 @@ type scenarioPodTimes struct {
 	bound              bool
 	node               string
 	cohort             string // the department or cohort of its namespace ("a-c0-q1": "c0")
+	reason             string // of its PodScheduled=False condition, while it waits
 	job                *scenarioJobTimes
 }
 
@@ -59,13 +60,14 @@ type scenarioWatch struct {
 	// pods' GPU-seconds of waiting for a node (sampleIdle): with their department or cohort at
 	// its limit; within it but no node with their GPUs free; within it with such a node
 	podsWaitedOverQuota, podsWaitedNoNode, podsWaitedPlaceable float64
+	placeableByReason                                          map[string]float64 // the last, by the pod's reason
 	cancel                                                     context.CancelFunc
 }
 
 func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool) *scenarioWatch {
 	b.Helper()
 	ctx, cancel := context.WithCancel(ctx)
-	w := &scenarioWatch{kueue: kueue, jobs: map[string]*scenarioJobTimes{}, pods: map[string]*scenarioPodTimes{}, cancel: cancel}
+	w := &scenarioWatch{kueue: kueue, jobs: map[string]*scenarioJobTimes{}, pods: map[string]*scenarioPodTimes{}, placeableByReason: map[string]float64{}, cancel: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = scenarioRoundLabel + "=" + round
 	}))
@@ -150,6 +152,11 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	}
 	if p.Spec.NodeName != "" {
 		pt.bound, pt.node = true, p.Spec.NodeName
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			pt.reason = c.Reason
+		}
 		if j.bound.IsZero() {
 			j.bound = now
 		}
