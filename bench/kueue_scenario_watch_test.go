@@ -150,13 +150,13 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	if j.podSeen.IsZero() {
 		j.podSeen = now
 	}
-	if p.Spec.NodeName != "" {
-		pt.bound, pt.node = true, p.Spec.NodeName
-	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			pt.reason = c.Reason
 		}
+	}
+	if p.Spec.NodeName != "" {
+		pt.bound, pt.node = true, p.Spec.NodeName
 		if j.bound.IsZero() {
 			j.bound = now
 		}
