@@ -132,14 +132,16 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	}
 	_ = g.Wait()
 
-	// Binds are assumed in the cache now and sent by the worker pool without holding up the
-	// next cycle: it already counts them, and pods that arrive meanwhile need not wait for
-	// this cycle's API calls (S22).
-	for _, b := range plan.Binds {
-		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
-	}
+	// Binds are assumed in the cache and sent by the worker pool without holding up the next
+	// cycle: it already counts them, and pods that arrive meanwhile need not wait for this
+	// cycle's API calls (S22). Each is assumed just before it is handed over, not all before
+	// the first: assuming rebuilds the pod's workload in the cache, and a start's 10,000
+	// binds took 30 ms of assuming before the first was sent (BenchmarkFirstLists,
+	// assume-all-ms). The next cycle begins after this one returns, when every bind is
+	// assumed.
 	created := podsCreated(plan.Binds, meta)
 	for _, b := range plan.Binds {
+		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
 		pod := ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)}
 		s.dispatch(ctx, func(ctx context.Context) {
 			if !s.acting() {
