@@ -72,11 +72,16 @@ const (
 var systemName = map[string]string{systemArbiter: "Arbiter", systemKueue: "Kueue + kube-scheduler"}
 
 // peerRounds is the order of a comparison's rounds: Arbiter, Kueue, Kueue, Arbiter, each
-// from a clean state. ARBITER_BENCH_ONLY=arbiter (or kueue) keeps one system's rounds, to
-// try a change without the other's minutes; make bench runs both, and a figure that
-// compares them is reported only then.
+// from a clean state.
 func peerRounds() []string {
-	order := []string{systemArbiter, systemKueue, systemKueue, systemArbiter}
+	return benchRounds(systemArbiter, systemKueue, systemKueue, systemArbiter)
+}
+
+// benchRounds is a comparison's rounds in order. ARBITER_BENCH_ONLY=arbiter (or kueue, or
+// default-scheduler for kube-scheduler) keeps one system's rounds, to try a change without
+// the other's minutes; make bench runs both, and a figure that compares them is reported
+// only then.
+func benchRounds(order ...string) []string {
 	if only := os.Getenv("ARBITER_BENCH_ONLY"); only != "" {
 		return slices.DeleteFunc(order, func(s string) bool { return s != only })
 	}

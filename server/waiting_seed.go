@@ -23,6 +23,7 @@ type waitingTimes interface {
 // the cache finds waiting, once, before the term's first cycle. Without the records (they
 // cannot be read in time) the term's waiting times start at its first cycle, as before.
 func seedWaiting(term context.Context, st *store.Store, cache waitingTimes, log *slog.Logger) {
+	began := time.Now()
 	waiting := cache.WaitingWorkloads()
 	if len(waiting) == 0 {
 		return
@@ -35,5 +36,5 @@ func seedWaiting(term context.Context, st *store.Store, cache waitingTimes, log 
 		return
 	}
 	n := cache.SeedWaiting(since, time.Now())
-	log.Info("waiting times taken from the workload records", "waiting", len(waiting), "seeded", n)
+	log.Info("waiting times taken from the workload records", "waiting", len(waiting), "seeded", n, "took", time.Since(began).Round(time.Millisecond))
 }

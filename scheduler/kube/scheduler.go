@@ -443,7 +443,7 @@ func (s *Scheduler) cycle(ctx context.Context) time.Duration {
 	s.last.Store(r)
 	if newTerm {
 		// How long a start or a failover took to its first decisions (docs/performance.md).
-		s.log.Info("first cycle of the term", "workloads", len(view.Snapshot.Workloads), "binds", len(plan.Binds),
+		s.log.Info("first cycle of the term", "began", start.Format("15:04:05.000"), "workloads", len(view.Snapshot.Workloads), "binds", len(plan.Binds),
 			"evictions", len(plan.Evictions), "decide", r.Decide.Round(time.Microsecond), "apply", r.Apply.Round(time.Microsecond))
 	}
 	if len(plan.Binds)+len(plan.Evictions)+len(plan.Resumes) > 0 {
