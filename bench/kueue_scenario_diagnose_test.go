@@ -64,7 +64,7 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 			}
 			g := float64(p.job.gpus) * every.Seconds()
 			switch {
-			case heldIn[p.cohort]+p.job.gpus > scenarioQueues*scenarioNominal: // the department's limit, the cohort's quota
+			case heldIn[p.cohort]+p.job.gpus > scenarioCohortQuota:
 				w.podsWaitedOverQuota += g
 			case mostFree < p.job.gpus:
 				w.podsWaitedNoNode += g

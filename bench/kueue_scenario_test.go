@@ -35,14 +35,17 @@ import (
 // while the Jobs are few enough (1,500) that the control plane's Job and pod throughput does
 // not bound the run. docs/performance.md lists every place the mapping is not exact.
 const (
-	scenarioFactor   = 10
-	scenarioCohorts  = 5
-	scenarioQueues   = 6 // ClusterQueues (projects) per cohort (department)
-	scenarioNominal  = 20
-	scenarioBorrow   = 100 // Kueue's borrowing limit; Arbiter's project limit is nominal + this
-	scenarioNodes    = 15
-	scenarioNodeGPUs = 40 // a large workload's 20 GPUs fit on a half-used node
-	scenarioGPUs     = scenarioNodes * scenarioNodeGPUs
+	scenarioFactor  = 10
+	scenarioCohorts = 5
+	scenarioQueues  = 6 // ClusterQueues (projects) per cohort (department)
+	scenarioNominal = 20
+	scenarioBorrow  = 100 // Kueue's borrowing limit; Arbiter's project limit is nominal + this
+	// scenarioCohortQuota is a cohort's quota, its queues' nominal quotas together: Arbiter's
+	// department's quota and limit, so that its projects borrow only from each other.
+	scenarioCohortQuota = scenarioQueues * scenarioNominal
+	scenarioNodes       = 15
+	scenarioNodeGPUs    = 40 // a large workload's 20 GPUs fit on a half-used node
+	scenarioGPUs        = scenarioNodes * scenarioNodeGPUs
 	// scenarioCutOff × the bound is as long as a round may take (so that make bench keeps its
 	// hour whatever a system does); a round cut off says so and reports what it did by then.
 	scenarioCutOff = 3
@@ -148,7 +151,7 @@ func startScenarioCluster(b *testing.B) *scenarioBench {
 	ctx, c, client, actor, opt := cb.ctx, cb.cluster, cb.client, benchActor, optional
 	var queues []scenarioQueue
 	for ci := range scenarioCohorts {
-		quota := scenarioQueues * scenarioNominal
+		quota := scenarioCohortQuota
 		dept, err := cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt(fmt.Sprintf("c%d", ci)),
 			Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: quota, Limit: &quota}}}}, actor)
 		if err != nil {
@@ -253,7 +256,11 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 	b.Helper()
 	pids := cb.schedulerPIDs(system)
 	resetPeakMemory(b, pids)
-	w := startScenarioWatch(b, cb.ctx, cb.client, round, system == systemKueue)
+	cohortOf := map[string]string{}
+	for _, q := range sb.queues {
+		cohortOf[q.ns[system]] = fmt.Sprintf("c%d", q.cohort)
+	}
+	w := startScenarioWatch(b, cb.ctx, cb.client, round, system == systemKueue, cohortOf)
 	var counters map[string]float64
 	if system == systemArbiter {
 		counters = arbiterCounters(cb.ctx, cb.arbiter.url)

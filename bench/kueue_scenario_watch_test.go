@@ -33,7 +33,7 @@ type scenarioPodTimes struct {
 	running, succeeded time.Time
 	bound              bool
 	node               string
-	cohort             string // the department or cohort of its namespace ("a-c0-q1": "c0")
+	cohort             string // the department or cohort of its namespace
 	reason             string // of its PodScheduled=False condition, while it waits
 	job                *scenarioJobTimes
 }
@@ -41,10 +41,11 @@ type scenarioPodTimes struct {
 // scenarioWatch watches one round's Jobs and pods (by the round's label) and keeps the times
 // above; its maps hold one round's 1,500 Jobs and their pods, and end with it.
 type scenarioWatch struct {
-	kueue bool // admission is the unsuspend, not the bind
-	mu    sync.Mutex
-	jobs  map[string]*scenarioJobTimes // namespace/name
-	pods  map[string]*scenarioPodTimes // namespace/name
+	kueue    bool              // admission is the unsuspend, not the bind
+	cohortOf map[string]string // each namespace's department (cohort)
+	mu       sync.Mutex
+	jobs     map[string]*scenarioJobTimes // namespace/name
+	pods     map[string]*scenarioPodTimes // namespace/name
 	// done counts the Jobs seen complete and work sums their GPUs × the seconds they asked to
 	// run; of the pods seen to finish, occupied sums their GPUs × (Succeeded − Running) as seen, and
 	// completionLag is how long after their seconds from being seen Running they were seen
@@ -64,10 +65,10 @@ type scenarioWatch struct {
 	cancel                                                     context.CancelFunc
 }
 
-func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool) *scenarioWatch {
+func startScenarioWatch(b *testing.B, ctx context.Context, client kubernetes.Interface, round string, kueue bool, cohortOf map[string]string) *scenarioWatch {
 	b.Helper()
 	ctx, cancel := context.WithCancel(ctx)
-	w := &scenarioWatch{kueue: kueue, jobs: map[string]*scenarioJobTimes{}, pods: map[string]*scenarioPodTimes{}, placeableByReason: map[string]float64{}, cancel: cancel}
+	w := &scenarioWatch{kueue: kueue, jobs: map[string]*scenarioJobTimes{}, pods: map[string]*scenarioPodTimes{}, placeableByReason: map[string]float64{}, cohortOf: cohortOf, cancel: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = scenarioRoundLabel + "=" + round
 	}))
@@ -137,10 +138,7 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	key := p.Namespace + "/" + p.Name
 	pt := w.pods[key]
 	if pt == nil {
-		pt = &scenarioPodTimes{job: w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]]}
-		if parts := strings.SplitN(p.Namespace, "-", 3); len(parts) == 3 {
-			pt.cohort = parts[1]
-		}
+		pt = &scenarioPodTimes{job: w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]], cohort: w.cohortOf[p.Namespace]}
 		w.pods[key] = pt
 	}
 	j := pt.job

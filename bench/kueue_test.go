@@ -181,18 +181,20 @@ func (cb *clusterBench) peerCompare(dyn dynamic.Interface, trace *kueueTrace, pc
 		b.Logf("%s, round %d, %s: %d submissions, submitted→Running p50 %s p99 %s max %s", pc.name, round+1, systemName[system], len(l),
 			q[0].Round(time.Millisecond), q[1].Round(time.Millisecond), q[2].Round(time.Millisecond))
 	}
+	q := map[string][]time.Duration{} // p50, p99, max of each system that ran
 	for _, system := range []string{systemArbiter, systemKueue} {
-		if q := quantiles(latencies[system], []float64{0.5, 0.99, 1}); len(latencies[system]) > 0 {
-			for i, name := range []string{"p50", "p99", "max"} {
-				b.ReportMetric(q[i].Seconds(), system+"-"+name+"-s")
-			}
+		if len(latencies[system]) == 0 {
+			continue
+		}
+		q[system] = quantiles(latencies[system], []float64{0.5, 0.99, 1})
+		for i, name := range []string{"p50", "p99", "max"} {
+			b.ReportMetric(q[system][i].Seconds(), system+"-"+name+"-s")
 		}
 	}
-	if len(latencies[systemArbiter]) == 0 || len(latencies[systemKueue]) == 0 {
-		return
+	a, k := q[systemArbiter], q[systemKueue]
+	if a == nil || k == nil {
+		return // one system's rounds only (benchRounds): nothing to compare
 	}
-	a := quantiles(latencies[systemArbiter], []float64{0.5, 0.99, 1})
-	k := quantiles(latencies[systemKueue], []float64{0.5, 0.99, 1})
 	b.ReportMetric(a[1].Seconds()/k[1].Seconds(), "p99-ratio-x")
 	b.Logf("%s over %d submissions each: Arbiter p50 %s p99 %s max %s; Kueue + kube-scheduler p50 %s p99 %s max %s; Arbiter's p99 / Kueue's %.3f",
 		pc.name, len(latencies[systemArbiter]), a[0].Round(time.Millisecond), a[1].Round(time.Millisecond), a[2].Round(time.Millisecond),
