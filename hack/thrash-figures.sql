@@ -1,7 +1,8 @@
 -- The demo's thrash figures, from the workload history Arbiter keeps (workload_events): how many
 -- evictions, per hour, whose preemptor was not admitted within 30 s, whose victim had been
--- admitted at most 1 s before, and whose victim was admitted while its preemptor already
--- waited. docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
+-- admitted at most 1 s before, whose victim was admitted while its preemptor already
+-- waited, and whose victim was admitted again within 1 s after it (an eviction that moved work
+-- rather than stopping it: room elsewhere, or lower-priority work it evicts in turn). docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
 -- private PostgreSQL:
 --
 --   psql -h ./.arbiter/postgres/socket -U postgres arbiter -f hack/thrash-figures.sql
@@ -18,7 +19,9 @@ WITH ev AS (
         (SELECT max(q.at) FROM workload_events q
           WHERE q.workload_uid = ev.preemptor AND q.kind IN ('Queued', 'Preempted', 'Reclaimed') AND q.at <= ev.at) AS preemptor_waiting,
         (SELECT min(a.at) FROM workload_events a
-          WHERE a.workload_uid = ev.preemptor AND a.kind = 'Admitted' AND a.at >= ev.at) AS preemptor_admitted
+          WHERE a.workload_uid = ev.preemptor AND a.kind = 'Admitted' AND a.at >= ev.at) AS preemptor_admitted,
+        (SELECT min(a.at) FROM workload_events a
+          WHERE a.workload_uid = ev.victim AND a.kind = 'Admitted' AND a.at > ev.at) AS victim_back
     FROM ev
 )
 SELECT
@@ -28,5 +31,6 @@ SELECT
     count(*) FILTER (WHERE at < (SELECT last FROM span) - interval '30 s'
         AND (preemptor_admitted IS NULL OR preemptor_admitted > at + interval '30 s')) AS preemptor_not_admitted_in_30s,
     count(*) FILTER (WHERE victim_admitted >= at - interval '1 s') AS victim_admitted_within_1s,
-    count(*) FILTER (WHERE victim_admitted >= preemptor_waiting) AS victim_admitted_while_preemptor_waited
+    count(*) FILTER (WHERE victim_admitted >= preemptor_waiting) AS victim_admitted_while_preemptor_waited,
+    count(*) FILTER (WHERE victim_back <= at + interval '1 s') AS victim_back_within_1s
 FROM facts;

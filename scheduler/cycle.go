@@ -210,11 +210,12 @@ type cycle struct {
 	memo        resolveMemo
 	resolutions []resolved
 	// scratch slices reused across attempts
-	unitBuf, victimBuf, candBuf []int32
-	semiBuf                     [3][]int32
-	borrowers                   [][]int32 // by pool: see borrowersIn
-	borrowerWeight              []int64   // by pool, the borrowers' weights summed for S28; -1 until asked
-	hasSemi                     bool      // some workload is semi-preemptible (S26)
+	unitBuf, victimBuf []int32
+	candBuf            []candidate
+	semiBuf            [3][]int32
+	borrowers          [][]int32 // by pool: see borrowersIn
+	borrowerWeight     []int64   // by pool, the borrowers' weights summed for S28; -1 until asked
+	hasSemi            bool      // some workload is semi-preemptible (S26)
 	// evictedOrder lists victims in the order of plan.Evictions
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)

@@ -24,8 +24,8 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
 			continue
 		}
-		next := func() int32 { return c.nextReclaimVictim(wi, pool, deptInQuota) }
-		if c.evictUntilFits(wi, unit, pool, next, RuleReclaim) {
+		next := func() candidate { return candidate{wl: c.nextReclaimVictim(wi, pool, deptInQuota), pool: pool} }
+		if c.evictUntilFits(wi, unit, next, RuleReclaim) {
 			return true
 		}
 	}
@@ -158,18 +158,22 @@ func (c *cycle) nextReclaimVictim(wi, pool int32, deptInQuota bool) int32 {
 
 // preempt is S16: a unit may evict its own project's preemptible running work of strictly
 // lower priority, lowest priority first, then by the project's preemption order, sparing
-// work younger than the minimum runtime.
+// work younger than the minimum runtime. The order runs across the project's node pools: the
+// unit goes to the pool where the shortest prefix of it makes room (the project's order of
+// pools breaks ties), so it never evicts higher-priority work in one pool while lower-priority
+// work in another would have made room.
 func (c *cycle) preempt(wi int32, unit []int32) bool {
 	ws := &c.wls[wi]
 	gpus := c.unitGPUs(unit)
 	proj := &c.projects[ws.project]
 	dept := &c.depts[ws.dept]
-	for _, pool := range proj.pools {
+	cands := c.candBuf[:0]
+	for pi, pool := range proj.pools {
 		if !ws.preemptible && (proj.shares[pool].nonPreemptibleExceeded(gpus) ||
 			(!dept.unbounded && dept.shares[pool].nonPreemptibleExceeded(gpus))) {
 			continue // evicting preemptible work frees no non-preemptible quota
 		}
-		cands := c.candBuf[:0]
+		first := len(cands)
 		freed := c.pools[pool].freeGPUs
 		for _, v := range proj.ranked[pool] {
 			vs := &c.wls[v]
@@ -177,68 +181,76 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 				c.startedWhileWaiting(vs, ws) || c.minRuntimeLeft(vs) {
 				continue
 			}
-			cands = append(cands, v)
+			cands = append(cands, candidate{v, pool, int32(pi)})
 			freed += c.gpusIn(v, pool)
 		}
-		c.candBuf = cands
-		if len(cands) == 0 || freed < gpus {
-			continue
+		if freed < gpus {
+			cands = cands[:first] // the unit never fits in this pool: its work is not taken
 		}
-		newest := proj.policy.PreemptionOrder == NewestFirst
-		slices.SortFunc(cands, func(a, b int32) int {
-			wa, wb := &c.wls[a], &c.wls[b]
-			if wa.prio != wb.prio {
-				return cmp.Compare(wa.prio, wb.prio)
-			}
-			if wa.start != wb.start {
-				if newest {
-					return cmp.Compare(wb.start, wa.start)
-				}
-				return cmp.Compare(wa.start, wb.start)
-			}
-			if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
-				return d
-			}
-			return -c.compareUIDs(a, b) // replicas beyond a minimum: the last first, as reclaim takes them (S26)
-		})
-		i := 0
-		next := func() int32 {
-			if i == len(cands) {
-				return -1
-			}
-			i++
-			return cands[i-1]
+	}
+	c.candBuf = cands
+	if len(cands) == 0 {
+		return false
+	}
+	newest := proj.policy.PreemptionOrder == NewestFirst
+	slices.SortFunc(cands, func(a, b candidate) int {
+		wa, wb := &c.wls[a.wl], &c.wls[b.wl]
+		if wa.prio != wb.prio {
+			return cmp.Compare(wa.prio, wb.prio)
 		}
-		if c.evictUntilFits(wi, unit, pool, next, RulePreemption) {
+		if wa.start != wb.start {
+			if newest {
+				return cmp.Compare(wb.start, wa.start)
+			}
+			return cmp.Compare(wa.start, wb.start)
+		}
+		if d := cmp.Compare(wa.w.UID, wb.w.UID); d != 0 {
+			return d
+		}
+		if d := -c.compareUIDs(a.wl, b.wl); d != 0 {
+			return d // replicas beyond a minimum: the last first, as reclaim takes them (S26)
+		}
+		return cmp.Compare(a.poolRank, b.poolRank) // one workload with pods in two pools
+	})
+	i := 0
+	next := func() candidate {
+		if i == len(cands) {
+			return candidate{wl: -1}
+		}
+		i++
+		return cands[i-1]
+	}
+	return c.evictUntilFits(wi, unit, next, RulePreemption)
+}
+
+// candidate is a possible victim and the pool whose room its eviction adds to; poolRank is that
+// pool's place in the preemptor's project's order.
+type candidate struct{ wl, pool, poolRank int32 }
+
+// evictUntilFits evicts victims in the order next gives them until the unit fits in the
+// pool the last one frees room in (the shortest such prefix), then prunes and commits; if the
+// unit never fits, nothing is evicted (S19).
+func (c *cycle) evictUntilFits(wi int32, unit []int32, next func() candidate, r Rule) bool {
+	mark := c.st.mark()
+	victims := c.victimBuf[:0]
+	for {
+		v := next()
+		if v.wl < 0 {
+			break
+		}
+		if !c.wls[v.wl].evicted { // one workload with pods in two pools comes twice
+			c.st.evict(v.wl, wi, r)
+			victims = append(victims, v.wl)
+		}
+		if c.fits(wi, unit, v.pool) {
+			c.victimBuf = victims
+			c.evictMinimal(wi, unit, v.pool, victims, mark, r)
 			return true
 		}
 	}
-	return false
-}
-
-// evictUntilFits evicts victims in the order next gives them until the unit fits in the
-// pool (the shortest such prefix), then prunes and commits; if the unit never fits, nothing
-// is evicted (S19).
-func (c *cycle) evictUntilFits(wi int32, unit []int32, pool int32, next func() int32, r Rule) bool {
-	mark := c.st.mark()
-	victims := c.victimBuf[:0]
-	placed := false
-	for !placed {
-		v := next()
-		if v < 0 {
-			break
-		}
-		c.st.evict(v, wi, r)
-		victims = append(victims, v)
-		placed = c.fits(wi, unit, pool)
-	}
 	c.victimBuf = victims
-	if !placed {
-		c.st.rollback(mark)
-		return false
-	}
-	c.evictMinimal(wi, unit, pool, victims, mark, r)
-	return true
+	c.st.rollback(mark)
+	return false
 }
 
 // evictMinimal prunes a victim set after which the unit fits: victims are given back, the

@@ -200,6 +200,36 @@ func TestS16_Preemption(t *testing.T) {
 				Evictions: []Eviction{evict("three", "p", "w", RulePreemption, 3)},
 				Pending:   []PendingWorkload{pendOn("w", "p", 1, "n1")},
 			}},
+		{"lowest priority first across the project's node pools, not the first pool that would do",
+			twoPools().node(node("a1").gpus(2).label("gpu", "a100"), node("h1").gpus(2).label("gpu", "h100")).
+				project(project("p", 0).quota("a100", 2, NoLimit, 2).quota("h100", 2, NoLimit, 2).pools("a100", "h100")).wl(
+				wl("medium").in("p").prio("medium").gpus(2).on(1, "a1"),
+				wl("verylow").in("p").prio("very-low").gpus(2).on(2, "h1"),
+				wl("w").in("p").prio("high").preemptible().gpus(2)),
+			Plan{
+				Evictions: []Eviction{evict("verylow", "p", "w", RulePreemption, 2)},
+				Pending:   []PendingWorkload{pendOn("w", "p", 1, "h1")},
+			}},
+		{"equal priority across node pools: the project's order of victims, then its order of pools",
+			twoPools().node(node("a1").gpus(2).label("gpu", "a100"), node("h1").gpus(2).label("gpu", "h100")).
+				project(project("p", 0).quota("a100", 2, NoLimit, 2).quota("h100", 2, NoLimit, 2).pools("a100", "h100")).wl(
+				wl("newer").in("p").gpus(2).on(20, "a1"),
+				wl("older").in("p").gpus(2).on(10, "h1"),
+				wl("w").in("p").prio("high").preemptible().gpus(2)),
+			Plan{
+				Evictions: []Eviction{evict("older", "p", "w", RulePreemption, 2)},
+				Pending:   []PendingWorkload{pendOn("w", "p", 1, "h1")},
+			}},
+		{"a victim in a pool where the preemptor can never fit is not taken",
+			twoPools().node(node("a1").gpus(1).label("gpu", "a100"), node("h1").gpus(2).label("gpu", "h100")).
+				project(project("p", 0).quota("a100", 2, NoLimit, 2).quota("h100", 2, NoLimit, 2).pools("a100", "h100")).wl(
+				wl("small").in("p").prio("very-low").on(1, "a1"),
+				wl("mid").in("p").prio("low").gpus(2).on(2, "h1"),
+				wl("w").in("p").prio("high").preemptible().gpus(2)),
+			Plan{
+				Evictions: []Eviction{evict("mid", "p", "w", RulePreemption, 2)},
+				Pending:   []PendingWorkload{pendOn("w", "p", 1, "h1")},
+			}},
 		{"never equal or higher priority, never non-preemptible",
 			snap().gpuNodes("n", 1, 2).project(project("p", 2)).wl(
 				wl("same").in("p").prio("high").preemptible().on(1, "n1"),
@@ -348,10 +378,13 @@ func TestS20_EvictionMode(t *testing.T) {
 	})
 }
 
+// twoPools is a snapshot with node pools a100 and h100, nodes chosen by the label gpu.
+func twoPools() *snapB {
+	return snap().pool("a100", "gpu", "a100", Binpack).pool("h100", "gpu", "h100", Binpack)
+}
+
 func TestS21_Placement(t *testing.T) {
-	gpuPool := func() *snapB {
-		return snap().pool("a100", "gpu", "a100", Binpack).pool("h100", "gpu", "h100", Binpack)
-	}
+	gpuPool := twoPools
 	runRuleCases(t, []ruleCase{
 		{"binpack takes the fullest node that fits",
 			snap().node(node("n1").gpus(8), node("n2").gpus(8).occupied(6), node("n3").gpus(8).occupied(7)).

@@ -42,6 +42,7 @@ func simSettings() *Settings {
 type thrashLedger struct {
 	waitingSince map[string]time.Time // workloads waiting now
 	admittedAt   map[string]time.Time // the last admission of each workload
+	admissions   map[string][]time.Time
 	binds        map[string][]time.Time
 	names        map[string]string
 	evictions    []ledgerEviction
@@ -63,7 +64,7 @@ type ledgerEviction struct {
 
 func newThrashLedger() *thrashLedger {
 	return &thrashLedger{waitingSince: map[string]time.Time{}, admittedAt: map[string]time.Time{},
-		binds: map[string][]time.Time{}, names: map[string]string{}}
+		admissions: map[string][]time.Time{}, binds: map[string][]time.Time{}, names: map[string]string{}}
 }
 
 func (l *thrashLedger) observe(r *Result) {
@@ -100,6 +101,7 @@ func (l *thrashLedger) observe(r *Result) {
 		if _, waiting := l.waitingSince[uid]; waiting {
 			delete(l.waitingSince, uid)
 			l.admittedAt[uid] = r.At
+			l.admissions[uid] = append(l.admissions[uid], r.At)
 		}
 	}
 	for _, b := range r.Plan.Binds {
@@ -121,8 +123,9 @@ func (l *thrashLedger) first() time.Time { return l.start }
 // String is the figures without the examples.
 func (f thrashFigures) String() string {
 	return fmt.Sprintf("%d evictions, %d with a preemptor not started in 30 s, %d of a workload admitted 1 s before, "+
-		"%d of one admitted while its preemptor waited (%d both), %.1f GPUs allocated", f.Evictions, f.PreemptorNotStarted,
-		f.VictimJustAdmitted, f.VictimAdmittedWhilePreemptorWaited, f.Thrash, f.AllocatedGPUs)
+		"%d of one admitted while its preemptor waited (%d both), %d of one admitted again within 1 s, %.1f GPUs allocated",
+		f.Evictions, f.PreemptorNotStarted, f.VictimJustAdmitted, f.VictimAdmittedWhilePreemptorWaited, f.Thrash,
+		f.VictimBackWithin1s, f.AllocatedGPUs)
 }
 
 // thrashFigures are what the ledger says of a run.
@@ -135,6 +138,9 @@ type thrashFigures struct {
 	// VictimAdmittedWhilePreemptorWaited: evictions of a workload admitted while its
 	// preemptor already waited
 	VictimAdmittedWhilePreemptorWaited int
+	// VictimBackWithin1s: evictions whose victim was admitted again at most 1 s after: the
+	// eviction moved the work (to room elsewhere, or to lower-priority work it evicted in turn)
+	VictimBackWithin1s int
 	// Thrash: both at once, the demo's complaint: a workload admitted, then evicted within a
 	// second for a workload that already waited when it was admitted
 	Thrash int
@@ -176,6 +182,12 @@ func (l *thrashLedger) figures(end time.Time) thrashFigures {
 			if e.at.Sub(e.victimAdmitted) <= time.Second {
 				f.Thrash++
 			}
+		}
+		admits := l.admissions[e.victim]
+		if i := sort.Search(len(admits), func(i int) bool { return admits[i].After(e.at) }); i < len(admits) &&
+			admits[i].Sub(e.at) <= time.Second {
+			f.VictimBackWithin1s++
+			example("victim admitted again within 1 s", e)
 		}
 	}
 	return f
@@ -309,6 +321,7 @@ func BenchmarkThrash(b *testing.B) {
 					sum.VictimJustAdmitted += f.VictimJustAdmitted
 					sum.VictimAdmittedWhilePreemptorWaited += f.VictimAdmittedWhilePreemptorWaited
 					sum.Thrash += f.Thrash
+					sum.VictimBackWithin1s += f.VictimBackWithin1s
 					alloc += f.AllocatedGPUs
 				}
 				b.ReportMetric(float64(sum.Evictions)/seeds, "evictions/15min")
@@ -316,6 +329,7 @@ func BenchmarkThrash(b *testing.B) {
 				b.ReportMetric(float64(sum.VictimJustAdmitted)/seeds, "just-admitted/15min")
 				b.ReportMetric(float64(sum.VictimAdmittedWhilePreemptorWaited)/seeds, "while-waiting/15min")
 				b.ReportMetric(float64(sum.Thrash)/seeds, "thrash/15min")
+				b.ReportMetric(float64(sum.VictimBackWithin1s)/seeds, "back-within-1s/15min")
 				b.ReportMetric(alloc/seeds, "GPUs-allocated")
 			}
 		})
