@@ -96,7 +96,49 @@ func (w *scenarioWatch) diagnosis() string {
 	defer w.mu.Unlock()
 	return fmt.Sprintf("; %s; GPU-seconds free while as many GPUs' worth of Jobs waited %.0f, of pods waited for a node %.0f; "+
 		"pods' GPU-seconds waiting for a node %.0f with their department at its limit, %.0f within it but no node with their GPUs free, %.0f within it and a node free",
-		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited, w.podsWaitedOverQuota, w.podsWaitedNoNode, w.podsWaitedPlaceable) + byReason(w.placeableByReason)
+		steps, w.idleWhileJobsWaited, w.idleWhilePodsWaited, w.podsWaitedOverQuota, w.podsWaitedNoNode, w.podsWaitedPlaceable) +
+		byReason(w.placeableByReason) + w.tailLocked()
+}
+
+// tailLocked says what the round's last twentieth of Jobs to complete have in common: how many
+// of them had a pod preempted, and how long a preempted Job waited for its next pod (the Job
+// controller counts a deleted pod as failed and backs off: 10 s, doubling); and when the last
+// Job never preempted completed, which is where the wall would end if preemption cost nothing
+// but the work it undid.
+func (w *scenarioWatch) tailLocked() string {
+	var done []*scenarioJobTimes
+	var first time.Time
+	var refills []time.Duration
+	for _, j := range w.jobs {
+		if first.IsZero() || j.created.Before(first) {
+			first = j.created
+		}
+		if !j.completeAt.IsZero() {
+			done = append(done, j)
+		}
+		if j.interrupted > 0 && j.refill > 0 {
+			refills = append(refills, j.refill/time.Duration(j.interrupted))
+		}
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	slices.SortFunc(done, func(a, b *scenarioJobTimes) int { return a.completeAt.Compare(b.completeAt) })
+	tail := done[len(done)-max(1, len(done)/20):]
+	preempted := 0
+	for _, j := range tail {
+		if j.interrupted > 0 {
+			preempted++
+		}
+	}
+	lastClean := time.Duration(0)
+	for _, j := range done {
+		if j.interrupted == 0 {
+			lastClean = j.completeAt.Sub(first)
+		}
+	}
+	return fmt.Sprintf("; of the last %d Jobs to complete %d had a pod preempted; a preempted Job's next pod came %s after on average; "+
+		"the last Job never preempted completed at %s", len(tail), preempted, seconds(mean(refills)), seconds(lastClean))
 }
 
 // steps is the average time of each step of a Job's start over the round: created → admitted
@@ -160,18 +202,28 @@ func arbiterCounters(ctx context.Context, url string) map[string]float64 {
 			continue
 		}
 		name := wanted[series]
+		if _, rule, ok := strings.Cut(series, `rule="`); ok && strings.HasPrefix(series, "arbiter_evictions_total{") {
+			rule, _, _ = strings.Cut(rule, `"`)
+			m["evictions "+rule] += parseFloat(value)
+		}
 		if name == "" {
 			name = wanted[strings.SplitN(series, "{", 2)[0]]
 		}
 		if name == "" {
 			continue
 		}
-		var v float64
-		if _, err := fmt.Sscan(value, &v); err == nil {
-			m[name] += v
-		}
+		m[name] += parseFloat(value)
 	}
 	return m
+}
+
+// parseFloat is a metric's value, 0 when it is not a number.
+func parseFloat(value string) float64 {
+	var v float64
+	if _, err := fmt.Sscan(value, &v); err != nil {
+		return 0
+	}
+	return v
 }
 
 // arbiterActivity formats what Arbiter did between two readings of arbiterCounters.
@@ -181,8 +233,9 @@ func arbiterActivity(before, after map[string]float64) string {
 	}
 	d := func(k string) float64 { return after[k] - before[k] }
 	cycles := d("cycles")
-	return fmt.Sprintf("Arbiter: %.0f cycles (%.1f ms deciding and %.1f ms applying on average), %.0f binds, %.0f evictions",
-		cycles, 1000*d("deciding")/max(cycles, 1), 1000*d("applying")/max(cycles, 1), d("binds"), d("evictions"))
+	return fmt.Sprintf("Arbiter: %.0f cycles (%.1f ms deciding and %.1f ms applying on average), %.0f binds, %.0f evictions (%.0f inside projects, S16; %.0f reclaims, S17)",
+		cycles, 1000*d("deciding")/max(cycles, 1), 1000*d("applying")/max(cycles, 1), d("binds"), d("evictions"),
+		d("evictions preempt"), d("evictions reclaim"))
 }
 
 // progress says, by class, how many Jobs were admitted, Running and complete of those created:

@@ -26,6 +26,12 @@ type scenarioJobTimes struct {
 	created, admitted, running, completeAt time.Time
 	// podSeen and bound are when its first pod was seen, and first bound to a node.
 	podSeen, bound time.Time
+	// interrupted counts its pods that ended without succeeding (preempted); interruptedAt is
+	// the last such end while no pod has come after it, and refill sums the times from such an
+	// end to its next pod (the Job controller's back-off)
+	interrupted   int
+	interruptedAt time.Time
+	refill        time.Duration
 }
 
 // scenarioPodTimes is when a pod was first seen Running and Succeeded.
@@ -137,7 +143,8 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	defer w.mu.Unlock()
 	key := p.Namespace + "/" + p.Name
 	pt := w.pods[key]
-	if pt == nil {
+	isNew := pt == nil
+	if isNew {
 		pt = &scenarioPodTimes{job: w.jobs[p.Namespace+"/"+p.Labels[batchv1.JobNameLabel]], cohort: w.cohortOf[p.Namespace]}
 		w.pods[key] = pt
 	}
@@ -147,6 +154,10 @@ func (w *scenarioWatch) observePod(p *corev1.Pod) {
 	}
 	if j.podSeen.IsZero() {
 		j.podSeen = now
+	}
+	if isNew && !j.interruptedAt.IsZero() {
+		j.refill += now.Sub(j.interruptedAt) // a new pod after an interrupted one
+		j.interruptedAt = time.Time{}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
@@ -197,6 +208,10 @@ func (w *scenarioWatch) interruptedLocked(p *corev1.Pod) {
 	}
 	pt.succeeded = time.Unix(0, 0) // ended: counted once
 	w.interrupted++
+	if pt.job != nil {
+		pt.job.interrupted++
+		pt.job.interruptedAt = time.Now()
+	}
 	if !pt.running.IsZero() && pt.job != nil {
 		w.lost += float64(pt.job.gpus) * time.Since(pt.running).Seconds()
 	}
