@@ -117,10 +117,13 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
 	url := "http://" + displayAddr(ln.Addr().String())
-	login, howToLogin, err := loginConfig(ctx, c, st, url, log)
+	login, howToLogin, saveAdmin, err := loginConfig(ctx, c, st, url, log)
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	if saveAdmin != nil {
+		go bootstrapAdmin(ctx, firstDecision(sched), saveAdmin, login.AdminReady, log)
 	}
 	sessions := st.Sessions(5 * time.Minute)
 	defer sessions.StopCleanup()
@@ -287,23 +290,26 @@ func workloadSubmitter(s *kube.Scheduler) web.WorkloadSubmitter {
 // loginConfig sets up how people sign in: OIDC when an issuer is configured, else the local
 // bootstrap admin (password from ARBITER_ADMIN_PASSWORD, or generated on first start and
 // printed once). It returns the sentence that tells the operator how to sign in.
-func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log *slog.Logger) (web.LoginConfig, string, error) {
+// loginConfig is how people sign in, the sentence that tells them, and, for the local admin
+// account, what stores its password (nil: nothing to store; the caller runs it with
+// bootstrapAdmin, which closes the config's AdminReady).
+func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log *slog.Logger) (web.LoginConfig, string, func(context.Context) error, error) {
 	lc := web.LoginConfig{
 		AdminSubjects: splitList(c.AdminSubjects), AdminGroups: splitList(c.AdminGroups),
 		IdleTimeout: c.SessionIdle, Lifetime: c.SessionLifetime,
 	}
 	proxies, err := web.ParseTrustedProxies(c.TrustedProxies)
 	if err != nil {
-		return lc, "", fmt.Errorf("--trusted-proxies: %w", err)
+		return lc, "", nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	lc.TrustedProxies = proxies
 	// One key for every replica, so a login form served by one can be posted to another.
 	if lc.FormKey, err = st.ServerKey(ctx, "login-form"); err != nil {
-		return lc, "", fmt.Errorf("the login form's signing key: %w", err)
+		return lc, "", nil, fmt.Errorf("the login form's signing key: %w", err)
 	}
 	// Access tokens (/api/v2/token) too: one replica issues, any accepts.
 	if lc.TokenKey, err = st.ServerKey(ctx, "access-token"); err != nil {
-		return lc, "", fmt.Errorf("the access tokens' signing key: %w", err)
+		return lc, "", nil, fmt.Errorf("the access tokens' signing key: %w", err)
 	}
 	if c.OIDCIssuer != "" {
 		redirect := c.OIDCRedirectURL
@@ -311,40 +317,51 @@ func loginConfig(ctx context.Context, c Config, st *store.Store, url string, log
 			redirect = url + "/auth/oidc/callback"
 		}
 		if c.OIDCClientID == "" {
-			return lc, "", errors.New("--oidc-issuer needs --oidc-client-id (and usually ARBITER_OIDC_CLIENT_SECRET)")
+			return lc, "", nil, errors.New("--oidc-issuer needs --oidc-client-id (and usually ARBITER_OIDC_CLIENT_SECRET)")
 		}
 		o, err := auth.NewOIDC(ctx, auth.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID,
 			ClientSecret: c.OIDCClientSecret, RedirectURL: redirect, GroupsClaim: c.OIDCGroupsClaim})
 		if err != nil {
-			return lc, "", err
+			return lc, "", nil, err
 		}
 		lc.OIDC = o
 		how := "Sign in with your identity provider (" + c.OIDCIssuer + ")."
 		if len(lc.AdminSubjects)+len(lc.AdminGroups) == 0 {
 			how += " No --admin-subjects or --admin-groups are set: admins come from access rules only."
 		}
-		return lc, how, nil
+		return lc, how, nil, nil
 	}
-	password, generated := c.AdminPassword, ""
-	created, err := st.EnsureLocalUser(ctx, web.BootstrapAdmin, "Administrator", password != "", func() (string, error) {
-		if password == "" {
-			generated = auth.GeneratePassword()
-			password = generated
+	password := c.AdminPassword
+	if password == "" {
+		switch _, err := st.LocalUser(ctx, web.BootstrapAdmin); {
+		case err == nil:
+			return lc, fmt.Sprintf("Sign in as user %q with the password printed when Arbiter first started\n  (set ARBITER_ADMIN_PASSWORD to replace it).", web.BootstrapAdmin), nil, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return lc, "", nil, fmt.Errorf("bootstrap admin: %w", err)
 		}
-		return auth.HashPassword(password)
-	})
-	if err != nil {
-		return lc, "", fmt.Errorf("bootstrap admin: %w", err)
 	}
-	switch {
-	case generated != "":
-		log.Info("created the local admin account with a generated password (printed once on the console)")
-		return lc, fmt.Sprintf("Sign in as user %q with password %s\n  (generated now and shown only this once; set ARBITER_ADMIN_PASSWORD to choose your own)", web.BootstrapAdmin, generated), nil
-	case c.AdminPassword != "":
-		_ = created
-		return lc, fmt.Sprintf("Sign in as user %q with the password from ARBITER_ADMIN_PASSWORD.", web.BootstrapAdmin), nil
+	how := fmt.Sprintf("Sign in as user %q with the password from ARBITER_ADMIN_PASSWORD.", web.BootstrapAdmin)
+	generated := password == ""
+	if generated {
+		password = auth.GeneratePassword()
+		how = fmt.Sprintf("Sign in as user %q with password %s\n  (generated now and shown only this once; set ARBITER_ADMIN_PASSWORD to choose your own)", web.BootstrapAdmin, password)
 	}
-	return lc, fmt.Sprintf("Sign in as user %q with the password printed when Arbiter first started\n  (set ARBITER_ADMIN_PASSWORD to replace it).", web.BootstrapAdmin), nil
+	lc.AdminReady = make(chan struct{})
+	save := func(ctx context.Context) error {
+		created, err := st.EnsureLocalUser(ctx, web.BootstrapAdmin, "Administrator", !generated, func() (string, error) {
+			return auth.HashPassword(password)
+		})
+		switch {
+		case err != nil:
+			return err
+		case generated && created:
+			log.Info("created the local admin account with a generated password (printed once on the console)")
+		case generated:
+			log.Warn("another replica created the local admin account first: sign in with the password it printed")
+		}
+		return nil
+	}
+	return lc, how, save, nil
 }
 
 func splitList(s string) []string {

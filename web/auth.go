@@ -78,6 +78,10 @@ type LoginConfig struct {
 	// TokenKey signs the access tokens of /api/v1/token and /api/v2/token (auth.AccessTokens);
 	// shared by every replica like FormKey. Empty: a random key for this process only.
 	TokenKey []byte
+	// AdminReady is closed once the local admin account's password is stored, which a start
+	// does after the scheduler's first decision (server.bootstrapAdmin); checks of local
+	// passwords wait for it. nil: nothing to wait for.
+	AdminReady chan struct{}
 }
 
 // BootstrapAdmin is the local account created when no issuer is configured; it is always a

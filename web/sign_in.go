@@ -192,6 +192,13 @@ func (h *signIn) checkLocalPassword(c echo.Context, name, password string) (pass
 			}
 		}
 	}()
+	if ready := h.config.AdminReady; ready != nil {
+		select { // the admin's password may still be on its way to the database
+		case <-ready:
+		case <-ctx.Done():
+			return passwordCheck{}, ctx.Err()
+		}
+	}
 	u, err := h.users.LocalUser(ctx, name)
 	known := err == nil
 	hash := u.PasswordHash

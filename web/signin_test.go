@@ -334,3 +334,33 @@ func TestParseTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// TestASignInWaitsForTheAdminsPasswordToBeStored: a start stores the local admin's password
+// only after the scheduler's first decision (server.bootstrapAdmin); a sign-in that comes
+// before waits for it (LoginConfig.AdminReady) instead of finding no account, or the old
+// password.
+func TestASignInWaitsForTheAdminsPasswordToBeStored(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ready := make(chan struct{})
+	d := deps(st)
+	d.Login.AdminReady = ready
+	srv := httptest.NewServer(web.New(d))
+	t.Cleanup(srv.Close)
+	ck, token := loginForm(t, srv)
+	answered := make(chan loginAnswer, 1)
+	go func() {
+		answered <- postLogin(t, srv, ck, url.Values{"_csrf": {token}, "username": {"admin"}, "password": {"right"}}, nil)
+	}()
+	select {
+	case a := <-answered:
+		t.Fatalf("the sign-in was answered (%d) before the admin's password was stored", a.status)
+	case <-time.After(300 * time.Millisecond):
+	}
+	withAdmin(t, st, "right")
+	close(ready)
+	a := <-answered
+	if a.status != http.StatusSeeOther && a.status != http.StatusFound {
+		t.Fatalf("the sign-in once the password was stored: %d %q, want a redirect into the console", a.status, a.body)
+	}
+}

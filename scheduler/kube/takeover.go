@@ -32,6 +32,18 @@ func (s *Scheduler) WaitSynced(ctx context.Context) error {
 	}
 }
 
+// WaitDecided waits until this process's first cycle has made its plan (its binds are then
+// being sent), or ctx ends: start-up work that can wait, and takes the CPU, waits for it
+// (server.bootstrapAdmin) rather than slow the first bind.
+func (s *Scheduler) WaitDecided(ctx context.Context) error {
+	select {
+	case <-s.decided:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kube: no cycle has decided yet: %w", ctx.Err())
+	}
+}
+
 // FinishedWorkload is a finished Job of Arbiter's, as the cluster shows it.
 type FinishedWorkload struct {
 	UID, Namespace, Name, Kind, Group   string

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/arbiterhq/arbiter/scheduler/kube"
+)
+
+// The local admin account's password is hashed with argon2id (64 MiB, three passes on two
+// threads): about a quarter of the CPU Arbiter used in its first two seconds on the 10,000-pod
+// backlog, taken while the informers decoded their first lists on the same two cores, which
+// is what the first bind waits for. It is stored once the first cycle has decided instead;
+// sign-in waits for it (web.LoginConfig.AdminReady), and the console is served meanwhile.
+
+// adminBootstrapWait bounds how long the password waits for a first decision: a replica that
+// does not lead never decides.
+const adminBootstrapWait = 10 * time.Second
+
+// adminBootstrapRetry is how long a failed store of the password waits before the next try.
+const adminBootstrapRetry = 2 * time.Second
+
+// firstDecision waits for the scheduler's first plan (no scheduler: nothing to wait for).
+func firstDecision(sched *kube.Scheduler) func(context.Context) {
+	return func(ctx context.Context) {
+		if sched == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, adminBootstrapWait)
+		defer cancel()
+		_ = sched.WaitDecided(ctx) // past the bound, or at the end, the password goes on anyway
+	}
+}
+
+// bootstrapAdmin stores the local admin's password once wait returns, trying again until it
+// is stored or ctx ends, and then closes ready.
+func bootstrapAdmin(ctx context.Context, wait func(context.Context), save func(context.Context) error, ready chan struct{}, log *slog.Logger) {
+	wait(ctx)
+	for ctx.Err() == nil {
+		err := save(ctx)
+		if err == nil {
+			close(ready)
+			return
+		}
+		log.Error("the local admin account's password is not stored yet; trying again", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(adminBootstrapRetry):
+		}
+	}
+}
