@@ -14,22 +14,26 @@ import (
 // is what the first bind waits for. It is stored once the first cycle has decided instead;
 // sign-in waits for it (web.LoginConfig.AdminReady), and the console is served meanwhile.
 
-// adminBootstrapWait bounds how long the password waits for a first decision: a replica that
-// does not lead never decides.
+// adminBootstrapWait bounds how long the password waits for a first decision.
 const adminBootstrapWait = 10 * time.Second
 
 // adminBootstrapRetry is how long a failed store of the password waits before the next try.
 const adminBootstrapRetry = 2 * time.Second
 
-// firstDecision waits for the scheduler's first plan (no scheduler: nothing to wait for).
-func firstDecision(sched *kube.Scheduler) func(context.Context) {
+// firstDecision waits for the scheduler's first plan (no scheduler: nothing to wait for). A
+// standby (another replica holds the lease) decides nothing: it waits for its lists only.
+func firstDecision(sched *kube.Scheduler, standby func() bool) func(context.Context) {
 	return func(ctx context.Context) {
 		if sched == nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(ctx, adminBootstrapWait)
 		defer cancel()
-		_ = sched.WaitDecided(ctx) // past the bound, or at the end, the password goes on anyway
+		// past the bound, or at the end, the password goes on anyway
+		if sched.WaitSynced(ctx) != nil || standby() {
+			return
+		}
+		_ = sched.WaitDecided(ctx)
 	}
 }
 

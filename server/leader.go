@@ -146,6 +146,20 @@ func (l *leadership) run(ctx context.Context, started func(term context.Context)
 	}
 }
 
+// Standby reports whether another replica holds the lease, as this one last saw it. Nil (no
+// leader election): never.
+func (l *leadership) Standby() bool {
+	if l == nil {
+		return false
+	}
+	le := l.elector.Load()
+	if le == nil {
+		return false // not started: none seen yet
+	}
+	leader := le.GetLeader()
+	return leader != "" && leader != l.identity
+}
+
 // Acting reports whether this replica may act on the cluster now: it leads, its term is set
 // up, and it renewed the lease within the renew deadline. Nil (no leader election): always.
 func (l *leadership) Acting() bool {

@@ -123,7 +123,11 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	if saveAdmin != nil {
-		go bootstrapAdmin(ctx, firstDecision(sched), saveAdmin, login.AdminReady, log)
+		standby := func() bool { return false }
+		if run != nil {
+			standby = run.lead.Standby // false without an election
+		}
+		go bootstrapAdmin(ctx, firstDecision(sched, standby), saveAdmin, login.AdminReady, log)
 	}
 	sessions := st.Sessions(5 * time.Minute)
 	defer sessions.StopCleanup()
