@@ -122,7 +122,7 @@ func startControlPlane(b *testing.B, nodes, gpus int, kubeScheduler bool, operat
 	b.Logf("local control plane with %d nodes ready in %s", nodes, time.Since(start).Round(time.Second))
 	// Submitting 4,000 Jobs "at once" needs a client that is not the bottleneck.
 	// It speaks protobuf, as kube-controller-manager and the schedulers do.
-	fast := kube.Protobuf(c.RESTConfig())
+	fast := kube.ComponentConfig(c.RESTConfig())
 	fast.QPS, fast.Burst = 2000, 4000
 	client, err := kubernetes.NewForConfig(fast)
 	if err != nil {
