@@ -24,23 +24,23 @@ import (
 
 // WaitSynced waits until the cache holds the informers' first lists (Run), or ctx ends.
 func (s *Scheduler) WaitSynced(ctx context.Context) error {
-	select {
-	case <-s.synced:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("kube: the cache has not synced: %w", ctx.Err())
-	}
+	return waitClosed(ctx, s.synced, "the cache has not synced")
 }
 
 // WaitDecided waits until this process's first cycle has made its plan (its binds are then
 // being sent), or ctx ends: start-up work that can wait, and takes the CPU, waits for it
 // (server.bootstrapAdmin) rather than slow the first bind.
 func (s *Scheduler) WaitDecided(ctx context.Context) error {
+	return waitClosed(ctx, s.decided, "no cycle has decided yet")
+}
+
+// waitClosed waits until ch is closed, or ctx ends (an error saying what had not happened).
+func waitClosed(ctx context.Context, ch <-chan struct{}, notYet string) error {
 	select {
-	case <-s.decided:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("kube: no cycle has decided yet: %w", ctx.Err())
+		return fmt.Errorf("kube: %s: %w", notYet, ctx.Err())
 	}
 }
 
