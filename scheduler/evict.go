@@ -241,14 +241,13 @@ func (c *cycle) evictUntilFits(wi int32, unit []int32, next func() candidate, r 
 		if !c.wls[v.wl].evicted { // one workload with pods in two pools comes twice
 			c.st.evict(v.wl, wi, r)
 			victims = append(victims, v.wl)
+			c.victimBuf = victims
 		}
 		if c.fits(wi, unit, v.pool) {
-			c.victimBuf = victims
 			c.evictMinimal(wi, unit, v.pool, victims, mark, r)
 			return true
 		}
 	}
-	c.victimBuf = victims
 	c.st.rollback(mark)
 	return false
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/arbiterhq/arbiter/scheduler/kube"
 )
 
 // The local admin account's password is hashed with argon2id (64 MiB, three passes on two
@@ -20,20 +18,20 @@ const adminBootstrapWait = 10 * time.Second
 // adminBootstrapRetry is how long a failed store of the password waits before the next try.
 const adminBootstrapRetry = 2 * time.Second
 
-// firstDecision waits for the scheduler's first plan (no scheduler: nothing to wait for). A
-// standby (another replica holds the lease) decides nothing: it waits for its lists only.
-func firstDecision(sched *kube.Scheduler, standby func() bool) func(context.Context) {
+// firstDecision waits for the scheduler's first plan (nil: no cluster, nothing to wait for).
+// A standby (another replica holds the lease) decides nothing: it waits for its lists only.
+func firstDecision(run *schedulerRun) func(context.Context) {
 	return func(ctx context.Context) {
-		if sched == nil {
+		if run == nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(ctx, adminBootstrapWait)
 		defer cancel()
 		// past the bound, or at the end, the password goes on anyway
-		if sched.WaitSynced(ctx) != nil || standby() {
+		if run.sched.WaitSynced(ctx) != nil || run.lead.Standby() {
 			return
 		}
-		_ = sched.WaitDecided(ctx)
+		_ = run.sched.WaitDecided(ctx)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestTheAdminsPasswordIsStoredAfterTheFirstDecision(t *testing.T) {
 func TestFirstDecisionWithoutASchedulerWaitsForNothing(t *testing.T) {
 	t.Parallel()
 	done := make(chan struct{})
-	go func() { firstDecision(nil, func() bool { return false })(context.Background()); close(done) }()
+	go func() { firstDecision(nil)(context.Background()); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):

@@ -123,11 +123,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	if saveAdmin != nil {
-		standby := func() bool { return false }
-		if run != nil {
-			standby = run.lead.Standby // false without an election
-		}
-		go bootstrapAdmin(ctx, firstDecision(sched, standby), saveAdmin, login.AdminReady, log)
+		go bootstrapAdmin(ctx, firstDecision(run), saveAdmin, login.AdminReady, log)
 	}
 	sessions := st.Sessions(5 * time.Minute)
 	defer sessions.StopCleanup()
