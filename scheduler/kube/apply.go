@@ -359,22 +359,6 @@ func (s *Scheduler) runWorkers(ctx context.Context) {
 	})
 }
 
-// startWorkers starts n goroutines that each take items off queue and do them, until ctx ends.
-func startWorkers[T any](ctx context.Context, n int, queue <-chan T, do func(T)) {
-	for range n {
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case item := <-queue:
-					do(item)
-				}
-			}
-		}()
-	}
-}
-
 // dispatch hands a call to the worker pool, waiting while the pool's queue is full.
 func (s *Scheduler) dispatch(ctx context.Context, task func(context.Context)) {
 	select {
