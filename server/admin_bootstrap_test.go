@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// TestTheAdminsPasswordIsStoredAfterTheFirstDecision: the argon2id hash of the local admin's
-// password waits for the scheduler's first plan (it took a quarter of Arbiter's CPU while the
+// TestTheAdminsPasswordIsStoredAfterTheFirstBind: the argon2id hash of the local admin's
+// password waits for the scheduler's first bind (it took a quarter of Arbiter's CPU while the
 // informers listed a 10,000-pod backlog), a failed store is tried again, and sign-in is let in
 // (ready closed) only once it is stored.
-func TestTheAdminsPasswordIsStoredAfterTheFirstDecision(t *testing.T) {
+func TestTheAdminsPasswordIsStoredAfterTheFirstBind(t *testing.T) {
 	t.Parallel()
-	decided := make(chan struct{})
+	bound := make(chan struct{})
 	var saves atomic.Int32
 	save := func(context.Context) error {
 		if saves.Add(1) == 1 {
@@ -29,20 +29,20 @@ func TestTheAdminsPasswordIsStoredAfterTheFirstDecision(t *testing.T) {
 	defer cancel()
 	wait := func(ctx context.Context) {
 		select {
-		case <-decided:
+		case <-bound:
 		case <-ctx.Done():
 		}
 	}
 	go bootstrapAdmin(ctx, wait, save, ready, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	select {
 	case <-ready:
-		t.Fatal("the password was stored before the first decision")
+		t.Fatal("the password was stored before the first bind")
 	case <-time.After(200 * time.Millisecond):
 	}
 	if n := saves.Load(); n != 0 {
-		t.Fatalf("%d stores of the password before the first decision, want 0", n)
+		t.Fatalf("%d stores of the password before the first bind, want 0", n)
 	}
-	close(decided)
+	close(bound)
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
@@ -53,15 +53,15 @@ func TestTheAdminsPasswordIsStoredAfterTheFirstDecision(t *testing.T) {
 	}
 }
 
-// TestFirstDecisionWithoutASchedulerWaitsForNothing: a server with no cluster stores the
+// TestFirstBindWithoutASchedulerWaitsForNothing: a server with no cluster stores the
 // password at once.
-func TestFirstDecisionWithoutASchedulerWaitsForNothing(t *testing.T) {
+func TestFirstBindWithoutASchedulerWaitsForNothing(t *testing.T) {
 	t.Parallel()
 	done := make(chan struct{})
-	go func() { firstDecision(nil)(context.Background()); close(done) }()
+	go func() { firstBind(nil)(context.Background()); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("firstDecision(nil) waited")
+		t.Fatal("firstBind(nil) waited")
 	}
 }

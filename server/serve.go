@@ -123,7 +123,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	if saveAdmin != nil {
-		go bootstrapAdmin(ctx, firstDecision(run), saveAdmin, login.AdminReady, log)
+		go bootstrapAdmin(ctx, firstBind(run), saveAdmin, login.AdminReady, log)
 	}
 	sessions := st.Sessions(5 * time.Minute)
 	defer sessions.StopCleanup()

@@ -152,6 +152,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				ObjectMeta: metav1.ObjectMeta{Name: b.Pod.Name, UID: types.UID(b.Pod.UID)},
 				Target:     corev1.ObjectReference{Kind: "Node", Name: b.Node},
 			}, metav1.CreateOptions{})
+			s.firstBound()
 			if err != nil {
 				s.cache.Forget(types.UID(b.Pod.UID))
 				s.log.Warn("bind failed", "pod", b.Pod.Namespace+"/"+b.Pod.Name, "node", b.Node, "err", err)
@@ -217,6 +218,14 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				delete(s.lastReason, uid)
 			}
 		}
+	}
+}
+
+// firstBound notes that a bind has been answered, or that the first cycle bound nothing
+// (WaitFirstBind).
+func (s *Scheduler) firstBound() {
+	if s.firstBind != nil { // nil: a scheduler built by a test, not New
+		s.firstBindOnce.Do(func() { close(s.firstBind) })
 	}
 }
 

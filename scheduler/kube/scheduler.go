@@ -113,10 +113,10 @@ type Scheduler struct {
 	now func() time.Time
 	// synced is closed once the cache holds the informers' first lists (WaitSynced).
 	synced chan struct{}
-	// decided is closed once this process's first cycle has decided, before it applies its
-	// plan (WaitDecided); decidedOnce closes it.
-	decided     chan struct{}
-	decidedOnce sync.Once
+	// firstBind is closed once this process's first cycle has had its first bind answered,
+	// or has applied a plan that binds nothing (WaitFirstBind); firstBindOnce closes it.
+	firstBind     chan struct{}
+	firstBindOnce sync.Once
 	// usage is S28's account of what each project held in each node pool, kept by the
 	// scheduling goroutine (bounded by pools × projects); seeded holds an account made from the
 	// usage history, handed over by SeedUsage and taken in by the next cycle.
@@ -178,7 +178,7 @@ func New(opts Options) (*Scheduler, error) {
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 		synced:       make(chan struct{}),
-		decided:      make(chan struct{}),
+		firstBind:    make(chan struct{}),
 	}
 	s.priorityCls = newPriorityClassSync(client, opts.Log)
 	s.events.acting = s.acting
@@ -448,10 +448,10 @@ func (s *Scheduler) cycle(ctx context.Context) time.Duration {
 	plan := view.Snapshot.Plan()
 	s.usage.Observe(start, &plan, view.Snapshot.NodePools)
 	decided := s.clock()
-	if s.decided != nil { // nil: a scheduler built by a test, not New
-		s.decidedOnce.Do(func() { close(s.decided) })
-	}
 	s.apply(ctx, &plan, view)
+	if len(plan.Binds) == 0 {
+		s.firstBound()
+	}
 	r := &Result{At: start, Decide: decided.Sub(start), Apply: s.clock().Sub(decided), View: view, Plan: &plan}
 	s.last.Store(r)
 	if newTerm {

@@ -27,11 +27,11 @@ func (s *Scheduler) WaitSynced(ctx context.Context) error {
 	return waitClosed(ctx, s.synced, "the cache has not synced")
 }
 
-// WaitDecided waits until this process's first cycle has made its plan (its binds are then
-// being sent), or ctx ends: start-up work that can wait, and takes the CPU, waits for it
-// (server.bootstrapAdmin) rather than slow the first bind.
-func (s *Scheduler) WaitDecided(ctx context.Context) error {
-	return waitClosed(ctx, s.decided, "no cycle has decided yet")
+// WaitFirstBind waits until this process's first cycle has had its first bind answered (or,
+// binding nothing, has applied its plan), or ctx ends: start-up work that can wait, and takes
+// the CPU, waits for it (server.bootstrapAdmin) rather than slow the first bind.
+func (s *Scheduler) WaitFirstBind(ctx context.Context) error {
+	return waitClosed(ctx, s.firstBind, "no bind has been answered yet")
 }
 
 // waitClosed waits until ch is closed, or ctx ends (an error saying what had not happened).
