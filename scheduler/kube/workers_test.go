@@ -36,7 +36,8 @@ func (p *busyPool) state() (busy, most, done int) {
 }
 
 // TestWorkerPoolSendsItsFirstCallAloneAndGrowsToItsBound: a burst handed to a new pool has its
-// first item done alone; completions let the pool grow to n and never past it.
+// first item done alone; the pool then doubles with each round of completions, to n and never
+// past it.
 func TestWorkerPoolSendsItsFirstCallAloneAndGrowsToItsBound(t *testing.T) {
 	const n = 8
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,16 +61,17 @@ func TestWorkerPoolSendsItsFirstCallAloneAndGrowsToItsBound(t *testing.T) {
 	if busy, _, _ := p.state(); busy != 1 {
 		t.Fatalf("before the first item completed, %d were in progress: want the first alone", busy)
 	}
-	// Completing items lets the pool grow until n are in progress at once.
-	if !poll.Within(5*time.Second, func() bool {
-		if busy, _, _ := p.state(); busy == n {
-			return true
+	// Completing every item in progress doubles the pool, as each completion starts another
+	// goroutine: 1, 2, 4, 8, then 8 again.
+	for _, want := range []int{2, 4, 8, 8} {
+		busy, _, before := p.state()
+		for range busy {
+			p.release <- struct{}{}
 		}
-		p.release <- struct{}{}
-		return false
-	}) {
-		busy, _, _ := p.state()
-		t.Fatalf("the pool grew to %d items in progress, want %d", busy, n)
+		if !poll.Within(5*time.Second, func() bool { _, _, done := p.state(); return done == before+busy }) {
+			t.Fatal("the released items did not complete")
+		}
+		waitBusy(want)
 	}
 	close(p.release)
 	if !poll.Within(5*time.Second, func() bool { _, _, done := p.state(); return done == 100 }) {
