@@ -221,8 +221,8 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	}
 }
 
-// firstBound notes that a bind has been answered, or that the first cycle bound nothing
-// (WaitFirstBind).
+// firstBound notes that a bind has been answered, or that a cycle applied a plan that binds
+// nothing (WaitFirstBind); after the first call it costs one atomic load.
 func (s *Scheduler) firstBound() {
 	if s.firstBind != nil { // nil: a scheduler built by a test, not New
 		s.firstBindOnce.Do(func() { close(s.firstBind) })

@@ -113,8 +113,8 @@ type Scheduler struct {
 	now func() time.Time
 	// synced is closed once the cache holds the informers' first lists (WaitSynced).
 	synced chan struct{}
-	// firstBind is closed once this process's first cycle has had its first bind answered,
-	// or has applied a plan that binds nothing (WaitFirstBind); firstBindOnce closes it.
+	// firstBind is closed once this process has had its first bind answered, or a cycle of
+	// it has applied a plan that binds nothing (WaitFirstBind); firstBindOnce closes it.
 	firstBind     chan struct{}
 	firstBindOnce sync.Once
 	// usage is S28's account of what each project held in each node pool, kept by the

@@ -27,8 +27,8 @@ func (s *Scheduler) WaitSynced(ctx context.Context) error {
 	return waitClosed(ctx, s.synced, "the cache has not synced")
 }
 
-// WaitFirstBind waits until this process's first cycle has had its first bind answered (or,
-// binding nothing, has applied its plan), or ctx ends: start-up work that can wait, and takes
+// WaitFirstBind waits until this process has had its first bind answered (or a cycle that
+// binds nothing has applied its plan), or ctx ends: start-up work that can wait, and takes
 // the CPU, waits for it (server.bootstrapAdmin) rather than slow the first bind.
 func (s *Scheduler) WaitFirstBind(ctx context.Context) error {
 	return waitClosed(ctx, s.firstBind, "no bind has been answered yet")

@@ -10,7 +10,7 @@ import (
 // in slow start: each item done starts another goroutine until there are n, so the pool
 // doubles with each round trip. A burst handed to a full pool at once (a start's 10,000
 // binds) has its first n calls answered together, the API server sharing its cores among
-// them: on two cores the first bind came back 120–210 ms after the first cycle decided.
+// them: on two cores the first bind was seen 99–207 ms after the first cycle decided.
 // Growing, the first call goes alone, and the pool is whole after log2(n) round trips.
 func startWorkers[T any](ctx context.Context, n int, queue <-chan T, do func(T)) {
 	var started atomic.Int64
