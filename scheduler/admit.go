@@ -150,6 +150,11 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	}
 	c.admittedClaimant(wi)
 	switch {
+	case c.pend[ws.pend].foreseen:
+		// its room is used for the rest of the cycle; it is bound once its pods exist
+		ws.outcome = heldForPods
+		*c.failOf(ws) = failure{reason: GangIncomplete, pool: c.nodes[c.pods[pending[0]].node].pool,
+			amount: int64(c.pend[ws.pend].gang), held: true}
 	case reserved:
 		ws.outcome = reservedBehindEvictions
 		*c.failOf(ws) = failure{reason: WaitingForEvictions, pool: -1}
@@ -235,6 +240,8 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 	c.reclaimSpared = 0
 	switch {
 	case !allowEvict:
+	case c.pend[ws.pend].foreseen:
+		// no eviction for pods not made yet, which may never come (S19); it claims below
 	case ws.waitEvictions:
 		f = failure{reason: WaitingForEvictions, pool: -1}
 	case c.delayed(ws, &f):
@@ -345,7 +352,7 @@ func (c *cycle) commit(wi int32, mark int) {
 				}
 				continue
 			}
-			if ws.suspended {
+			if ws.suspended || c.pend[ws.pend].foreseen {
 				continue
 			}
 			c.binds = append(c.binds, placedPod{wi: wi, pod: o.id, node: o.node})

@@ -197,6 +197,7 @@ type wlB struct {
 	nodes []string
 	pod   Pod      // template for every pod
 	sets  []string // the pod set of each pod, in order (S29); empty for none
+	made  int      // with PodsDue set, the pods made; the others are foreseen
 }
 
 // wl makes a one-pod, one-GPU "Standard training" workload queued at minute 0.
@@ -236,6 +237,13 @@ func (b *wlB) on(m int, nodes ...string) *wlB {
 }
 
 func (b *wlB) suspended() *wlB { b.w.Phase = PhaseSuspended; return b }
+
+// foreseen says its controller has made only the first made of its pods: the others are
+// foreseen from its template until minute due (foreseen_pods.go).
+func (b *wlB) foreseen(made, due int) *wlB {
+	b.made, b.w.PodsDue = made, minute(due)
+	return b
+}
 
 // terminating marks the bound pods as terminating, evicted for the preemptor.
 func (b *wlB) terminating(preemptor string) *wlB {
@@ -288,6 +296,9 @@ func (b *wlB) build() Workload {
 		}
 		if w.Phase == PhaseSuspended {
 			p.UID, p.NodeName = "", ""
+		}
+		if !w.PodsDue.IsZero() && i >= b.made {
+			p.UID, p.Name, p.Foreseen = "", "", true
 		}
 		w.Pods[i] = p
 	}

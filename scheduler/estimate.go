@@ -109,8 +109,13 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 	}
 	sim := &simulation{s: *s, byUID: make(map[string]int, len(s.Workloads)), unknown: map[string]bool{}, in: in}
 	sim.s.Workloads = slices.Clone(s.Workloads)
+	foreseen := false // some pods are foreseen now, and made in the simulation's first seconds
 	for i := range sim.s.Workloads {
 		w := &sim.s.Workloads[i]
+		if !w.PodsDue.IsZero() {
+			foreseen = true
+			*w = withForeseenPodsMade(*w, s.Now) // (foreseen_pods.go)
+		}
 		sim.byUID[w.UID] = i
 		switch {
 		case w.PreemptedBy != "" && slices.ContainsFunc(w.Pods, func(p Pod) bool { return p.Terminating }):
@@ -160,8 +165,8 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 				}
 			}
 			// a cycle binds all that fits on free capacity; only what it evicts or resumes for
-			// is admitted in a further cycle
-			if len(plan.Evictions) == 0 && len(plan.Resumes) == 0 {
+			// is admitted in a further cycle, and in the first, what waited for its pods
+			if len(plan.Evictions) == 0 && len(plan.Resumes) == 0 && !(first && round == 0 && foreseen) {
 				break
 			}
 		}

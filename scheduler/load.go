@@ -347,7 +347,8 @@ func (c *cycle) loadWorkloads(s *Snapshot, nodeIdx map[string]int32) {
 			}
 			w := ws.w
 			c.pend = append(c.pend, pendState{queued: w.QueuedAt.UnixNano(), gang: gang,
-				preempted: w.PreemptedBy != "", nominated: w.Nominated, topology: asksTopology(w)})
+				preempted: w.PreemptedBy != "", nominated: w.Nominated, topology: asksTopology(w),
+				foreseen: foreseesPods(w, c.snap.Now)})
 		}
 	}
 	slab := reuse(c.scratch.ranked, nRanked)[:nRanked]
@@ -366,6 +367,11 @@ func (c *cycle) loadPod(wi int32, pod *Pod, n int32) {
 	ps.req.Pods = 1 // every pod takes one slot whatever it says
 	switch {
 	case ws.suspended:
+		ws.pendingPods++
+	case pod.Foreseen:
+		if !foreseesPods(ws.w, c.snap.Now) {
+			return // foreseen no longer: its controller has not made it in time (foreseen_pods.go)
+		}
 		ws.pendingPods++
 	case n == nodeGone:
 		return // bound to a node that is gone: it holds nothing we schedule

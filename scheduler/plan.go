@@ -124,6 +124,9 @@ type PendingWorkload struct {
 	// and NominatedGPUs how many GPUs are set aside for it there in this plan.
 	NominatedNodes []string
 	NominatedGPUs  int64
+	// AwaitingPods says it was placed but not bound because its controller has yet to make
+	// some of its pods (foreseen_pods.go): the seconds that takes, not worth an event.
+	AwaitingPods bool
 }
 
 // RunningWorkload is a workload holding GPUs after the plan is carried out.

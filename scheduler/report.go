@@ -309,7 +309,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		e.Project = c.projects[ws.project].name
 	}
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ps.reserved) {
+		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ps.reserved || ws.outcome == heldForPods) {
 			e.RequestedGPUs += ps.req.GPUs
 			if ps.reserved {
 				e.NominatedGPUs += ps.req.GPUs
@@ -317,6 +317,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		}
 	}
 	pend := &c.pend[ws.pend]
+	e.AwaitingPods = ws.outcome == heldForPods
 	if ws.waitEvictions && ws.outcome == waiting {
 		pend.fail = failure{reason: WaitingForEvictions, pool: -1}
 	}
@@ -392,7 +393,10 @@ func (c *cycle) messageKeyOf(ws *wlState, f *failure) (messageKey, bool) {
 			return k, true
 		}
 		return k, f.pool >= 0
-	case GangIncomplete, NoMatchingNodes:
+	case GangIncomplete:
+		k.held = f.held
+		return k, true
+	case NoMatchingNodes:
 		return k, true
 	}
 	return k, false
@@ -410,6 +414,10 @@ func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string
 	}
 	switch f.reason {
 	case GangIncomplete:
+		if f.held {
+			return "Waiting for its controller to create its pods (" + strconv.FormatInt(f.amount, 10) +
+				"); room for them in node pool " + pool + " is kept meanwhile, and they start once they all exist."
+		}
 		// Not how many exist: the sentence would change with every pod the controller makes,
 		// and each change is written to every pod, the record and an event (S23).
 		return "Waiting for all " + strconv.FormatInt(f.amount, 10) + " pods of the gang; it starts once its controller has created them all."

@@ -287,6 +287,9 @@ type Pod struct {
 	// PodSet is the template the pod was made from (a JobSet's replicated job, a Kubeflow
 	// job's role), matched against Workload.PodSetTopologies (S29); empty when none.
 	PodSet string
+	// Foreseen marks a pod its controller has yet to make, read from its owner's template
+	// (foreseen_pods.go): placed in a cycle, never bound. It has no UID.
+	Foreseen bool
 }
 
 // PodRef names a pod.
@@ -324,6 +327,9 @@ type Workload struct {
 	// Nominated is set when an earlier cycle evicted on this workload's behalf and the
 	// victims are gone: it is tried first so that the freed capacity is its own (S19).
 	Nominated bool
+	// PodsDue is set when some of its pods are foreseen (Pod.Foreseen): until then they are
+	// placed as if made; from then on they are not counted (foreseen_pods.go).
+	PodsDue time.Time
 	// Lookups, when set by PrepareLookups, holds the labels resolution reads (S7, S8), looked
 	// up once by whoever builds the workload rather than in every cycle. Whoever changes
 	// Labels or the first pod's labels afterwards must prepare them again, or clear this.

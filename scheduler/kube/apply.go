@@ -170,7 +170,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	for i := range plan.Pending {
 		pw := &plan.Pending[i]
 		m := meta(pw.Workload)
-		if m == nil {
+		if m == nil || pw.AwaitingPods {
+			// while its controller makes its pods, its reason is the console's, not the
+			// cluster's: an event and a pod condition a second for every new Job is noise
 			continue
 		}
 		key := string(pw.Reason) + "\x00" + pw.Message

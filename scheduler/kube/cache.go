@@ -115,6 +115,17 @@ type Cache struct {
 	topologies clusterTopologies
 
 	changed chan struct{}
+	// now is the clock the pods of new Jobs are foreseen by (foreseen_pods.go); nil is the
+	// wall clock (a simulation sets its own).
+	now func() time.Time
+}
+
+// clock is the time now, by the cache's clock.
+func (c *Cache) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // NewCache returns an empty cache for pods whose spec.schedulerName is schedulerName.

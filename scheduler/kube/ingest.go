@@ -206,8 +206,8 @@ func (c *Cache) occupy(e *podEntry, sign int64) {
 
 // UpsertOwner records a controller object. It asks for a cycle only when the change can
 // change a decision: an owner weighs in one through the pods it groups, or through its template
-// once Arbiter suspended it. A Job arriving before its pods (every Job does) waits for them,
-// and so do the Jobs of other schedulers.
+// once Arbiter suspended it or while the pods of a new Job are foreseen (foreseen_pods.go).
+// The Jobs of other schedulers do not.
 func (c *Cache) UpsertOwner(o *owner) {
 	c.mu.Lock()
 	old := c.owners[o.UID]
@@ -217,7 +217,8 @@ func (c *Cache) UpsertOwner(o *owner) {
 	decides := false
 	if old == nil || !sameOwnerDecision(old, o) {
 		moved := c.regroup(o.UID)
-		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old)
+		decides = moved > 0 || arbiterSuspended(o) || old != nil && arbiterSuspended(old) ||
+			c.foreseesPodsOf(o) || c.foreseesPodsOf(old)
 		if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == o.UID {
 			delete(c.trainJobSets, parent) // put back just below if it still has that parent
 			decides = c.parentChanged(parent) || decides
@@ -259,7 +260,7 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	if c.built[uid] == nil {
 		c.forgetWaiting(uid)
 	}
-	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old)
+	decides := c.regroup(uid) > 0 || old != nil && arbiterSuspended(old) || c.foreseesPodsOf(old)
 	if parent, ok := trainJobOf(old); ok && c.trainJobSets[parent] == uid {
 		delete(c.trainJobSets, parent)
 		decides = c.parentChanged(parent) || decides

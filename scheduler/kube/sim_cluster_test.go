@@ -80,6 +80,7 @@ func newSimCluster(seed uint64, start time.Time, settings *Settings, nodes []*co
 		tasks:   make(chan func(context.Context), 1<<16), now: func() time.Time { return c.now },
 	}
 	c.sched.settings.Store(settings)
+	c.cache.now = c.sched.now
 	for _, n := range nodes {
 		c.cache.UpsertNode(n)
 	}

@@ -67,6 +67,15 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 		owner = nil // a bare pod's annotations are its own, read as its template's
 	}
 	applyTopology(&w, owner, topologies)
+	if c.foreseesPodsOf(top) {
+		made := 0
+		for _, e := range pods {
+			if !e.pod.Terminating {
+				made++
+			}
+		}
+		c.addForeseenPods(&w, top, made)
+	}
 	return &builtWorkload{w: w, meta: m}
 }
 

@@ -1,0 +1,152 @@
+package kube
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/arbiterhq/arbiter/scheduler"
+)
+
+// A Job's controller makes its pods after the Job, a few at a time. In the demo's second
+// second a low-priority Job was admitted onto the room a medium-priority gang of its project
+// needed, because the gang's pods were not all made yet, and was preempted for it 65 ms
+// later (S16). While a Job is new, the pods its controller has yet to make are foreseen from
+// its template: the gang is placed whole and its room kept, nothing of it is bound until its
+// pods exist, and it evicts no one for pods that may never come (S19). After
+// scheduler.ForeseenPodsFor the room is no longer kept.
+
+// jobCreatedAt is a Job as the cache reads it, created at the given time.
+func jobCreatedAt(name string, parallel int32, gpus int64, labels map[string]string, created time.Time) *owner {
+	j := gpuJob(name, parallel, gpus, labels)
+	j.UID, j.CreationTimestamp = types.UID("j-"+name), metav1.NewTime(created)
+	return ownerFromJob(j)
+}
+
+// jobPod is the i-th pod a Job's controller made from its template.
+func jobPod(o *owner, i int, created time.Time) *corev1.Pod {
+	ref := controllerRef("batch/v1", "Job", o.Name, string(o.UID))
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-" + strconv.Itoa(i), Namespace: "ns",
+		UID: types.UID(string(o.UID) + "-p" + strconv.Itoa(i)), Labels: o.Template.Labels,
+		OwnerReferences: []metav1.OwnerReference{ref}, CreationTimestamp: metav1.NewTime(created)},
+		Spec: o.Template.Spec}
+}
+
+func boundWorkloads(p scheduler.Plan) []string {
+	var out []string
+	for _, b := range p.Binds {
+		if !slices.Contains(out, b.Workload) {
+			out = append(out, b.Workload)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestS19_AJobsPodsNotYetMadeKeepItsRoomFromLowerPriorityWork(t *testing.T) {
+	for _, made := range []int{0, 1} {
+		t.Run(strconv.Itoa(made)+" of 2 pods made", func(t *testing.T) {
+			now := time.Now()
+			c := NewCache("arbiter")
+			c.UpsertNode(gpuNode("n1", 4))
+			c.UpsertNode(gpuNode("n2", 4))
+			gang := jobCreatedAt("pretrain", 2, 4, map[string]string{LabelPriority: "high"}, now)
+			low := jobCreatedAt("finetune", 1, 4, nil, now)
+			c.UpsertOwner(gang)
+			c.UpsertOwner(low)
+			for i := range made {
+				c.UpsertPod(jobPod(gang, i, now))
+			}
+			c.UpsertPod(jobPod(low, 0, now))
+
+			plan := cycleView(c, now.Add(100*time.Millisecond), foreseeSettings()).Snapshot.Plan()
+			if got := boundWorkloads(plan); len(got) > 0 {
+				t.Errorf("bound %v; want nothing: the gang's room is kept while its controller makes its pods", got)
+			}
+			if len(plan.Evictions) > 0 {
+				t.Errorf("evictions %+v for pods not made yet", plan.Evictions)
+			}
+			reasons := map[string]scheduler.Reason{}
+			for _, p := range plan.Pending {
+				reasons[p.Name] = p.Reason
+			}
+			if reasons["pretrain"] != scheduler.GangIncomplete || reasons["finetune"] != scheduler.InsufficientCapacity {
+				t.Errorf("reasons %v; want pretrain GangIncomplete (its room kept), finetune InsufficientCapacity", reasons)
+			}
+
+			// Its pods made, the gang is bound where its room was kept.
+			for i := made; i < 2; i++ {
+				c.UpsertPod(jobPod(gang, i, now.Add(time.Second)))
+			}
+			plan = cycleView(c, now.Add(time.Second), foreseeSettings()).Snapshot.Plan()
+			if got := boundWorkloads(plan); !slices.Equal(got, []string{"j-pretrain"}) {
+				t.Errorf("once its pods exist: bound %v, want the gang", got)
+			}
+		})
+	}
+}
+
+// Pods that do not come within scheduler.ForeseenPodsFor of the Job's creation (a quota that
+// forbids them, a controller that is down) no longer keep its room: the low-priority Job starts.
+func TestS19_PodsThatDoNotComeStopKeepingTheRoom(t *testing.T) {
+	now := time.Now()
+	c := NewCache("arbiter")
+	c.UpsertNode(gpuNode("n1", 4))
+	gang := jobCreatedAt("pretrain", 1, 4, map[string]string{LabelPriority: "high"}, now)
+	low := jobCreatedAt("finetune", 1, 4, nil, now)
+	c.UpsertOwner(gang)
+	c.UpsertOwner(low)
+	c.UpsertPod(jobPod(low, 0, now))
+	later := now.Add(scheduler.ForeseenPodsFor + time.Second)
+	plan := cycleView(c, later, foreseeSettings()).Snapshot.Plan()
+	if got := boundWorkloads(plan); !slices.Equal(got, []string{"j-finetune"}) {
+		t.Errorf("bound %v, want the low-priority Job: the other's pods never came", got)
+	}
+	// An old Job without its pods is not a workload the cache builds at all.
+	old := NewCache("arbiter")
+	old.UpsertOwner(jobCreatedAt("pretrain", 1, 4, nil, now.Add(-2*scheduler.ForeseenPodsFor)))
+	if w, _ := cycleView(old, now, foreseeSettings()).Workload("j-pretrain"); w != nil {
+		t.Errorf("a Job created %s ago without pods is built as %+v", 2*scheduler.ForeseenPodsFor, w)
+	}
+}
+
+// While its room is kept for its pods, the cluster is not told why it waits: no event on the
+// Job and no condition on the pod it has (seconds of the controller's work, for every new
+// Job). A reason it waits for besides its pods is told as before.
+func TestS23_AJobAwaitingItsPodsIsNotAnEvent(t *testing.T) {
+	now := time.Now()
+	c := NewCache("arbiter")
+	s := &Scheduler{opts: Options{SchedulerName: "arbiter", Observer: noObserver{}}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		client: fake.NewClientset(), cache: c, lastReason: map[string]string{}, warned: map[string]bool{},
+		workers: 1, tasks: make(chan func(context.Context), 1024), now: func() time.Time { return now }}
+	s.settings.Store(foreseeSettings())
+	c.UpsertNode(gpuNode("n1", 8))
+	gang := jobCreatedAt("pretrain", 2, 4, nil, now)
+	c.UpsertOwner(gang)
+	c.UpsertPod(jobPod(gang, 0, now))
+	s.cycle(context.Background())
+	if got := s.Last().Plan.Pending; len(got) != 1 || !got[0].AwaitingPods {
+		t.Fatalf("pending %+v, want the Job awaiting its pods", got)
+	}
+	if len(s.lastReason) != 0 || len(s.tasks) != 0 {
+		t.Errorf("reasons told %v, pod writes queued %d; want none while it awaits its pods", s.lastReason, len(s.tasks))
+	}
+
+	// Too big for the node: it waits for capacity, and says so.
+	big := jobCreatedAt("big", 3, 4, nil, now)
+	c.UpsertOwner(big)
+	c.UpsertPod(jobPod(big, 0, now))
+	s.cycle(context.Background())
+	if _, told := s.lastReason["j-big"]; !told || len(s.tasks) != 1 {
+		t.Errorf("reasons told %v, pod writes queued %d; want the big Job's reason told, on its pod", s.lastReason, len(s.tasks))
+	}
+}
