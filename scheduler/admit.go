@@ -110,6 +110,10 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	// bigger pods first: they are the hard ones to fit
 	slices.SortStableFunc(pending, func(a, b int32) int { return cmp.Compare(c.pods[b].req.GPUs, c.pods[a].req.GPUs) })
 	c.unitBuf = pending
+	if c.awaitsPods(ws) {
+		c.awaitPods(wi, pending) // some of its pods are not made yet (foreseen_pods.go)
+		return
+	}
 	one := ws.suspended || c.pend[ws.pend].gang > 1
 	grouped := one && !ws.suspended && ws.w.Gang.GroupSize > 0
 	if grouped {
@@ -150,11 +154,6 @@ func (c *cycle) attempt(wi int32, allowEvict bool) {
 	}
 	c.admittedClaimant(wi)
 	switch {
-	case c.pend[ws.pend].foreseen:
-		// its room is used for the rest of the cycle; it is bound once its pods exist
-		ws.outcome = heldForPods
-		*c.failOf(ws) = failure{reason: GangIncomplete, pool: c.nodes[c.pods[pending[0]].node].pool,
-			amount: int64(c.pend[ws.pend].gang), held: true}
 	case reserved:
 		ws.outcome = reservedBehindEvictions
 		*c.failOf(ws) = failure{reason: WaitingForEvictions, pool: -1}
@@ -240,8 +239,6 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 	c.reclaimSpared = 0
 	switch {
 	case !allowEvict:
-	case c.pend[ws.pend].foreseen:
-		// no eviction for pods not made yet, which may never come (S19); it claims below
 	case ws.waitEvictions:
 		f = failure{reason: WaitingForEvictions, pool: -1}
 	case c.delayed(ws, &f):
@@ -352,7 +349,7 @@ func (c *cycle) commit(wi int32, mark int) {
 				}
 				continue
 			}
-			if ws.suspended || c.pend[ws.pend].foreseen {
+			if ws.suspended {
 				continue
 			}
 			c.binds = append(c.binds, placedPod{wi: wi, pod: o.id, node: o.node})

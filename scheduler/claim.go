@@ -30,6 +30,10 @@ package scheduler
 type poolClaims struct {
 	// preempt are the S16 claimants by project
 	preempt map[int32][]int32
+	// foreseen are the S16 claims, by project, of workloads that fit in the pool but wait for
+	// their pods (foreseen_pods.go): only what they need is kept from their project's
+	// lower-priority work
+	foreseen map[int32][]foreseenClaim
 	// inQuota is the GPUs claimed by waiting workloads inside their deserved quota (S17): in
 	// all, by project, by department; one claimant of each project names it to those refused
 	inQuota          int64
@@ -332,6 +336,9 @@ func (c *cycle) heldBack(wi, pool int32, gpus int64, f *failure) bool {
 			by = w
 			break
 		}
+	}
+	if by < 0 && len(pc.foreseen[ws.project]) > 0 {
+		by = c.foreseenClaimant(wi, pool, gpus, pc)
 	}
 	if by < 0 && pc.inQuota > 0 {
 		by = c.inQuotaClaimant(wi, pool, gpus, pc)

@@ -129,9 +129,6 @@ const (
 	// reserved: placed in the simulation on capacity that evictions free; its pods are
 	// bound in a later cycle, once the victims are gone.
 	reservedBehindEvictions
-	// heldForPods: placed in the simulation, its room used for the rest of the cycle, but
-	// not bound: some of its pods are foreseen, not made yet (foreseen_pods.go).
-	heldForPods
 )
 
 // wlState is a workload during a cycle. Most workloads of a large cluster run and never wait,
@@ -166,8 +163,8 @@ type pendState struct {
 	// the snapshot's workload is a cache miss per attempt (admission visits workloads in
 	// queue order, which is random in memory).
 	preempted, nominated, topology bool
-	// foreseen: some of its pods are foreseen (foreseen_pods.go), so it is placed but not
-	// bound, and evicts no one
+	// foreseen: some of its pods are foreseen (foreseen_pods.go): it is not placed, but
+	// keeps its room from the work it could evict
 	foreseen       bool
 	fail           failure
 	nominatedNodes []int32

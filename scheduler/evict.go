@@ -44,7 +44,7 @@ func (c *cycle) startedWhileWaiting(v, p *wlState) bool {
 // placedNow reports whether more of a running workload was placed in this cycle (pods placed
 // one by one): it is not evicted in the same cycle, which would leave those pods running.
 func (c *cycle) placedNow(v *wlState) bool {
-	if v.outcome == admitted || v.outcome == reservedBehindEvictions || v.outcome == heldForPods {
+	if v.outcome == admitted || v.outcome == reservedBehindEvictions {
 		return true
 	}
 	if v.pendingPods == 0 {

@@ -309,7 +309,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		e.Project = c.projects[ws.project].name
 	}
 	for k := ws.firstPod; k < ws.firstPod+ws.pods; k++ {
-		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ps.reserved || ws.outcome == heldForPods) {
+		if ps := &c.pods[k]; !ps.bound && !ps.terminating && (ps.node < 0 || ps.reserved) {
 			e.RequestedGPUs += ps.req.GPUs
 			if ps.reserved {
 				e.NominatedGPUs += ps.req.GPUs
@@ -317,7 +317,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 		}
 	}
 	pend := &c.pend[ws.pend]
-	e.AwaitingPods = ws.outcome == heldForPods
+	e.AwaitingPods = pend.fail.reason == GangIncomplete && pend.fail.held
 	if ws.waitEvictions && ws.outcome == waiting {
 		pend.fail = failure{reason: WaitingForEvictions, pool: -1}
 	}
@@ -416,7 +416,7 @@ func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string
 	case GangIncomplete:
 		if f.held {
 			return "Waiting for its controller to create its pods (" + strconv.FormatInt(f.amount, 10) +
-				"); room for them in node pool " + pool + " is kept meanwhile, and they start once they all exist."
+				"); they fit in node pool " + pool + ", where work it would preempt or reclaim does not start meanwhile."
 		}
 		// Not how many exist: the sentence would change with every pod the controller makes,
 		// and each change is written to every pod, the record and an event (S23).
@@ -432,7 +432,7 @@ func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string
 			"; submit it as preemptible or wait for other non-preemptible work to finish."
 	case InsufficientCapacity:
 		if f.held {
-			return "Held back in pool " + pool + " for " + c.wls[f.head].w.Name + ", which waits for capacity there and " + c.heldWhy(ws, f.head) +
+			return "Held back in pool " + pool + " for " + c.wls[f.head].w.Name + ", which waits for " + c.heldFor(f.head) + " there and " + c.heldWhy(ws, f.head) +
 				"; it starts once that one has started, or when more capacity is free."
 		}
 		if pool == "" {
@@ -462,6 +462,15 @@ func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string
 }
 
 // heldWhy says why a workload held back for another would be evicted by it once running.
+// heldFor is what the claimant a workload is held back for waits for: capacity, or its pods
+// (foreseen_pods.go).
+func (c *cycle) heldFor(by int32) string {
+	if c.awaitsPods(&c.wls[by]) {
+		return "its controller to create its pods"
+	}
+	return "capacity"
+}
+
 func (c *cycle) heldWhy(ws *wlState, by int32) string {
 	if c.wls[by].project == ws.project {
 		return "would preempt it (higher priority in its project, S16)"

@@ -21,9 +21,9 @@ import (
 // second a low-priority Job was admitted onto the room a medium-priority gang of its project
 // needed, because the gang's pods were not all made yet, and was preempted for it 65 ms
 // later (S16). While a Job is new, the pods its controller has yet to make are foreseen from
-// its template: the gang is placed whole and its room kept, nothing of it is bound until its
-// pods exist, and it evicts no one for pods that may never come (S19). After
-// scheduler.ForeseenPodsFor the room is no longer kept.
+// its template: where the gang would fit, what it needs is kept from the work it would evict,
+// nothing of it is bound until its pods exist, and it evicts no one for pods that may never
+// come (S19). After scheduler.ForeseenPodsFor nothing is kept.
 
 // jobCreatedAt is a Job as the cache reads it, created at the given time.
 func jobCreatedAt(name string, parallel int32, gpus int64, labels map[string]string, created time.Time) *owner {
@@ -70,7 +70,7 @@ func TestS19_AJobsPodsNotYetMadeKeepItsRoomFromLowerPriorityWork(t *testing.T) {
 
 			plan := cycleView(c, now.Add(100*time.Millisecond), foreseeSettings()).Snapshot.Plan()
 			if got := boundWorkloads(plan); len(got) > 0 {
-				t.Errorf("bound %v; want nothing: the gang's room is kept while its controller makes its pods", got)
+				t.Errorf("bound %v; want nothing: the gang's room is kept from lower-priority work of its project while its controller makes its pods", got)
 			}
 			if len(plan.Evictions) > 0 {
 				t.Errorf("evictions %+v for pods not made yet", plan.Evictions)
