@@ -38,8 +38,11 @@ const (
 )
 
 type clusterBench struct {
-	b       *testing.B
-	ctx     context.Context
+	b   *testing.B
+	ctx context.Context
+	// stop stops the control plane and removes its state, once: before the benchmark ends
+	// for a round that had a control plane of its own, else when it ends
+	stop    func()
 	cluster *devcluster.Cluster
 	client  kubernetes.Interface
 	st      *store.Store
@@ -110,15 +113,23 @@ func startControlPlane(b *testing.B, nodes, gpus int, kubeScheduler bool, operat
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
 	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
 	start := time.Now()
 	c, err := devcluster.Start(ctx, devcluster.Options{Dir: dir, Nodes: fmt.Sprintf("bench=%dx%d", nodes, gpus), KubeScheduler: kubeScheduler, Operators: operators, Progress: os.Stderr, Timeout: 10 * time.Minute})
 	if err != nil {
+		cancel()
+		os.RemoveAll(dir)
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = c.Stop(context.Background()) })
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = c.Stop(context.Background())
+			cancel()
+			os.RemoveAll(dir)
+		})
+	}
+	b.Cleanup(stop)
 	b.Logf("local control plane with %d nodes ready in %s", nodes, time.Since(start).Round(time.Second))
 	// Submitting 4,000 Jobs "at once" needs a client that is not the bottleneck.
 	// It speaks protobuf, as kube-controller-manager and the schedulers do.
@@ -128,7 +139,7 @@ func startControlPlane(b *testing.B, nodes, gpus int, kubeScheduler bool, operat
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb := &clusterBench{b: b, ctx: ctx, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}, firstBoundIn: map[string]time.Time{}}
+	cb := &clusterBench{b: b, ctx: ctx, stop: stop, cluster: c, client: client, seen: map[string]time.Time{}, started: map[string]time.Time{}, jobStarted: map[string]time.Time{}, jobPodSeen: map[string]time.Time{}, jobPodBound: map[string]time.Time{}, bound: map[string]bool{}, seenIn: map[string]int{}, boundIn: map[string]int{}, firstBoundIn: map[string]time.Time{}}
 	cb.dbURL = testdb.NewURL(b)
 	pool, err := pgxpool.New(ctx, cb.dbURL)
 	if err != nil {
