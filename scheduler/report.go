@@ -461,7 +461,6 @@ func (c *cycle) buildMessage(ws *wlState, f *failure, e *PendingWorkload) string
 	return string(f.reason)
 }
 
-// heldWhy says why a workload held back for another would be evicted by it once running.
 // heldFor is what the claimant a workload is held back for waits for: capacity, or its pods
 // (foreseen_pods.go).
 func (c *cycle) heldFor(by int32) string {
@@ -471,6 +470,7 @@ func (c *cycle) heldFor(by int32) string {
 	return "capacity"
 }
 
+// heldWhy says why a workload held back for another would be evicted by it once running.
 func (c *cycle) heldWhy(ws *wlState, by int32) string {
 	if c.wls[by].project == ws.project {
 		return "would preempt it (higher priority in its project, S16)"

@@ -93,6 +93,7 @@ type Scheduler struct {
 
 	settings     atomic.Pointer[Settings]
 	reload       chan struct{}
+	reloads      reloads // settings_reload.go
 	last         atomic.Pointer[Result]
 	lastReason   map[string]string
 	warned       map[string]bool
@@ -174,7 +175,7 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		opts: opts, log: opts.Log, client: client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Identity, opts.Log),
 		leading: make(chan struct{}, 1), dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
-		workers: opts.Workers, reload: make(chan struct{}, 1), lastReason: map[string]string{}, warned: map[string]bool{},
+		workers: opts.Workers, reload: make(chan struct{}, 1), reloads: reloads{read: make(chan struct{})}, lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
 		ownerWatched: map[schema.GroupVersionResource]bool{},
 		synced:       make(chan struct{}),
@@ -224,15 +225,6 @@ func ComponentConfig(cfg *rest.Config) *rest.Config {
 // SeedUsage hands the loop an account of past use made from the usage history (a new
 // leader's, at the start of its term); the next cycle schedules from it.
 func (s *Scheduler) SeedUsage(u *scheduler.UsageDecay) { s.seeded.Store(u) }
-
-// Reload asks for the settings to be read again before the next cycle (the store's
-// configuration-change notification calls it).
-func (s *Scheduler) Reload() {
-	select {
-	case s.reload <- struct{}{}:
-	default:
-	}
-}
 
 // Last returns the most recent cycle's result, or nil before the first.
 func (s *Scheduler) Last() *Result { return s.last.Load() }
@@ -369,55 +361,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 }
 
-// reloadRetry is how long a failed reload waits before it tries again.
-var reloadRetry = 5 * time.Second
-
-// reloadSettings reads the settings again after each Reload, off the scheduling goroutine: a
-// slow or stalled database never holds a cycle. Meanwhile, and when reading fails, cycles go
-// on with the last good settings; a failed reload is tried again after reloadRetry. Each new
-// set of settings is announced on reloaded once stored.
-func (s *Scheduler) reloadSettings(ctx context.Context, reloaded chan<- struct{}) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.reload:
-		}
-		if err := s.loadSettings(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			s.log.Warn("configuration not reloaded; scheduling from the last good one", "err", err, "retry", reloadRetry)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(reloadRetry):
-				s.Reload()
-			}
-			continue
-		}
-		select {
-		case reloaded <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (s *Scheduler) loadSettings(ctx context.Context) error {
-	st, err := s.opts.LoadSettings(ctx)
-	if err != nil {
-		if s.settings.Load() != nil {
-			return err
-		}
-		return fmt.Errorf("kube: load configuration: %w", err)
-	}
-	s.settings.Store(st)
-	return nil
-}
-
 // cycle settles the cache, takes a snapshot, plans, applies and publishes the result; it
 // returns how long deciding took (snapshot and plan, not the API calls).
 func (s *Scheduler) cycle(ctx context.Context) time.Duration {
+	s.awaitSettings(ctx) // a configuration change committed before the cycle is in it
 	start := s.clock()
 	newTerm := s.newTerm.Swap(false)
 	if newTerm {
