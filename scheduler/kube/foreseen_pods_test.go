@@ -101,21 +101,28 @@ func TestS19_PodsThatDoNotComeStopKeepingTheRoom(t *testing.T) {
 	now := time.Now()
 	c := NewCache("arbiter")
 	c.UpsertNode(gpuNode("n1", 4))
-	gang := jobCreatedAt("pretrain", 1, 4, map[string]string{LabelPriority: "high"}, now)
-	low := jobCreatedAt("finetune", 1, 4, nil, now)
+	c.UpsertNode(gpuNode("n2", 4))
+	gang := jobCreatedAt("pretrain", 2, 4, map[string]string{LabelPriority: "high"}, now)
+	low := jobCreatedAt("finetune", 2, 4, nil, now)
 	c.UpsertOwner(gang)
 	c.UpsertOwner(low)
 	c.UpsertPod(jobPod(low, 0, now))
+	c.UpsertPod(jobPod(low, 1, now))
 	later := now.Add(scheduler.ForeseenPodsFor + time.Second)
 	plan := cycleView(c, later, foreseeSettings()).Snapshot.Plan()
 	if got := boundWorkloads(plan); !slices.Equal(got, []string{"j-finetune"}) {
 		t.Errorf("bound %v, want the low-priority Job: the other's pods never came", got)
 	}
-	// An old Job without its pods is not a workload the cache builds at all.
+	// An old Job without its pods is not a workload the cache builds at all, nor is a new
+	// one-pod Job: its pod comes in its controller's first step.
 	old := NewCache("arbiter")
-	old.UpsertOwner(jobCreatedAt("pretrain", 1, 4, nil, now.Add(-2*scheduler.ForeseenPodsFor)))
-	if w, _ := cycleView(old, now, foreseeSettings()).Workload("j-pretrain"); w != nil {
-		t.Errorf("a Job created %s ago without pods is built as %+v", 2*scheduler.ForeseenPodsFor, w)
+	old.UpsertOwner(jobCreatedAt("pretrain", 2, 4, nil, now.Add(-2*scheduler.ForeseenPodsFor)))
+	old.UpsertOwner(jobCreatedAt("single", 1, 4, nil, now))
+	view := cycleView(old, now, foreseeSettings())
+	for _, uid := range []string{"j-pretrain", "j-single"} {
+		if w, _ := view.Workload(uid); w != nil {
+			t.Errorf("%s, without pods, is built as %+v", uid, w)
+		}
 	}
 }
 
