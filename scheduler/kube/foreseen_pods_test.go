@@ -52,21 +52,31 @@ func boundWorkloads(p scheduler.Plan) []string {
 	return out
 }
 
+// gangBesideLowJob is a cache of two 4-GPU nodes with a new high-priority gang Job of two
+// 4-GPU pods, made of them pods made, and a new low-priority Job of lowPods 4-GPU pods, all
+// made, both created at now.
+func gangBesideLowJob(now time.Time, lowPods int32, made int) (*Cache, *owner) {
+	c := NewCache("arbiter")
+	c.UpsertNode(gpuNode("n1", 4))
+	c.UpsertNode(gpuNode("n2", 4))
+	gang := jobCreatedAt("pretrain", 2, 4, map[string]string{LabelPriority: "high"}, now)
+	low := jobCreatedAt("finetune", lowPods, 4, nil, now)
+	c.UpsertOwner(gang)
+	c.UpsertOwner(low)
+	for i := range made {
+		c.UpsertPod(jobPod(gang, i, now))
+	}
+	for i := range int(lowPods) {
+		c.UpsertPod(jobPod(low, i, now))
+	}
+	return c, gang
+}
+
 func TestS19_AJobsPodsNotYetMadeKeepItsRoomFromLowerPriorityWork(t *testing.T) {
 	for _, made := range []int{0, 1} {
 		t.Run(strconv.Itoa(made)+" of 2 pods made", func(t *testing.T) {
 			now := time.Now()
-			c := NewCache("arbiter")
-			c.UpsertNode(gpuNode("n1", 4))
-			c.UpsertNode(gpuNode("n2", 4))
-			gang := jobCreatedAt("pretrain", 2, 4, map[string]string{LabelPriority: "high"}, now)
-			low := jobCreatedAt("finetune", 1, 4, nil, now)
-			c.UpsertOwner(gang)
-			c.UpsertOwner(low)
-			for i := range made {
-				c.UpsertPod(jobPod(gang, i, now))
-			}
-			c.UpsertPod(jobPod(low, 0, now))
+			c, gang := gangBesideLowJob(now, 1, made)
 
 			plan := cycleView(c, now.Add(100*time.Millisecond), foreseeSettings()).Snapshot.Plan()
 			if got := boundWorkloads(plan); len(got) > 0 {
@@ -99,15 +109,7 @@ func TestS19_AJobsPodsNotYetMadeKeepItsRoomFromLowerPriorityWork(t *testing.T) {
 // forbids them, a controller that is down) no longer keep its room: the low-priority Job starts.
 func TestS19_PodsThatDoNotComeStopKeepingTheRoom(t *testing.T) {
 	now := time.Now()
-	c := NewCache("arbiter")
-	c.UpsertNode(gpuNode("n1", 4))
-	c.UpsertNode(gpuNode("n2", 4))
-	gang := jobCreatedAt("pretrain", 2, 4, map[string]string{LabelPriority: "high"}, now)
-	low := jobCreatedAt("finetune", 2, 4, nil, now)
-	c.UpsertOwner(gang)
-	c.UpsertOwner(low)
-	c.UpsertPod(jobPod(low, 0, now))
-	c.UpsertPod(jobPod(low, 1, now))
+	c, _ := gangBesideLowJob(now, 2, 0)
 	later := now.Add(scheduler.ForeseenPodsFor + time.Second)
 	plan := cycleView(c, later, foreseeSettings()).Snapshot.Plan()
 	if got := boundWorkloads(plan); !slices.Equal(got, []string{"j-finetune"}) {
