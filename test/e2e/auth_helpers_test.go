@@ -115,7 +115,10 @@ func loginAs(t *testing.T, ctx context.Context, a *arbiter, user, password, want
 	if err != nil {
 		t.Fatalf("sign in as %s: %v", user, err)
 	}
-	role, err := chromedp.Run(ctx, chromedp.Text(`header .who .role`))
+	// Read in one step in the page: the header may be swapped between finding it and reading
+	// it (a node id gone stale: "No node with given id found").
+	role, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const e = document.querySelector('header .who .role'); return e ? e.textContent : false })()`,
+		chromedp.WithPollingTimeout(10*time.Second)))
 	if err != nil || strings.TrimSpace(role) != wantRole {
 		t.Fatalf("after %s signs in the header shows role %q (%v), want %s", user, role, err, wantRole)
 	}
