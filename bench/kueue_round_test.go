@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,12 +30,16 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	cb.running.Store(0)
 	start := time.Now()
 	if fresh {
+		var first atomic.Value
 		failed := concurrently(pc.fill, func(i int) error {
-			_, err := cb.client.BatchV1().Jobs(fillNS).Create(cb.ctx, pc.fillJob(fmt.Sprintf("%s-fill-%d", fillPrefix, i), fillNS, system), metav1.CreateOptions{})
+			err := cb.createJob(system, pc.fillJob(fmt.Sprintf("%s-fill-%d", fillPrefix, i), fillNS, system))
+			if err != nil {
+				first.CompareAndSwap(nil, err.Error())
+			}
 			return err
 		})
 		if failed > 0 {
-			b.Fatalf("%d Job creations failed", failed)
+			b.Fatalf("%d Job creations failed; the first: %v", failed, first.Load())
 		}
 		if took, ok := cb.waitRunning(int64(pc.fill), 10*time.Minute); !ok {
 			b.Fatalf("%s, %s: only %d of %d fill Jobs Running after %s", pc.name, systemName[system], cb.running.Load(), pc.fill, took)
@@ -64,7 +69,7 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	for i := 0; i < peerSamples; i++ {
 		name := fmt.Sprintf("%s-mine-%d", prefix, i)
 		submitted := time.Now()
-		if _, err := cb.client.BatchV1().Jobs(submitNS).Create(cb.ctx, pc.submitJob(name, submitNS, system), metav1.CreateOptions{}); err != nil {
+		if err := cb.createJob(system, pc.submitJob(name, submitNS, system)); err != nil {
 			b.Fatal(err)
 		}
 		s := sample{name: name, submitted: submitted}

@@ -233,8 +233,9 @@ spec:
 
 // scenarioJob is the i-th Job of class c in queue q for system, marked with the round: for
 // Arbiter its pods name it as their scheduler, with the class's priority, preemptible (as
-// every workload of Kueue's scenario is); for Kueue it is created suspended in the queue's
-// LocalQueue with the class's WorkloadPriorityClass, as Kueue's Job webhook would leave it.
+// every workload of Kueue's scenario is); for Kueue it is in the queue's LocalQueue with the
+// class's WorkloadPriorityClass, created unsuspended as a user writes it (Kueue's Job webhook
+// suspends it).
 func scenarioJob(system, round string, q scenarioQueue, c scenarioClass, i int) *batchv1.Job {
 	_, _, run := c.scaled()
 	j := objects.Job(fmt.Sprintf("%s-%d", c.name, i), q.ns[system]).GPUs(c.gpus).BackoffLimit(6).
@@ -243,9 +244,7 @@ func scenarioJob(system, round string, q scenarioQueue, c scenarioClass, i int) 
 	if system == systemArbiter {
 		return j.SchedulerName("arbiter").Priority(c.arbiterPriority).Preemptible().Obj()
 	}
-	job := j.SchedulerName(corev1.DefaultSchedulerName).Label(devcluster.KueueQueueNameLabel, q.name()).Label(kueuePriorityLabel, c.name).Obj()
-	job.Spec.Suspend = ptr.To(true)
-	return job
+	return j.SchedulerName(corev1.DefaultSchedulerName).Label(devcluster.KueueQueueNameLabel, q.name()).Label(kueuePriorityLabel, c.name).Obj()
 }
 
 // round runs the scenario once for system from a clean state and cleans up after it:
@@ -279,7 +278,7 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 					time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
 					job := scenarioJob(system, round, q, c, i)
 					w.created(job.Namespace+"/"+job.Name, c.name, c.gpus, int64(run))
-					if _, err := cb.client.BatchV1().Jobs(job.Namespace).Create(cb.ctx, job, metav1.CreateOptions{}); err != nil {
+					if err := cb.createJob(system, job); err != nil {
 						failed.Store(job.Namespace+"/"+job.Name, err)
 					}
 				}

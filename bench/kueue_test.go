@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
@@ -89,8 +88,8 @@ func benchRounds(order ...string) []string {
 }
 
 // peerJob is a one-GPU Job for system: Arbiter's pods name it as their scheduler; Kueue's are
-// kube-scheduler's, created suspended in LocalQueue queue (as Kueue's Job webhook would leave
-// them), with a WorkloadPriorityClass.
+// kube-scheduler's, in LocalQueue queue with a WorkloadPriorityClass, created unsuspended as a
+// user writes it (Kueue's Job webhook suspends it).
 func peerJob(name, ns, system, queue, priority string, preemptible bool) *batchv1.Job {
 	if system == systemArbiter {
 		labels := map[string]string{scheduler.LabelPriority: priority}
@@ -99,9 +98,21 @@ func peerJob(name, ns, system, queue, priority string, preemptible bool) *batchv
 		}
 		return oneGPUJob(name, ns, "arbiter", labels)
 	}
-	j := oneGPUJob(name, ns, corev1.DefaultSchedulerName, map[string]string{devcluster.KueueQueueNameLabel: queue, kueuePriorityLabel: priority})
-	j.Spec.Suspend = ptr.To(true)
-	return j
+	return oneGPUJob(name, ns, corev1.DefaultSchedulerName, map[string]string{devcluster.KueueQueueNameLabel: queue, kueuePriorityLabel: priority})
+}
+
+// createJob creates job for system. Kueue's Jobs are created unsuspended, as users write them:
+// one stored unsuspended means Kueue's Job webhook did not run, and its Job would start
+// without Kueue, so the benchmark stops rather than time it.
+func (cb *clusterBench) createJob(system string, job *batchv1.Job) error {
+	made, err := cb.client.BatchV1().Jobs(job.Namespace).Create(cb.ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	if system == systemKueue && (made.Spec.Suspend == nil || !*made.Spec.Suspend) {
+		return fmt.Errorf("job %s/%s was stored unsuspended: Kueue's Job webhook did not suspend it", job.Namespace, job.Name)
+	}
+	return nil
 }
 
 // BenchmarkPeerKueue: reclaim and preemption inside a project, Arbiter against Kueue +

@@ -2,8 +2,8 @@
 // run as the benchmarks' peer. It admits (unsuspends) Jobs and kube-scheduler binds their pods.
 // Its deployment assumes a pod behind Services (conversion and admission webhooks reached
 // through a Service, certificates mounted at fixed paths); here it runs as a process: its CRDs
-// carry their storage version alone, its webhooks are not registered (the benchmarks create
-// Jobs suspended and labelled with their queue, as its Job webhook would leave them), and its
+// carry their storage version alone, its webhooks are registered by URL on 127.0.0.1
+// (operators_webhooks.go; its Job webhook suspends a Job created in a LocalQueue), and its
 // metrics server is off.
 
 package devcluster
@@ -42,7 +42,7 @@ func (c *Cluster) prepareKueue(names []string) error {
 // writeKueueConfig writes Kueue's configuration file (config.kueue.x-k8s.io/v1beta2, the
 // version its main package reads) and returns its path: leader election, internal certificates,
 // metrics and the on-demand visibility server off; its health probe on probe; its webhook server
-// (which its readiness waits for, though nothing calls it) on 127.0.0.1:webhook with a
+// (which its readiness waits for) on 127.0.0.1:webhook with a
 // certificate of the cluster's CA; Jobs only among the integrations, as the others' CRDs may not
 // be installed. Its client's QPS and its controllers' concurrency are those of its shipped
 // configuration (config/components/manager/controller_manager_config.yaml): a file without

@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
@@ -36,10 +35,11 @@ var (
 	kueueWorkloadGVR     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 )
 
-// Kueue, run as a process against the local control plane, admits a suspended Job of a
-// LocalQueue whose ClusterQueue has the quota for it (it unsuspends the Job), and leaves one over
+// Kueue, run as a process against the local control plane with its webhooks registered by
+// URL, suspends a Job created in a LocalQueue as the Job is created (its Job webhook), admits
+// it when its ClusterQueue has the quota for it (it unsuspends the Job), and leaves one over
 // that quota suspended, its Workload pending for want of quota.
-func TestKueueAdmitsASuspendedJobWithinQuota(t *testing.T) {
+func TestKueueSuspendsAQueuedJobAndAdmitsItWithinQuota(t *testing.T) {
 	dir := t.TempDir()
 	c, err := Start(context.Background(), Options{Dir: dir, Operators: []string{OperatorKueue}, Progress: os.Stderr, Timeout: 4 * time.Minute})
 	if err != nil {
@@ -80,9 +80,12 @@ spec: {clusterQueue: team-a}
 		name string
 		cpu  string
 	}{{"fits", "1"}, {"too-big", "8"}} {
-		job := suspendedQueuedJob(j.name, "team-a", j.cpu)
-		if _, err := jobs.Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+		created, err := jobs.Create(context.Background(), queuedJob(j.name, "team-a", j.cpu), metav1.CreateOptions{})
+		if err != nil {
 			t.Fatalf("creating job %s: %v", j.name, err)
+		}
+		if created.Spec.Suspend == nil || !*created.Spec.Suspend {
+			t.Fatalf("job %s was created unsuspended in a LocalQueue and stored unsuspended: Kueue's Job webhook did not run", j.name)
 		}
 	}
 
@@ -115,13 +118,12 @@ spec: {clusterQueue: team-a}
 	}
 }
 
-// suspendedQueuedJob is a one-pod Job requesting cpu, created suspended in LocalQueue queue, as
-// Kueue's Job webhook would leave it.
-func suspendedQueuedJob(name, queue, cpu string) *batchv1.Job {
+// queuedJob is a one-pod Job requesting cpu in LocalQueue queue, as a user writes it: not
+// suspended (Kueue's Job webhook suspends it).
+func queuedJob(name, queue, cpu string) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{KueueQueueNameLabel: queue}},
 		Spec: batchv1.JobSpec{
-			Suspend: ptr.To(true),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				SchedulerName: nothingScheduler,

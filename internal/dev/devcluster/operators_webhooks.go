@@ -1,8 +1,10 @@
 // Admission webhooks of the operators that depend on theirs: JobSet (its defaulting webhook
-// fills fields the controller dereferences) and LeaderWorkerSet (its pod webhook sets the group
-// labels). Their servers listen on 127.0.0.1 with a certificate from the cluster's CA, and the
-// configurations reach them by URL. training-operator's and Trainer's webhooks only validate and
-// are not registered; KubeRay's are off by default.
+// fills fields the controller dereferences), LeaderWorkerSet (its pod webhook sets the group
+// labels) and Kueue (its Job webhook suspends a Job of a LocalQueue as it is created, and its
+// own objects are defaulted and validated by its webhooks). Their servers listen on 127.0.0.1
+// with a certificate from the cluster's CA, and the configurations reach them by URL.
+// training-operator's and Trainer's webhooks only validate and are not registered; KubeRay's
+// are off by default.
 
 package devcluster
 
@@ -34,15 +36,16 @@ import (
 const labelWebhookOperator = "devcluster.arbiter.dev/operator"
 
 // webhookRule is one upstream webhook: its name and path on the operator's server, what it
-// intercepts, and the label that selects the pods it applies to (empty: no object selector).
+// intercepts, and the label whose presence selects the objects it applies to (empty: no object
+// selector).
 type webhookRule struct {
-	name, path  string
-	mutating    bool
-	group       string
-	version     string
-	resource    string
-	operations  []admissionv1.OperationType
-	podSelector string
+	name, path     string
+	mutating       bool
+	group          string
+	version        string
+	resources      []string
+	operations     []admissionv1.OperationType
+	objectSelector string
 }
 
 var (
@@ -51,29 +54,52 @@ var (
 )
 
 // operatorWebhooks are the webhooks of sigs.k8s.io/jobset v0.10.1
-// (config/components/webhook/manifests.yaml with the object selectors of its patches) and
-// sigs.k8s.io/lws v0.7.0 (config/webhook/manifests.yaml with its patches). Compare them with the
-// new release's files when moving a pin.
+// (config/components/webhook/manifests.yaml with the object selectors of its patches),
+// sigs.k8s.io/lws v0.7.0 (config/webhook/manifests.yaml with its patches) and sigs.k8s.io/kueue
+// v0.19.2 (config/components/webhook/manifests.yaml: those of its own kinds and of the one
+// integration it runs here, batch/job). Compare them with the new release's files when moving a
+// pin. Kueue's Job webhooks select Jobs with a queue label, where its deployment selects by
+// namespace: on a cluster shared with Arbiter, Arbiter's Jobs do not pass through Kueue.
 var operatorWebhooks = map[string][]webhookRule{
 	OperatorJobSet: {
 		{name: "mjobset.kb.io", path: "/mutate-jobset-x-k8s-io-v1alpha2-jobset", mutating: true,
-			group: "jobset.x-k8s.io", version: "v1alpha2", resource: "jobsets", operations: create},
+			group: "jobset.x-k8s.io", version: "v1alpha2", resources: []string{"jobsets"}, operations: create},
 		{name: "mpod.kb.io", path: "/mutate--v1-pod", mutating: true,
-			group: "", version: "v1", resource: "pods", operations: create, podSelector: "jobset.sigs.k8s.io/jobset-name"},
+			group: "", version: "v1", resources: []string{"pods"}, operations: create, objectSelector: "jobset.sigs.k8s.io/jobset-name"},
 		{name: "vjobset.kb.io", path: "/validate-jobset-x-k8s-io-v1alpha2-jobset",
-			group: "jobset.x-k8s.io", version: "v1alpha2", resource: "jobsets", operations: createUpdate},
+			group: "jobset.x-k8s.io", version: "v1alpha2", resources: []string{"jobsets"}, operations: createUpdate},
 		{name: "vpod.kb.io", path: "/validate--v1-pod",
-			group: "", version: "v1", resource: "pods", operations: create, podSelector: "jobset.sigs.k8s.io/jobset-name"},
+			group: "", version: "v1", resources: []string{"pods"}, operations: create, objectSelector: "jobset.sigs.k8s.io/jobset-name"},
 	},
 	OperatorLWS: {
 		{name: "mleaderworkerset.kb.io", path: "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", mutating: true,
-			group: "leaderworkerset.x-k8s.io", version: "v1", resource: "leaderworkersets", operations: createUpdate},
+			group: "leaderworkerset.x-k8s.io", version: "v1", resources: []string{"leaderworkersets"}, operations: createUpdate},
 		{name: "mpod.kb.io", path: "/mutate--v1-pod", mutating: true,
-			group: "", version: "v1", resource: "pods", operations: createUpdate, podSelector: "leaderworkerset.sigs.k8s.io/name"},
+			group: "", version: "v1", resources: []string{"pods"}, operations: createUpdate, objectSelector: "leaderworkerset.sigs.k8s.io/name"},
 		{name: "vleaderworkerset.kb.io", path: "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
-			group: "leaderworkerset.x-k8s.io", version: "v1", resource: "leaderworkersets", operations: createUpdate},
+			group: "leaderworkerset.x-k8s.io", version: "v1", resources: []string{"leaderworkersets"}, operations: createUpdate},
 		{name: "vpod.kb.io", path: "/validate--v1-pod",
-			group: "", version: "v1", resource: "pods", operations: createUpdate, podSelector: "leaderworkerset.sigs.k8s.io/name"},
+			group: "", version: "v1", resources: []string{"pods"}, operations: createUpdate, objectSelector: "leaderworkerset.sigs.k8s.io/name"},
+	},
+	OperatorKueue: {
+		{name: "mjob.kb.io", path: "/mutate-batch-v1-job", mutating: true,
+			group: "batch", version: "v1", resources: []string{"jobs"}, operations: create, objectSelector: KueueQueueNameLabel},
+		{name: "vjob.kb.io", path: "/validate-batch-v1-job",
+			group: "batch", version: "v1", resources: []string{"jobs"}, operations: createUpdate, objectSelector: KueueQueueNameLabel},
+		{name: "mclusterqueue.kb.io", path: "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", mutating: true,
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"clusterqueues"}, operations: create},
+		{name: "mresourceflavor.kb.io", path: "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", mutating: true,
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"resourceflavors"}, operations: create},
+		{name: "mworkload.kb.io", path: "/mutate-kueue-x-k8s-io-v1beta2-workload", mutating: true,
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"workloads"}, operations: create},
+		{name: "vclusterqueue.kb.io", path: "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"clusterqueues"}, operations: createUpdate},
+		{name: "vcohort.kb.io", path: "/validate-kueue-x-k8s-io-v1beta2-cohort",
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"cohorts"}, operations: createUpdate},
+		{name: "vresourceflavor.kb.io", path: "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"resourceflavors"}, operations: createUpdate},
+		{name: "vworkload.kb.io", path: "/validate-kueue-x-k8s-io-v1beta2-workload",
+			group: "kueue.x-k8s.io", version: "v1beta2", resources: []string{"workloads", "workloads/status"}, operations: createUpdate},
 	},
 }
 
@@ -98,11 +124,11 @@ func registerWebhooks(ctx context.Context, client kubernetes.Interface, ports ma
 			cc := admissionv1.WebhookClientConfig{URL: &url, CABundle: caPEM}
 			rules := []admissionv1.RuleWithOperations{{
 				Operations: r.operations,
-				Rule:       admissionv1.Rule{APIGroups: []string{r.group}, APIVersions: []string{r.version}, Resources: []string{r.resource}},
+				Rule:       admissionv1.Rule{APIGroups: []string{r.group}, APIVersions: []string{r.version}, Resources: r.resources},
 			}}
 			var sel *metav1.LabelSelector
-			if r.podSelector != "" {
-				sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: r.podSelector, Operator: metav1.LabelSelectorOpExists}}}
+			if r.objectSelector != "" {
+				sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: r.objectSelector, Operator: metav1.LabelSelectorOpExists}}}
 			}
 			if r.mutating {
 				mut.Webhooks = append(mut.Webhooks, admissionv1.MutatingWebhook{Name: r.name, ClientConfig: cc, Rules: rules,
