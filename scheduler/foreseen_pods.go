@@ -14,8 +14,9 @@ import (
 // the same second). Kueue does not have this gap, since it admits the Job's Workload before any
 // pod; KAI does, since it groups pods.
 //
-// So for ForeseenPodsFor after the creation of a Job of several pods (scheduler/kube says
-// which) the cache adds the pods its template will still make (Pod.Foreseen, Workload.PodsDue), and a cycle counts them: the gang is complete,
+// So for ForeseenPodsFor after the creation of a Job of several pods, or a JobSet, whose Jobs'
+// controller makes them (scheduler/kube says which) the cache adds the pods its templates will
+// still make (Pod.Foreseen, Workload.PodsDue), and a cycle counts them: the gang is complete,
 // and the workload waits in its queue, in its turn, for its pods (awaitPods):
 //   - nothing of it is placed, bound or evicted for it: pods that do not exist may never come
 //     (S19), and placing it would keep its room from everyone for the seconds its controller

@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/arbiterhq/arbiter/scheduler"
+	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
 // A Job's controller makes its pods after the Job, a few at a time. In the demo's second
@@ -157,5 +160,83 @@ func TestS23_AJobAwaitingItsPodsIsNotAnEvent(t *testing.T) {
 	s.cycle(context.Background())
 	if _, told := s.lastReason["j-big"]; !told || len(s.tasks) != 1 {
 		t.Errorf("reasons told %v, pod writes queued %d; want the big Job's reason told, on its pod", s.lastReason, len(s.tasks))
+	}
+}
+
+// A JobSet makes its Jobs first and their controller makes the pods: while it is new, the
+// pods still to come are foreseen per replicated job, from that job's template, less the ones
+// made so far; once all are made none is foreseen. A JobSet a TrainJob owns is the TrainJob's
+// workload and is not foreseen on its own.
+func TestS19_ANewJobSetsPodsAreForeseenPerReplicatedJob(t *testing.T) {
+	now := time.Now()
+	u := readKind(t, "jobset.yaml") // a driver of 1 pod and 3 worker Jobs of 4 pods each
+	if err := unstructured.SetNestedField(u.Object, false, "spec", "suspend"); err != nil {
+		t.Fatal(err)
+	}
+	u.SetCreationTimestamp(metav1.NewTime(now))
+	js := ownerFrom(u)
+	c := NewCache("arbiter")
+	c.UpsertNode(gpuNode("n1", 16))
+	c.UpsertOwner(js)
+	child := objects.Job("paralleljobs-workers-0", "ns").UID("workers-0-uid").Created(now).Obj()
+	child.OwnerReferences = []metav1.OwnerReference{controllerRef("jobset.x-k8s.io/v1alpha2", "JobSet", js.Name, string(js.UID))}
+	workerJob := ownerFromJob(child)
+	c.UpsertOwner(workerJob)
+	ref := controllerRef("batch/v1", "Job", workerJob.Name, string(workerJob.UID))
+
+	type count struct{ Made, Foreseen map[string]int }
+	counted := func() (count, time.Time) {
+		w, _ := cycleView(c, now.Add(time.Second), foreseeSettings()).Workload(string(js.UID))
+		if w == nil {
+			t.Fatal("the new JobSet is not a workload")
+		}
+		got := count{map[string]int{}, map[string]int{}}
+		for _, p := range w.Pods {
+			if p.Foreseen {
+				got.Foreseen[p.PodSet]++
+			} else {
+				got.Made[p.PodSet]++
+			}
+		}
+		return got, w.PodsDue
+	}
+	steps := []struct {
+		name  string
+		made  int // worker pods made before this step
+		want  count
+		isDue bool
+	}{
+		{"no pod made", 0, count{map[string]int{}, map[string]int{"driver": 1, "workers": 12}}, true},
+		{"one worker pod made", 1, count{map[string]int{"workers": 1}, map[string]int{"driver": 1, "workers": 11}}, true},
+		{"every pod made", 12, count{map[string]int{"workers": 12}, map[string]int{"driver": 1}}, true},
+	}
+	for _, s := range steps {
+		for i := range s.made {
+			p := gpuPod("paralleljobs-workers-"+strconv.Itoa(i), "w-"+strconv.Itoa(i), 1, &ref)
+			p.Labels = map[string]string{"jobset.sigs.k8s.io/replicatedjob-name": "workers"}
+			c.UpsertPod(p)
+		}
+		got, due := counted()
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Errorf("%s: pods per replicated job (-want +got):\n%s", s.name, diff)
+		}
+		if due.IsZero() == s.isDue {
+			t.Errorf("%s: PodsDue %v", s.name, due)
+		}
+	}
+	driver := gpuPod("paralleljobs-driver-0", "d-0", 0, &ref)
+	driver.Labels = map[string]string{"jobset.sigs.k8s.io/replicatedjob-name": "driver"}
+	c.UpsertPod(driver)
+	if got, due := counted(); len(got.Foreseen) > 0 || !due.IsZero() {
+		t.Errorf("all 13 pods made: foreseen %v, PodsDue %v; want none", got.Foreseen, due)
+	}
+
+	owned := readKind(t, "jobset.yaml")
+	_ = unstructured.SetNestedField(owned.Object, false, "spec", "suspend")
+	owned.SetUID("owned-uid")
+	owned.SetCreationTimestamp(metav1.NewTime(now))
+	owned.SetOwnerReferences([]metav1.OwnerReference{controllerRef("trainer.kubeflow.org/v1alpha1", "TrainJob", "train", "train-uid")})
+	if o := ownerFrom(owned); c.foreseesPodsOf(o) {
+		t.Error("a TrainJob's JobSet is foreseen on its own")
 	}
 }

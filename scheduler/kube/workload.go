@@ -68,10 +68,10 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	}
 	applyTopology(&w, owner, topologies)
 	if c.foreseesPodsOf(top) {
-		made := 0
+		made := make([]scheduler.Pod, 0, len(pods))
 		for _, e := range pods {
 			if !e.pod.Terminating {
-				made++
+				made = append(made, e.pod)
 			}
 		}
 		c.addForeseenPods(&w, top, made)
