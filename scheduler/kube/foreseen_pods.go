@@ -16,7 +16,7 @@ import "github.com/arbiterhq/arbiter/scheduler"
 // themselves in one step (a Kubeflow job's roles) or grow them (Ray, LeaderWorkerSet's groups)
 // and wait for them as before.
 func (c *Cache) foreseesPodsOf(o *owner) bool {
-	if o == nil || o.Unknown || o.Suspended || o.Finished || c.clock().Sub(o.Created) >= scheduler.ForeseenPodsFor {
+	if o == nil || o.Unknown || o.Suspended || o.Finished {
 		return false
 	}
 	switch {
@@ -31,6 +31,10 @@ func (c *Cache) foreseesPodsOf(o *owner) bool {
 	default:
 		return false
 	}
+	// The clock last: every owner written to the cache asks, and most are of no such kind.
+	if c.clock().Sub(o.Created) >= scheduler.ForeseenPodsFor {
+		return false
+	}
 	roles := c.rolesOf(o)
 	pods := int32(0)
 	for _, r := range roles {
@@ -41,12 +45,8 @@ func (c *Cache) foreseesPodsOf(o *owner) bool {
 
 // addForeseenPods appends to a new gang's workload the pods its controllers have yet to make:
 // per pod set (a JobSet's replicated job; a Job has one), as many as its template makes, less
-// those made so far (made, its pods not terminating).
-func (c *Cache) addForeseenPods(w *scheduler.Workload, o *owner, made []scheduler.Pod) {
-	have := map[string]int{}
-	for _, p := range made {
-		have[p.PodSet]++
-	}
+// those made so far (have: its pods not terminating, by pod set; it is used up).
+func (c *Cache) addForeseenPods(w *scheduler.Workload, o *owner, have map[string]int) {
 	added := false
 	for _, p := range c.templateWorkload(o, scheduler.PhasePending, o.Created).Pods {
 		if have[p.PodSet] > 0 {

@@ -61,8 +61,7 @@ func (s *Scheduler) settingsRead(asked uint64) {
 // awaitSettings waits, up to settingsWait, until every read of the settings asked for so far
 // has ended.
 func (s *Scheduler) awaitSettings(ctx context.Context) {
-	deadline := time.NewTimer(settingsWait)
-	defer deadline.Stop()
+	var deadline <-chan time.Time // made only when a read is under way: most cycles have none
 	for {
 		r := &s.reloads
 		r.mu.Lock()
@@ -71,9 +70,14 @@ func (s *Scheduler) awaitSettings(ctx context.Context) {
 		if !pending || read == nil {
 			return
 		}
+		if deadline == nil {
+			t := time.NewTimer(settingsWait)
+			defer t.Stop()
+			deadline = t.C
+		}
 		select {
 		case <-read:
-		case <-deadline.C:
+		case <-deadline:
 			s.log.Warn("cycle goes on with the last settings: the configuration's new read is late", "waited", settingsWait)
 			return
 		case <-ctx.Done():

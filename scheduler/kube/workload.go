@@ -68,10 +68,10 @@ func (c *Cache) groupWorkload(key types.UID) *builtWorkload {
 	}
 	applyTopology(&w, owner, topologies)
 	if c.foreseesPodsOf(top) {
-		made := make([]scheduler.Pod, 0, len(pods))
+		made := map[string]int{}
 		for _, e := range pods {
 			if !e.pod.Terminating {
-				made = append(made, e.pod)
+				made[e.pod.PodSet]++
 			}
 		}
 		c.addForeseenPods(&w, top, made)
