@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,6 +72,16 @@ type clusterBench struct {
 
 	// jobPodBound is when a Job's first pod was first seen bound to a node, by namespace/name.
 	jobPodBound map[string]time.Time
+	// ends are the pods seen marked for deletion, in that order, each with when it was marked
+	// and when it was gone; lagPercentile empties it with the round's other samples.
+	ends  []podEnd
+	endOf map[string]int // pod → its index in ends
+}
+
+// podEnd is when a pod was first seen marked for deletion and when it was seen gone.
+type podEnd struct {
+	pod          string
+	marked, gone time.Time
 }
 
 // startClusterBench starts the fill's cluster: benchNodes nodes, kube-scheduler and Arbiter running.
@@ -93,6 +104,7 @@ func startCluster(b *testing.B, nodes int, kubeScheduler bool, operators ...stri
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { cb.observe(obj.(*corev1.Pod)) },
 		UpdateFunc: func(_, obj any) { cb.observe(obj.(*corev1.Pod)) },
+		DeleteFunc: func(obj any) { cb.observeGone(obj) },
 	})
 	factory.Start(cb.ctx.Done())
 	factory.WaitForCacheSync(cb.ctx.Done())
@@ -199,6 +211,9 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 			}
 		}
 	}
+	if p.DeletionTimestamp != nil {
+		cb.markEnd(key, now)
+	}
 	if p.Status.Phase != corev1.PodRunning {
 		return
 	}
@@ -214,6 +229,47 @@ func (cb *clusterBench) observe(p *corev1.Pod) {
 	}
 }
 
+// markEnd records that pod key was seen marked for deletion at now, once. The caller holds podsMu.
+func (cb *clusterBench) markEnd(key string, now time.Time) {
+	if cb.endOf == nil {
+		cb.endOf = map[string]int{}
+	}
+	if _, ok := cb.endOf[key]; !ok {
+		cb.endOf[key] = len(cb.ends)
+		cb.ends = append(cb.ends, podEnd{pod: key, marked: now})
+	}
+}
+
+// observeGone records when a pod was seen gone.
+func (cb *clusterBench) observeGone(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	key := p.Namespace + "/" + p.Name
+	now := time.Now()
+	cb.podsMu.Lock()
+	defer cb.podsMu.Unlock()
+	cb.markEnd(key, now)
+	cb.ends[cb.endOf[key]].gone = now
+}
+
+// firstEndAfter is the first pod of namespace ns seen marked for deletion at or after t: in
+// a round of one submission at a time, the one evicted for the submission seen at t.
+func (cb *clusterBench) firstEndAfter(ns string, t time.Time) (podEnd, bool) {
+	cb.podsMu.Lock()
+	defer cb.podsMu.Unlock()
+	for _, e := range cb.ends {
+		if !e.marked.Before(t) && strings.HasPrefix(e.pod, ns+"/") {
+			return e, true
+		}
+	}
+	return podEnd{}, false
+}
+
 // lagPercentile returns quantiles of the time from a pod's creation to Running and to being
 // bound, then resets the samples.
 func (cb *clusterBench) lagPercentile(qs ...float64) []time.Duration {
@@ -221,6 +277,7 @@ func (cb *clusterBench) lagPercentile(qs ...float64) []time.Duration {
 	defer cb.podsMu.Unlock()
 	out := append(quantiles(cb.lags, qs), quantiles(cb.bindLag, qs)...)
 	cb.lags, cb.bindLag = nil, nil
+	cb.ends, cb.endOf = nil, nil
 	return out
 }
 

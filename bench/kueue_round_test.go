@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,7 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	type sample struct {
 		name                               string
 		submitted, podSeen, bound, started time.Time
+		victim                             podEnd // Arbiter's: the fill pod evicted for it, if one was seen
 	}
 	var samples []sample
 	for i := 0; i < peerSamples; i++ {
@@ -83,6 +85,9 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 			b.Fatalf("%s, %s: %s did not start within two minutes: %s", pc.name, systemName[system], name,
 				trace.explain(submitNS+"/"+name, s.submitted, s.podSeen, s.bound, s.started))
 		}
+		if e, ok := cb.firstEndAfter(fillNS, s.podSeen); ok && system == systemArbiter && e.marked.Before(s.bound) {
+			s.victim = e
+		}
 		samples = append(samples, s)
 	}
 	submittedAll := time.Since(start)
@@ -96,12 +101,27 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	for i, s := range slowest[:min(peerExplained, len(slowest))] {
 		where := fmt.Sprintf("its pod created %s after the submission, bound %s later, Running %s after that",
 			s.podSeen.Sub(s.submitted).Round(time.Millisecond), s.bound.Sub(s.podSeen).Round(time.Millisecond), s.started.Sub(s.bound).Round(time.Millisecond))
+		if e := s.victim; !e.gone.IsZero() {
+			where += fmt.Sprintf("; %s marked for deletion %s after the pod was created, gone %s later, the pod bound %s after that",
+				e.pod, e.marked.Sub(s.podSeen).Round(time.Millisecond), e.gone.Sub(e.marked).Round(time.Millisecond), s.bound.Sub(e.gone).Round(time.Millisecond))
+		}
 		if system == systemKueue {
 			where = trace.explain(submitNS+"/"+s.name, s.submitted, s.podSeen, s.bound, s.started)
 		}
 		b.Logf("%s, %s, slowest %d: %s, %s (submission %d of %d)", pc.name, systemName[system], i+1, s.name, latency(s).Round(time.Millisecond),
 			slices.IndexFunc(samples, func(x sample) bool { return x.name == s.name })+1, len(samples))
 		b.Logf("    %s", where)
+	}
+
+	if system == systemArbiter {
+		b.Logf("%s, %s: %s", pc.name, systemName[system], stepQuantiles(len(samples), func(i int) []time.Duration {
+			s := samples[i]
+			steps := []time.Duration{s.podSeen.Sub(s.submitted), 0, 0, 0, s.started.Sub(s.bound)}
+			if e := s.victim; !e.gone.IsZero() {
+				steps[1], steps[2], steps[3] = e.marked.Sub(s.podSeen), e.gone.Sub(e.marked), s.bound.Sub(e.gone)
+			}
+			return steps
+		}))
 	}
 
 	kueue := system == systemKueue
@@ -207,4 +227,33 @@ func count(page metav1.ListInterface, onPage int) int64 {
 		n++ // more, uncounted
 	}
 	return n
+}
+
+// stepQuantiles says, over n submissions of Arbiter's, the p50 and p99 of each step from
+// submission to Running: the Job controller makes the pod; Arbiter evicts a victim (its delete
+// seen); kwok deletes it; Arbiter binds the pod once the victim is gone; kwok starts it.
+// steps(i) gives submission i's, in that order, with 0 for the three middle steps where no
+// victim was seen (those count only in the first and last).
+func stepQuantiles(n int, steps func(i int) []time.Duration) string {
+	names := []string{"Job controller: submitted → pod", "Arbiter: pod → victim's deletion", "kwok: deletion → victim gone",
+		"Arbiter: victim gone → pod bound", "kwok: bound → Running"}
+	by := make([][]time.Duration, len(names))
+	evicted := 0
+	for i := range n {
+		st := steps(i)
+		if st[2] > 0 {
+			evicted++
+		}
+		for k, d := range st {
+			if st[2] > 0 || k == 0 || k == len(st)-1 {
+				by[k] = append(by[k], d)
+			}
+		}
+	}
+	parts := []string{fmt.Sprintf("%d of %d submissions evicted a victim seen; steps p50 / p99", evicted, n)}
+	for k, name := range names {
+		q := quantiles(by[k], []float64{0.5, 0.99})
+		parts = append(parts, fmt.Sprintf("%s %s / %s", name, q[0].Round(time.Millisecond), q[1].Round(time.Millisecond)))
+	}
+	return strings.Join(parts, "; ")
 }
