@@ -223,7 +223,7 @@ func (c *cycle) unitGPUs(unit []int32) int64 {
 	return n
 }
 
-// tryUnit is S18 for one unit: free capacity, else reclaim, else preemption. It reports
+// tryUnit is S18 for one unit: free capacity, else reclaim, else preemption, else both (S30). It reports
 // whether the unit was placed and whether evictions were needed for it.
 func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bool) {
 	ws := &c.wls[wi]
@@ -242,7 +242,7 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 	case ws.waitEvictions:
 		f = failure{reason: WaitingForEvictions, pool: -1}
 	case c.delayed(ws, &f):
-	case c.reclaim(wi, unit), c.preempt(wi, unit):
+	case c.reclaim(wi, unit), c.preempt(wi, unit), c.reclaimAfterPreemption(wi, unit):
 		return true, true
 	case c.reclaimSpared > 0:
 		f.delay, f.until = reclaimRuntime, c.reclaimSpared

@@ -214,6 +214,7 @@ type cycle struct {
 	resolutions []resolved
 	// scratch slices reused across attempts
 	unitBuf, victimBuf []int32
+	victimRules        []Rule // the rule of each of victimBuf's victims
 	candBuf            []candidate
 	semiBuf            [3][]int32
 	borrowers          [][]int32 // by pool: see borrowersIn

@@ -24,8 +24,10 @@ func (c *cycle) reclaim(wi int32, unit []int32) bool {
 		if !c.reclaimCouldFit(ws.project, pool, deptInQuota, gpus) {
 			continue
 		}
-		next := func() candidate { return candidate{wl: c.nextReclaimVictim(wi, pool, deptInQuota), pool: pool} }
-		if c.evictUntilFits(wi, unit, next, RuleReclaim) {
+		next := func() candidate {
+			return candidate{wl: c.nextReclaimVictim(wi, pool, deptInQuota), pool: pool, rule: RuleReclaim}
+		}
+		if c.evictUntilFits(wi, unit, next, nil) {
 			return true
 		}
 	}
@@ -175,15 +177,7 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		}
 		first := len(cands)
 		freed := c.pools[pool].freeGPUs
-		for _, v := range proj.ranked[pool] {
-			vs := &c.wls[v]
-			if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.placedNow(vs) ||
-				c.startedWhileWaiting(vs, ws) || c.minRuntimeLeft(vs) {
-				continue
-			}
-			cands = append(cands, candidate{v, pool, int32(pi)})
-			freed += c.gpusIn(v, pool)
-		}
+		cands, freed = c.preemptionCandidates(wi, int32(pi), pool, cands, freed)
 		if freed < gpus {
 			cands = cands[:first] // the unit never fits in this pool: its work is not taken
 		}
@@ -192,8 +186,39 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 	if len(cands) == 0 {
 		return false
 	}
+	slices.SortFunc(cands, c.preemptionOrder(proj))
+	i := 0
+	next := func() candidate {
+		if i == len(cands) {
+			return candidate{wl: -1}
+		}
+		i++
+		return cands[i-1]
+	}
+	return c.evictUntilFits(wi, unit, next, nil)
+}
+
+// preemptionCandidates appends to cands the running work of workload wi's project in the pool
+// (its poolRank-th) that S16 lets wi evict, and adds its GPUs there to freed.
+func (c *cycle) preemptionCandidates(wi, poolRank, pool int32, cands []candidate, freed int64) ([]candidate, int64) {
+	ws := &c.wls[wi]
+	for _, v := range c.projects[ws.project].ranked[pool] {
+		vs := &c.wls[v]
+		if v == wi || vs.evicted || !vs.preemptible || vs.terminating || vs.prio >= ws.prio || c.placedNow(vs) ||
+			c.startedWhileWaiting(vs, ws) || c.minRuntimeLeft(vs) {
+			continue
+		}
+		cands = append(cands, candidate{wl: v, pool: pool, poolRank: poolRank, rule: RulePreemption})
+		freed += c.gpusIn(v, pool)
+	}
+	return cands, freed
+}
+
+// preemptionOrder is S16's order of a project's victims: lowest priority first, then the
+// project's preemption order.
+func (c *cycle) preemptionOrder(proj *projectState) func(a, b candidate) int {
 	newest := proj.policy.PreemptionOrder == NewestFirst
-	slices.SortFunc(cands, func(a, b candidate) int {
+	return func(a, b candidate) int {
 		wa, wb := &c.wls[a.wl], &c.wls[b.wl]
 		if wa.prio != wb.prio {
 			return cmp.Compare(wa.prio, wb.prio)
@@ -211,40 +236,35 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 			return d // replicas beyond a minimum: the last first, as reclaim takes them (S26)
 		}
 		return cmp.Compare(a.poolRank, b.poolRank) // one workload with pods in two pools
-	})
-	i := 0
-	next := func() candidate {
-		if i == len(cands) {
-			return candidate{wl: -1}
-		}
-		i++
-		return cands[i-1]
 	}
-	return c.evictUntilFits(wi, unit, next, RulePreemption)
 }
 
-// candidate is a possible victim and the pool whose room its eviction adds to; poolRank is that
-// pool's place in the preemptor's project's order.
-type candidate struct{ wl, pool, poolRank int32 }
+// candidate is a possible victim, the pool whose room its eviction adds to, that pool's place
+// in the preemptor's project's order, and the rule it would be evicted under.
+type candidate struct {
+	wl, pool, poolRank int32
+	rule               Rule
+}
 
 // evictUntilFits evicts victims in the order next gives them until the unit fits in the
 // pool the last one frees room in (the shortest such prefix), then prunes and commits; if the
-// unit never fits, nothing is evicted (S19).
-func (c *cycle) evictUntilFits(wi int32, unit []int32, next func() candidate, r Rule) bool {
+// unit never fits, nothing is evicted (S19). A victim given back in pruning must leave keep
+// true (nil: no such condition).
+func (c *cycle) evictUntilFits(wi int32, unit []int32, next func() candidate, keep func() bool) bool {
 	mark := c.st.mark()
-	victims := c.victimBuf[:0]
+	victims, rules := c.victimBuf[:0], c.victimRules[:0]
 	for {
 		v := next()
 		if v.wl < 0 {
 			break
 		}
 		if !c.wls[v.wl].evicted { // one workload with pods in two pools comes twice
-			c.st.evict(v.wl, wi, r)
-			victims = append(victims, v.wl)
-			c.victimBuf = victims
+			c.st.evict(v.wl, wi, v.rule)
+			victims, rules = append(victims, v.wl), append(rules, v.rule)
+			c.victimBuf, c.victimRules = victims, rules
 		}
 		if c.fits(wi, unit, v.pool) {
-			c.evictMinimal(wi, unit, v.pool, victims, mark, r)
+			c.evictMinimal(wi, unit, v.pool, victims, rules, mark, keep)
 			return true
 		}
 	}
@@ -253,13 +273,13 @@ func (c *cycle) evictUntilFits(wi int32, unit []int32, next func() candidate, r 
 }
 
 // evictMinimal prunes a victim set after which the unit fits: victims are given back, the
-// highest-ranked first, whenever the unit still fits without them. Then it places the unit
-// and commits.
-func (c *cycle) evictMinimal(wi int32, unit []int32, pool int32, victims []int32, mark int, r Rule) {
+// highest-ranked first, whenever the unit still fits without them (and keep, if any, still
+// holds). Then it places the unit and commits.
+func (c *cycle) evictMinimal(wi int32, unit []int32, pool int32, victims []int32, rules []Rule, mark int, keep func() bool) {
 	for i := len(victims) - 1; i >= 0; i-- {
 		c.st.restore(victims[i])
-		if !c.fits(wi, unit, pool) {
-			c.st.evict(victims[i], wi, r)
+		if !c.fits(wi, unit, pool) || (keep != nil && !keep()) {
+			c.st.evict(victims[i], wi, rules[i])
 		}
 	}
 	var f failure

@@ -1,0 +1,56 @@
+package scheduler
+
+import "slices"
+
+// reclaimAfterPreemption is S30, tried when reclaim (S17) and preemption (S16) each failed
+// alone: a unit whose project would be inside its deserved quota in a pool once the project's
+// lower-priority work there were gone evicts that work (S16's victims, in S16's order) until
+// the project is inside, then borrowed work of other projects (S17's victims, in S17's order)
+// until the unit fits; pruning gives back no victim of its own project that would take the
+// project beyond its deserved quota again, as reclaiming to borrow is not reclaim. Kueue does
+// the same with withinClusterQueue and reclaimWithinCohort set: a ClusterQueue below its
+// nominal quota once its lower-priority workloads are preempted reclaims from its cohort. It
+// commits and reports true when the unit is placed.
+func (c *cycle) reclaimAfterPreemption(wi int32, unit []int32) bool {
+	ws := &c.wls[wi]
+	gpus := c.unitGPUs(unit)
+	if gpus == 0 {
+		return false // only GPUs are guaranteed
+	}
+	proj := &c.projects[ws.project]
+	for pi, pool := range proj.pools {
+		sh := &proj.shares[pool]
+		if gpus > sh.quota.Deserved || c.inDeserved(wi, pool, gpus) || (!ws.preemptible && sh.nonPreemptibleExceeded(gpus)) {
+			continue // never inside its deserved quota, or already inside it (S17 alone was tried)
+		}
+		own, freed := c.preemptionCandidates(wi, int32(pi), pool, c.candBuf[:0], 0)
+		c.candBuf = own
+		if sh.alloc-freed+gpus > sh.quota.Deserved {
+			continue // all of it gone would still not bring the project inside
+		}
+		// what could be free at most: the free GPUs, the project's own victims, and all that
+		// the projects reclaim may take from run (reclaimCouldFit, with the department as it
+		// would be once the own victims were gone)
+		deptAfter := c.depts[ws.dept].unbounded || c.depts[ws.dept].shares[pool].alloc-freed+gpus <= c.depts[ws.dept].shares[pool].quota.Deserved
+		if !c.reclaimCouldFit(ws.project, pool, deptAfter, gpus-freed) {
+			continue
+		}
+		slices.SortFunc(own, c.preemptionOrder(proj))
+		i := 0
+		next := func() candidate {
+			if !c.inDeserved(wi, pool, gpus) {
+				if i == len(own) {
+					return candidate{wl: -1}
+				}
+				i++
+				return own[i-1]
+			}
+			return candidate{wl: c.nextReclaimVictim(wi, pool, c.deptInDeserved(wi, pool, gpus)), pool: pool, rule: RuleReclaim}
+		}
+		keep := func() bool { return c.inDeserved(wi, pool, gpus) }
+		if c.evictUntilFits(wi, unit, next, keep) {
+			return true
+		}
+	}
+	return false
+}
