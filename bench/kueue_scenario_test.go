@@ -173,8 +173,12 @@ func startScenarioCluster(b *testing.B) *scenarioBench {
 				Resources:  store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: scenarioNominal, Limit: &limit}}},
 				// Kueue preempts, among victims of equal priority, the most recently admitted
 				// first (CandidatesOrdering in pkg/scheduler/preemption/common); Arbiter's
-				// default is the oldest started, which loses the most work.
-				Policy: store.PolicyUpdate{PreemptionOrder: opt(store.PreemptNewest)},
+				// default is the oldest started, which loses the most work. And Kueue orders a
+				// cohort's borrowing workloads by priority across its ClusterQueues
+				// (classicalIterator in pkg/scheduler/scheduler.go, PrioritySortingWithinCohort
+				// on by default): S25's open projects, whose over-quota order is their queues'
+				// priority; Arbiter's default fences priority inside each project.
+				Policy: store.PolicyUpdate{PreemptionOrder: opt(store.PreemptNewest), PriorityPolicy: opt(store.PriorityOpen)},
 			}, actor); err != nil {
 				b.Fatal(err)
 			}
