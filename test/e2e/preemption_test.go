@@ -184,3 +184,36 @@ func countOf(list []string, s string) int {
 	}
 	return n
 }
+
+// TestS30_ReclaimAfterPreemption: a 2-GPU high-priority Job of a project that deserves 2 GPUs
+// and runs a 1-GPU low-priority Job, on a node whose third GPU another project borrows twice
+// over, evicts its project's low-priority Job (S16) and one borrowed Job (S17) and runs:
+// neither rule alone makes room.
+func TestS30_ReclaimAfterPreemption(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 3)
+	owner := e.project("owner", 2, store.PolicyUpdate{})
+	borrower := e.project("borrower", 0, store.PolicyUpdate{})
+	e.job(jobSpec{name: "low", namespace: owner, labels: labels("low", "preemptible")})
+	e.job(jobSpec{name: "b1", namespace: borrower, labels: labels("low", "preemptible")})
+	e.job(jobSpec{name: "b2", namespace: borrower, labels: labels("low", "preemptible")})
+	e.eventually("the three one-GPU Jobs fill the node", time.Minute, func() bool {
+		return e.running(owner, "low") == 1 && e.running(borrower, "b1") == 1 && e.running(borrower, "b2") == 1
+	})
+
+	e.job(jobSpec{name: "urgent", namespace: owner, pods: 2, labels: labels("high", "")})
+	e.eventually("the urgent Job runs", time.Minute, func() bool { return e.running(owner, "urgent") == 2 })
+	if evs := e.events(owner, "low"); !hasEvent(evs, "Preempted: Preempted by "+owner+"/urgent under S16") {
+		t.Errorf("the owner's low-priority Job's events do not name the preemption: %s", fmtEvents(evs))
+	}
+	reclaimed := 0
+	for _, name := range []string{"b1", "b2"} {
+		if hasEvent(e.events(borrower, name), "Preempted: Preempted by "+owner+"/urgent under S17") {
+			reclaimed++
+		}
+	}
+	if reclaimed != 1 {
+		t.Errorf("%d of the borrowed Jobs were reclaimed for the urgent Job, want 1: %s / %s", reclaimed,
+			fmtEvents(e.events(borrower, "b1")), fmtEvents(e.events(borrower, "b2")))
+	}
+}
