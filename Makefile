@@ -46,7 +46,7 @@ lint:
 ## bench: the benchmarks of testing.md (figures, not pass/fail): the scheduler core, the API, and
 ## on local control planes Arbiter vs kube-scheduler (a fill, a backlog of 10,000 pods, first
 ## bind), failover, and against Kueue (docs/performance.md: its own harness, its scenario end to
-## end, reclaim and preemption), which it builds first (about 50 min on 2 cores: 47 min in the last run; and Kueue's first build).
+## end, reclaim and preemption), which it builds first (about 50 min on 2 cores: 48 min in the last run; and Kueue's first build).
 ## Each step's output is kept in artifacts/bench/ and ends in a report there: report.html (a
 ## chart per comparison), report.md (docs/performance.md, "The report")
 BENCH_OUT := artifacts/bench

@@ -85,8 +85,10 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 			b.Fatalf("%s, %s: %s did not start within two minutes: %s", pc.name, systemName[system], name,
 				trace.explain(submitNS+"/"+name, s.submitted, s.podSeen, s.bound, s.started))
 		}
-		if e, ok := cb.firstEndAfter(fillNS, s.podSeen); ok && system == systemArbiter && e.marked.Before(s.bound) {
-			s.victim = e
+		if system == systemArbiter {
+			if e, ok := cb.firstEndAfter(fillNS, s.podSeen); ok && e.marked.Before(s.bound) {
+				s.victim = e
+			}
 		}
 		samples = append(samples, s)
 	}
@@ -230,8 +232,8 @@ func count(page metav1.ListInterface, onPage int) int64 {
 }
 
 // stepQuantiles says, over n submissions of Arbiter's, the p50 and p99 of each step from
-// submission to Running: the Job controller makes the pod; Arbiter evicts a victim (its delete
-// seen); kwok deletes it; Arbiter binds the pod once the victim is gone; kwok starts it.
+// submission to Running: the Job controller makes the pod; Arbiter evicts a victim (its deletion
+// mark seen); kwok deletes it; Arbiter binds the pod once the victim is gone; kwok starts it.
 // steps(i) gives submission i's, in that order, with 0 for the three middle steps where no
 // victim was seen (those count only in the first and last).
 func stepQuantiles(n int, steps func(i int) []time.Duration) string {

@@ -25,20 +25,21 @@ func (c *cycle) reclaimAfterPreemption(wi int32, unit []int32) bool {
 		}
 		own, freed := c.preemptionCandidates(wi, int32(pi), pool, c.candBuf[:0], 0)
 		c.candBuf = own
-		if sh.alloc-freed+gpus > sh.quota.Deserved {
+		// With all of its own victims gone the project and its department would hold freed
+		// GPUs less: as if the unit asked for that much less.
+		if !c.inDeserved(wi, pool, gpus-freed) {
 			continue // all of it gone would still not bring the project inside
 		}
 		// what could be free at most: the free GPUs, the project's own victims, and all that
-		// the projects reclaim may take from run (reclaimCouldFit, with the department as it
-		// would be once the own victims were gone)
-		deptAfter := c.depts[ws.dept].unbounded || c.depts[ws.dept].shares[pool].alloc-freed+gpus <= c.depts[ws.dept].shares[pool].quota.Deserved
-		if !c.reclaimCouldFit(ws.project, pool, deptAfter, gpus-freed) {
+		// the projects reclaim may take from run
+		if !c.reclaimCouldFit(ws.project, pool, c.deptInDeserved(wi, pool, gpus-freed), gpus-freed) {
 			continue
 		}
 		slices.SortFunc(own, c.preemptionOrder(proj))
+		inside := func() bool { return c.inDeserved(wi, pool, gpus) }
 		i := 0
 		next := func() candidate {
-			if !c.inDeserved(wi, pool, gpus) {
+			if !inside() {
 				if i == len(own) {
 					return candidate{wl: -1}
 				}
@@ -47,8 +48,7 @@ func (c *cycle) reclaimAfterPreemption(wi int32, unit []int32) bool {
 			}
 			return candidate{wl: c.nextReclaimVictim(wi, pool, c.deptInDeserved(wi, pool, gpus)), pool: pool, rule: RuleReclaim}
 		}
-		keep := func() bool { return c.inDeserved(wi, pool, gpus) }
-		if c.evictUntilFits(wi, unit, next, keep) {
+		if c.evictUntilFits(wi, unit, next, inside) {
 			return true
 		}
 	}
