@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	ks "github.com/arbiterhq/arbiter/internal/testkit/kueuescenario"
 )
 
 // Where a round's time went, for the log: what the watch saw of each Job's steps, how many
@@ -52,11 +54,11 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 			}
 		}
 		mostFree := int64(0) // on one node
-		if len(heldOn) < scenarioNodes {
-			mostFree = scenarioNodeGPUs
+		if len(heldOn) < ks.Nodes {
+			mostFree = ks.NodeGPUs
 		}
 		for _, h := range heldOn {
-			mostFree = max(mostFree, scenarioNodeGPUs-h)
+			mostFree = max(mostFree, ks.NodeGPUs-h)
 		}
 		for _, p := range w.pods {
 			if p.job == nil || !p.succeeded.IsZero() || p.bound {
@@ -64,7 +66,7 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 			}
 			g := float64(p.job.gpus) * every.Seconds()
 			switch {
-			case heldIn[p.cohort]+p.job.gpus > scenarioCohortQuota:
+			case heldIn[p.cohort]+p.job.gpus > ks.CohortQuota:
 				w.podsWaitedOverQuota += g
 			case mostFree < p.job.gpus:
 				w.podsWaitedNoNode += g
@@ -82,7 +84,7 @@ func (w *scenarioWatch) sampleIdle(ctx context.Context) {
 				}
 			}
 		}
-		free := scenarioGPUs - held
+		free := ks.GPUs - held
 		w.idleWhileJobsWaited += float64(max(0, min(free, jobsWaiting))) * every.Seconds()
 		w.idleWhilePodsWaited += float64(max(0, min(free, podsWaiting))) * every.Seconds()
 		w.mu.Unlock()
@@ -268,9 +270,9 @@ func (w *scenarioWatch) progress() string {
 		}
 	}
 	parts := []string{fmt.Sprintf("%d pods not bound", unbound)}
-	for _, c := range scenarioClasses {
-		if n := by[c.name]; n != nil {
-			parts = append(parts, fmt.Sprintf("%s: %d created, %d admitted, %d Running, %d complete", c.name, n.created, n.admitted, n.running, n.complete))
+	for _, c := range ks.Classes {
+		if n := by[c.Name]; n != nil {
+			parts = append(parts, fmt.Sprintf("%s: %d created, %d admitted, %d Running, %d complete", c.Name, n.created, n.admitted, n.running, n.complete))
 		}
 	}
 	return strings.Join(parts, "; ")

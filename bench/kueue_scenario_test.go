@@ -18,69 +18,23 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
+	ks "github.com/arbiterhq/arbiter/internal/testkit/kueuescenario"
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/store"
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
-// Kueue's published scalability scenario (sigs.k8s.io/kueue v0.19.2,
-// test/performance/scheduler/configs/baseline/generator.yaml) end to end, with real Jobs and
-// pods, for Arbiter and for Kueue + kube-scheduler on one control plane and the same kwok nodes.
-// Kueue's: 5 cohorts × 6 ClusterQueues of nominal quota 20 and borrowing limit 100
-// (reclaimWithinCohort Any, withinClusterQueue LowerPriority); per queue 350 small workloads
-// (1 unit, 200 ms, one every 100 ms, priority 50), 100 medium (5 units, 500 ms, every 500 ms,
-// priority 100) and 50 large (20 units, 1 s, every 1.2 s, priority 200). Here the counts are
-// divided and the runtimes and creation intervals multiplied by scenarioFactor, so that the
-// work (30 × 1,320 unit-seconds on 600 GPUs: 66 s) and the arrival times stay as published
-// while the Jobs are few enough (1,500) that the control plane's Job and pod throughput does
-// not bound the run. docs/performance.md lists every place the mapping is not exact.
+// Kueue's published scalability scenario (internal/testkit/kueuescenario: its classes, scaling and
+// bounds) end to end, with real Jobs and pods, for Arbiter and for Kueue + kube-scheduler on
+// one control plane and the same kwok nodes. docs/performance.md lists every place the
+// mapping is not exact.
 const (
-	scenarioFactor  = 10
-	scenarioCohorts = 5
-	scenarioQueues  = 6 // ClusterQueues (projects) per cohort (department)
-	scenarioNominal = 20
-	scenarioBorrow  = 100 // Kueue's borrowing limit; Arbiter's project limit is nominal + this
-	// scenarioCohortQuota is a cohort's quota, its queues' nominal quotas together: Arbiter's
-	// department's quota and limit, so that its projects borrow only from each other.
-	scenarioCohortQuota = scenarioQueues * scenarioNominal
-	scenarioNodes       = 15
-	scenarioNodeGPUs    = 40 // a large workload's 20 GPUs fit on a half-used node
-	scenarioGPUs        = scenarioNodes * scenarioNodeGPUs
 	// scenarioCutOff × the bound is as long as a round may take (so that make bench keeps its
 	// hour whatever a system does); a round cut off says so and reports what it did by then.
 	scenarioCutOff = 3
 	// scenarioRoundLabel marks a round's Jobs and pods, which the round's watches select.
 	scenarioRoundLabel = "arbiter.dev/bench-round"
 )
-
-// scenarioClass is one workloads set of Kueue's scenario, as published, and the priority
-// each system gives it.
-type scenarioClass struct {
-	name            string
-	count           int           // per queue, as published
-	interval        time.Duration // between creations, as published
-	runtime         time.Duration // as published
-	gpus            int64
-	kueuePriority   int    // a WorkloadPriorityClass of this value, named after the class
-	arbiterPriority string // an entry of Arbiter's priority dictionary, in the same order
-}
-
-var scenarioClasses = []scenarioClass{
-	{name: "small", count: 350, interval: 100 * time.Millisecond, runtime: 200 * time.Millisecond, gpus: 1, kueuePriority: 50, arbiterPriority: "low"},
-	{name: "medium", count: 100, interval: 500 * time.Millisecond, runtime: 500 * time.Millisecond, gpus: 5, kueuePriority: 100, arbiterPriority: "medium"},
-	{name: "large", count: 50, interval: 1200 * time.Millisecond, runtime: time.Second, gpus: 20, kueuePriority: 200, arbiterPriority: "high"},
-}
-
-// scaled is the class as run here: scenarioFactor times fewer Jobs, created scenarioFactor
-// times further apart, each running scenarioFactor times longer (whole seconds: kwok's
-// pod-complete stage counts seconds).
-func (c scenarioClass) scaled() (count int, interval time.Duration, runSeconds int) {
-	run := c.runtime * scenarioFactor
-	if run%time.Second != 0 || c.count%scenarioFactor != 0 {
-		panic(fmt.Sprintf("class %s does not scale by %d into whole Jobs and seconds", c.name, scenarioFactor))
-	}
-	return c.count / scenarioFactor, c.interval * scenarioFactor, int(run / time.Second)
-}
 
 // scenarioBench is the scenario's cluster: the cluster benchmark's, its queues, a dynamic
 // client for Kueue's objects, and where Arbiter logs.
@@ -107,9 +61,9 @@ func (q scenarioQueue) name() string { return fmt.Sprintf("c%d-q%d", q.cohort, q
 func BenchmarkKueueScenario(b *testing.B) {
 	sb := startScenarioCluster(b)
 	sb.setUpKueue()
-	bounds := scenarioBound()
+	bounds := ks.Bound()
 	b.Logf("scenario scaled by %d: %d Jobs a round, %.0f GPU-seconds asked on %d GPUs (%d nodes × %d): bound %s (the work over the GPUs); with the arrivals %s from the first create (usage at most %.1f%%); the last arrival plus its runtime %s",
-		scenarioFactor, scenarioJobs(), bounds.work, scenarioGPUs, scenarioNodes, scenarioNodeGPUs, bounds.workBound, bounds.arrivalBound, 100*bounds.usageCeiling(), bounds.lastEnd)
+		ks.Factor, scenarioJobs(), bounds.Work, ks.GPUs, ks.Nodes, ks.NodeGPUs, bounds.WorkBound, bounds.ArrivalBound, 100*bounds.UsageCeiling(), bounds.LastEnd)
 	for b.Loop() {
 		results := map[string][]scenarioResult{}
 		for round, system := range peerRounds() {
@@ -117,9 +71,9 @@ func BenchmarkKueueScenario(b *testing.B) {
 			results[system] = append(results[system], r)
 			b.Logf("round %d, %s: %s", round+1, systemName[system], r.summary(bounds))
 		}
-		b.ReportMetric(bounds.workBound.Seconds(), "bound-s")
-		b.ReportMetric(bounds.arrivalBound.Seconds(), "arrival-bound-s")
-		b.ReportMetric(100*bounds.usageCeiling(), "usage-ceiling-pct")
+		b.ReportMetric(bounds.WorkBound.Seconds(), "bound-s")
+		b.ReportMetric(bounds.ArrivalBound.Seconds(), "arrival-bound-s")
+		b.ReportMetric(100*bounds.UsageCeiling(), "usage-ceiling-pct")
 		for _, system := range []string{systemArbiter, systemKueue} {
 			if len(results[system]) == 0 {
 				continue
@@ -132,32 +86,32 @@ func BenchmarkKueueScenario(b *testing.B) {
 // scenarioJobs is the number of Jobs in a round.
 func scenarioJobs() int {
 	n := 0
-	for _, c := range scenarioClasses {
-		count, _, _ := c.scaled()
+	for _, c := range ks.Classes {
+		count, _, _ := c.Scaled()
 		n += count
 	}
-	return n * scenarioCohorts * scenarioQueues
+	return n * ks.Cohorts * ks.Queues
 }
 
 // startScenarioCluster starts a local control plane with kube-scheduler, Kueue and
-// scenarioNodes kwok nodes of scenarioNodeGPUs GPUs in one node pool, and Arbiter; a
+// ks.Nodes kwok nodes of ks.NodeGPUs GPUs in one node pool, and Arbiter; a
 // department for each cohort (its quota and limit the sum of its projects' quotas, so that
 // they borrow only from each other, as a cohort's queues do) and a project for each
 // ClusterQueue, its limit its quota plus Kueue's borrowing limit. It is startCluster's start
 // with other node sizes and no department of all the GPUs.
 func startScenarioCluster(b *testing.B) *scenarioBench {
 	b.Helper()
-	cb := startControlPlane(b, scenarioNodes, scenarioNodeGPUs, true, devcluster.OperatorKueue)
+	cb := startControlPlane(b, ks.Nodes, ks.NodeGPUs, true, devcluster.OperatorKueue)
 	ctx, c, client, actor, opt := cb.ctx, cb.cluster, cb.client, benchActor, optional
 	var queues []scenarioQueue
-	for ci := range scenarioCohorts {
-		quota := scenarioCohortQuota
+	for ci := range ks.Cohorts {
+		quota := ks.CohortQuota
 		dept, err := cb.st.CreateDepartment(ctx, store.DepartmentUpdate{Name: opt(fmt.Sprintf("c%d", ci)),
 			Resources: store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: quota, Limit: &quota}}}}, actor)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for qi := range scenarioQueues {
+		for qi := range ks.Queues {
 			q := scenarioQueue{cohort: ci, queue: qi}
 			q.ns = map[string]string{systemArbiter: "a-" + q.name(), systemKueue: "k-" + q.name()}
 			for _, ns := range q.ns {
@@ -165,12 +119,12 @@ func startScenarioCluster(b *testing.B) *scenarioBench {
 					b.Fatal(err)
 				}
 			}
-			limit := scenarioNominal + scenarioBorrow
+			limit := ks.Nominal + ks.Borrow
 			if _, err := cb.st.CreateProject(ctx, store.ProjectUpdate{
 				Name: opt(q.ns[systemArbiter]), DepartmentID: store.Optional[uuid.UUID]{Set: true, Value: &dept.ID},
 				Namespaces: store.Optional[[]string]{Set: true, Value: &[]string{q.ns[systemArbiter]}},
 				NodePools:  store.Optional[[]uuid.UUID]{Set: true, Value: &[]uuid.UUID{cb.pool.ID}},
-				Resources:  store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: scenarioNominal, Limit: &limit}}},
+				Resources:  store.Optional[[]store.QuotaInput]{Set: true, Value: &[]store.QuotaInput{{NodePoolID: &cb.pool.ID, Deserved: ks.Nominal, Limit: &limit}}},
 				// Kueue preempts, among victims of equal priority, the most recently admitted
 				// first (CandidatesOrdering in pkg/scheduler/preemption/common); Arbiter's
 				// default is the oldest started, which loses the most work. And Kueue orders a
@@ -212,8 +166,8 @@ func (sb *scenarioBench) setUpKueue() {
 		}
 	}
 	create(kueueFlavors, "", `{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: scenario}}`)
-	for _, c := range scenarioClasses {
-		create(kueuePriorities, "", fmt.Sprintf(`{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: %s}, value: %d}`, c.name, c.kueuePriority))
+	for _, c := range ks.Classes {
+		create(kueuePriorities, "", fmt.Sprintf(`{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: %s}, value: %d}`, c.Name, c.KueuePriority))
 	}
 	for _, q := range sb.queues {
 		create(kueueClusterQueues, "", fmt.Sprintf(`
@@ -230,7 +184,7 @@ spec:
     - name: scenario
       resources:
       - {name: nvidia.com/gpu, nominalQuota: %d, borrowingLimit: %d}
-`, q.name(), q.cohort, scenarioNominal, scenarioBorrow))
+`, q.name(), q.cohort, ks.Nominal, ks.Borrow))
 		create(kueueLocalQueues, q.ns[systemKueue], fmt.Sprintf(`{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: %s}, spec: {clusterQueue: %s}}`, q.name(), q.name()))
 	}
 }
@@ -240,15 +194,15 @@ spec:
 // every workload of Kueue's scenario is); for Kueue it is in the queue's LocalQueue with the
 // class's WorkloadPriorityClass, created unsuspended as a user writes it (Kueue's Job webhook
 // suspends it).
-func scenarioJob(system, round string, q scenarioQueue, c scenarioClass, i int) *batchv1.Job {
-	_, _, run := c.scaled()
-	j := objects.Job(fmt.Sprintf("%s-%d", c.name, i), q.ns[system]).GPUs(c.gpus).BackoffLimit(6).
+func scenarioJob(system, round string, q scenarioQueue, c ks.Class, i int) *batchv1.Job {
+	_, _, run := c.Scaled()
+	j := objects.Job(fmt.Sprintf("%s-%d", c.Name, i), q.ns[system]).GPUs(c.GPUs).BackoffLimit(6).
 		Label(scenarioRoundLabel, round).PodLabel(scenarioRoundLabel, round).
 		PodAnnotation(devcluster.AnnotationRunSeconds, fmt.Sprint(run))
 	if system == systemArbiter {
-		return j.SchedulerName("arbiter").Priority(c.arbiterPriority).Preemptible().Obj()
+		return j.SchedulerName("arbiter").Priority(c.ArbiterPriority).Preemptible().Obj()
 	}
-	return j.SchedulerName(corev1.DefaultSchedulerName).Label(devcluster.KueueQueueNameLabel, q.name()).Label(kueuePriorityLabel, c.name).Obj()
+	return j.SchedulerName(corev1.DefaultSchedulerName).Label(devcluster.KueueQueueNameLabel, q.name()).Label(kueuePriorityLabel, c.Name).Obj()
 }
 
 // round runs the scenario once for system from a clean state and cleans up after it:
@@ -273,15 +227,15 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 	var wg sync.WaitGroup
 	var failed sync.Map
 	for _, q := range sb.queues {
-		for _, c := range scenarioClasses {
-			count, interval, run := c.scaled()
+		for _, c := range ks.Classes {
+			count, interval, run := c.Scaled()
 			wg.Go(func() {
 				// Kueue's generator sleeps the interval before each creation; here the
 				// creations keep to start + (i+1) × interval whatever a create takes.
 				for i := range count {
 					time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
 					job := scenarioJob(system, round, q, c, i)
-					w.created(job.Namespace+"/"+job.Name, c.name, c.gpus, int64(run))
+					w.created(job.Namespace+"/"+job.Name, c.Name, c.GPUs, int64(run))
 					if err := cb.createJob(system, job); err != nil {
 						failed.Store(job.Namespace+"/"+job.Name, err)
 					}
@@ -293,7 +247,7 @@ func (sb *scenarioBench) round(system, round string) scenarioResult {
 	failed.Range(func(k, v any) bool { b.Fatalf("creating Job %s: %v", k, v); return false })
 	// A system that has not finished by scenarioCutOff × the bound is cut off: its round
 	// reports the work done by then over that time, and how much was left.
-	bound := scenarioBound().workBound
+	bound := ks.Bound().WorkBound
 	finished := poll.Within(time.Until(start.Add(scenarioCutOff*bound)), func() bool { return w.completed() == scenarioJobs() })
 	if !finished {
 		log := filepath.Join(cb.cluster.Dir(), "logs", devcluster.OperatorKueue+".log")

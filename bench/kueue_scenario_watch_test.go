@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	ks "github.com/arbiterhq/arbiter/internal/testkit/kueuescenario"
 )
 
 // scenarioJobTimes is what a round's watches saw of one Job: when it was created (the create
@@ -238,7 +240,7 @@ type scenarioResult struct {
 // usage is the work done over the GPUs' capacity during the wall time: the bound's work,
 // not the GPU-seconds held, so that kwok completing pods late under load is not counted as
 // use.
-func (r scenarioResult) usage() float64 { return r.work / (scenarioGPUs * r.wall.Seconds()) }
+func (r scenarioResult) usage() float64 { return r.work / (ks.GPUs * r.wall.Seconds()) }
 
 // result is the round's figures; cutOff is when a round that has not finished was cut off.
 func (w *scenarioWatch) result(cutOff time.Time) scenarioResult {
@@ -265,12 +267,12 @@ func (w *scenarioWatch) result(cutOff time.Time) scenarioResult {
 }
 
 // summary is the round's sentence for the log.
-func (r scenarioResult) summary(bounds scenarioBounds) string {
+func (r scenarioResult) summary(bounds ks.Bounds) string {
 	var classes []string
-	for _, c := range scenarioClasses {
-		classes = append(classes, fmt.Sprintf("%s admitted avg %s p90 %s, Running avg %s p90 %s", c.name,
-			seconds(mean(r.admit[c.name])), seconds(quantiles(r.admit[c.name], []float64{0.9})[0]),
-			seconds(mean(r.run[c.name])), seconds(quantiles(r.run[c.name], []float64{0.9})[0])))
+	for _, c := range ks.Classes {
+		classes = append(classes, fmt.Sprintf("%s admitted avg %s p90 %s, Running avg %s p90 %s", c.Name,
+			seconds(mean(r.admit[c.Name])), seconds(quantiles(r.admit[c.Name], []float64{0.9})[0]),
+			seconds(mean(r.run[c.Name])), seconds(quantiles(r.run[c.Name], []float64{0.9})[0])))
 	}
 	lag := quantiles(r.completionLag, []float64{0.5, 0.9, 1})
 	unfinished := ""
@@ -279,15 +281,15 @@ func (r scenarioResult) summary(bounds scenarioBounds) string {
 	}
 	return fmt.Sprintf("wall %s%s (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% of at most %.1f%% (%.0f GPU-seconds of work done; held Running→Succeeded %.0f), %d pods preempted after %.0f GPU-seconds of their run; "+
 		"pods seen Succeeded after Running + their seconds p50 %s p90 %s max %s; %s; scheduling CPU %.1fs, peak memory %.0f MB",
-		seconds(r.wall), unfinished, r.wall.Seconds()/bounds.workBound.Seconds(), seconds(bounds.workBound),
-		r.wall.Seconds()/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound), 100*r.usage(), 100*bounds.usageCeiling(), r.work, r.occupied, r.interrupted, r.lost,
+		seconds(r.wall), unfinished, r.wall.Seconds()/bounds.WorkBound.Seconds(), seconds(bounds.WorkBound),
+		r.wall.Seconds()/bounds.ArrivalBound.Seconds(), seconds(bounds.ArrivalBound), 100*r.usage(), 100*bounds.UsageCeiling(), r.work, r.occupied, r.interrupted, r.lost,
 		seconds(lag[0]), seconds(lag[1]), seconds(lag[2]), strings.Join(classes, "; "), r.cpuSeconds, r.peakMB) + r.activity + r.diagnosis
 }
 
 // reportScenario reports a system's figures over its rounds: the means of wall time, usage
 // and CPU, the largest peak memory, and the average and p90 of each class's times over all
 // its rounds' Jobs.
-func reportScenario(b *testing.B, system string, rounds []scenarioResult, bounds scenarioBounds) {
+func reportScenario(b *testing.B, system string, rounds []scenarioResult, bounds ks.Bounds) {
 	var wall, usage, cpu, peak, finished float64
 	admit, run := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for _, r := range rounds {
@@ -306,16 +308,16 @@ func reportScenario(b *testing.B, system string, rounds []scenarioResult, bounds
 	b.ReportMetric(finished, system+"-finished-pct")
 	b.ReportMetric(cpu, system+"-cpu-s")
 	b.ReportMetric(peak, system+"-peak-MB")
-	for _, c := range scenarioClasses {
-		b.ReportMetric(mean(admit[c.name]).Seconds(), fmt.Sprintf("%s-%s-avg-admit-s", system, c.name))
-		b.ReportMetric(quantiles(admit[c.name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-admit-s", system, c.name))
-		b.ReportMetric(mean(run[c.name]).Seconds(), fmt.Sprintf("%s-%s-avg-run-s", system, c.name))
-		b.ReportMetric(quantiles(run[c.name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-run-s", system, c.name))
+	for _, c := range ks.Classes {
+		b.ReportMetric(mean(admit[c.Name]).Seconds(), fmt.Sprintf("%s-%s-avg-admit-s", system, c.Name))
+		b.ReportMetric(quantiles(admit[c.Name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-admit-s", system, c.Name))
+		b.ReportMetric(mean(run[c.Name]).Seconds(), fmt.Sprintf("%s-%s-avg-run-s", system, c.Name))
+		b.ReportMetric(quantiles(run[c.Name], []float64{0.9})[0].Seconds(), fmt.Sprintf("%s-%s-p90-run-s", system, c.Name))
 	}
-	b.ReportMetric(wall/bounds.arrivalBound.Seconds(), system+"-wall-x-arrival-bound")
+	b.ReportMetric(wall/bounds.ArrivalBound.Seconds(), system+"-wall-x-arrival-bound")
 	b.Logf("%s over %d rounds: wall %.1fs (%.2f× the bound %s, %.2f× the arrivals' %s), usage %.1f%% (at most %.1f%%), %.1f%% of the Jobs finished, scheduling CPU %.1fs a round, peak memory %.0f MB",
-		systemName[system], len(rounds), wall, wall/bounds.workBound.Seconds(), seconds(bounds.workBound), wall/bounds.arrivalBound.Seconds(), seconds(bounds.arrivalBound),
-		usage, 100*bounds.usageCeiling(), finished, cpu, peak)
+		systemName[system], len(rounds), wall, wall/bounds.WorkBound.Seconds(), seconds(bounds.WorkBound), wall/bounds.ArrivalBound.Seconds(), seconds(bounds.ArrivalBound),
+		usage, 100*bounds.UsageCeiling(), finished, cpu, peak)
 }
 
 // or is t, or otherwise when it is zero.

@@ -49,25 +49,32 @@ type simCluster struct {
 	// expectations), so that a sync does not create them twice
 	creating map[types.UID]int
 
-	cache *Cache
-	sched *Scheduler
-	ctx   context.Context
+	cache   *Cache
+	sched   *Scheduler
+	ctx     context.Context
+	timings simTimings
+}
+
+// simTimings are how long the simulated Job controller and kwok take, each give or take half.
+type simTimings struct {
+	controllerLag time.Duration // the Job controller reacts to a change
+	startDelay    time.Duration // a bound pod starts
 }
 
 // Timings of the simulated control plane (a busy local one: milliseconds, not microseconds).
 const (
-	simWatchDelay    = 3 * time.Millisecond  // an object's change reaches the informers
-	simControllerLag = 30 * time.Millisecond // the Job controller reacts to a change
-	simPodCreateGap  = 15 * time.Millisecond // between two pods the Job controller creates
-	simStartDelay    = 200 * time.Millisecond
-	simJobTTL        = 300 * time.Second
+	simWatchDelay   = 3 * time.Millisecond  // an object's change reaches the informers
+	simPodCreateGap = 15 * time.Millisecond // between two pods the Job controller creates
+	simJobTTL       = 300 * time.Second
 )
+
+var simDefaultTimings = simTimings{controllerLag: 30 * time.Millisecond, startDelay: 200 * time.Millisecond}
 
 func newSimCluster(seed uint64, start time.Time, settings *Settings, nodes []*corev1.Node) *simCluster {
 	c := &simCluster{
 		now: start, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)),
 		jobs: map[types.UID]*batchv1.Job{}, pods: map[types.UID]*corev1.Pod{}, names: map[string]types.UID{},
-		creating: map[types.UID]int{}, cache: NewCache("arbiter"), ctx: context.Background(),
+		creating: map[types.UID]int{}, cache: NewCache("arbiter"), ctx: context.Background(), timings: simDefaultTimings,
 	}
 	client := fake.NewClientset()
 	client.PrependReactor("*", "*", c.react)
@@ -175,7 +182,7 @@ func (c *simCluster) putJob(j *batchv1.Job) {
 	c.names[j.Namespace+"/"+j.Name] = j.UID
 	o := ownerFromJob(j)
 	c.after(simWatchDelay, func() { c.cache.UpsertOwner(o) })
-	c.after(c.jitter(simControllerLag), func() { c.syncJob(j.UID) })
+	c.after(c.jitter(c.timings.controllerLag), func() { c.syncJob(j.UID) })
 }
 
 func (c *simCluster) putPod(p *corev1.Pod) {
@@ -194,7 +201,7 @@ func (c *simCluster) removePod(uid types.UID) {
 	delete(c.names, p.Namespace+"/"+p.Name)
 	c.after(simWatchDelay, func() { c.cache.DeletePod(uid) })
 	if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "Job" {
-		c.after(c.jitter(simControllerLag), func() { c.syncJob(ref.UID) })
+		c.after(c.jitter(c.timings.controllerLag), func() { c.syncJob(ref.UID) })
 	}
 }
 
@@ -208,7 +215,7 @@ func (c *simCluster) bind(uid types.UID, node string) {
 	p = p.DeepCopy()
 	p.Spec.NodeName = node
 	c.putPod(p)
-	c.after(c.jitter(simStartDelay), func() {
+	c.after(c.jitter(c.timings.startDelay), func() {
 		p := c.pods[uid]
 		if p == nil || p.DeletionTimestamp != nil {
 			return
