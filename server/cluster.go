@@ -63,13 +63,14 @@ type schedulerRun struct {
 	tookOver atomic.Bool
 }
 
-// startScheduler runs the scheduler against cfg until ctx ends; configuration changes made in
+// startScheduler runs the scheduler against cfg (with listing's client and informers, which
+// may be listing already; nil: its own) until ctx ends; configuration changes made in
 // this process or announced by other replicas reload its settings. With --leader-elect the
 // informers run on every replica, but only the leader's cycles act and write workload records;
 // each term starts from the records in the database (the previous leader's). whileLeading runs
 // on a goroutine of its own for each term, with the term's context (without leader election:
 // once, with ctx).
-func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), whileLeading func(context.Context), runErr *error) (*schedulerRun, error) {
+func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *kube.Listing, st *store.Store, log *slog.Logger, m *metrics.Registry, onCycle func(*kube.Result), whileLeading func(context.Context), runErr *error) (*schedulerRun, error) {
 	run := &schedulerRun{}
 	var err error
 	if run.health, err = newClusterHealth(cfg, log); err != nil {
@@ -86,6 +87,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, st *store.S
 	sched, err := kube.New(kube.Options{
 		SchedulerName: c.SchedulerName,
 		Config:        cfg,
+		Listing:       listing,
 		LoadSettings: func(ctx context.Context) (*kube.Settings, error) {
 			s, err := loadSettings(ctx, st)
 			m.ConfigLoaded(err)

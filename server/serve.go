@@ -40,6 +40,20 @@ var processStarted = time.Now()
 // Serve runs the console, the API and, given a cluster, the scheduler until ctx is cancelled, then
 // shuts everything down in order. ready, if not nil, receives the URL once serving.
 func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
+	// The cluster first: the scheduler's first lists (kube.Listing) come in while the database
+	// is opened, which its first cycle waits for as well.
+	k8s, err := connectCluster(ctx, c, log, out)
+	if err != nil {
+		return err
+	}
+	defer k8s.stop()
+	var listing *kube.Listing
+	if k8s.config != nil {
+		if listing, err = kube.NewListing(k8s.config); err != nil {
+			return err
+		}
+		listing.Start(ctx)
+	}
 	dbURL, stopDB, err := Database(ctx, c, log)
 	if err != nil {
 		return err
@@ -81,11 +95,6 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 
 	log.Info("database ready", "since_start", time.Since(processStarted).Round(time.Millisecond))
-	k8s, err := connectCluster(ctx, c, log, out)
-	if err != nil {
-		return err
-	}
-	defer k8s.stop()
 	kubeConfig := k8s.config
 	if c.Demo {
 		seedDemo(ctx, st, log)
@@ -98,7 +107,7 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	// Only the leader keeps the audit log's partitions (docs/operations.md "Audit log retention").
 	keepAudit := func(ctx context.Context) { keepAuditLog(ctx, st, c.AuditRetention(), log) }
 	if kubeConfig != nil {
-		if run, err = startScheduler(schedCtx, c, kubeConfig, st, log, m, nil, keepAudit, &schedErr); err != nil {
+		if run, err = startScheduler(schedCtx, c, kubeConfig, listing, st, log, m, nil, keepAudit, &schedErr); err != nil {
 			stopSched()
 			return err
 		}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -53,6 +52,9 @@ type Options struct {
 	// Identity names this replica in the events it writes (reportingInstance); default
 	// <scheduler name>-<hostname>.
 	Identity string
+	// Listing, if set, is the client and informers to use, perhaps listing already
+	// (listing.go); nil: New makes them from Config and Run starts them.
+	Listing *Listing
 }
 
 // Observer hears what the scheduler did in the cluster, as it is done. Its methods run on the
@@ -150,13 +152,14 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
 	}
-	cfg := ComponentConfig(opts.Config)
-	// Binding thousands of pods a second needs far more than client-go's default 5 QPS.
-	cfg.QPS, cfg.Burst = 2000, 4000
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kube: %w", err)
+	if opts.Listing == nil {
+		l, err := NewListing(opts.Config)
+		if err != nil {
+			return nil, err
+		}
+		opts.Listing = l
 	}
+	cfg := clientConfig(opts.Config)
 	// Events get a client (and rate limit) of their own, so a burst of them never delays a bind.
 	eventCfg := ComponentConfig(opts.Config)
 	eventCfg.QPS, eventCfg.Burst = 200, 400
@@ -173,7 +176,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
 	s := &Scheduler{
-		opts: opts, log: opts.Log, client: client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Identity, opts.Log),
+		opts: opts, log: opts.Log, client: opts.Listing.client, events: newEventWriter(eventClient, opts.SchedulerName, opts.Identity, opts.Log),
 		leading: make(chan struct{}, 1), dynamic: dyn, metadata: meta, cache: NewCache(opts.SchedulerName),
 		workers: opts.Workers, reload: make(chan struct{}, 1), reloads: reloads{read: make(chan struct{})}, lastReason: map[string]string{}, warned: map[string]bool{},
 		tasks:        make(chan func(context.Context), 4096),
@@ -181,7 +184,7 @@ func New(opts Options) (*Scheduler, error) {
 		synced:       make(chan struct{}),
 		firstBind:    make(chan struct{}),
 	}
-	s.priorityCls = newPriorityClassSync(client, opts.Log)
+	s.priorityCls = newPriorityClassSync(s.client, opts.Log)
 	s.events.acting = s.acting
 	return s, nil
 }
@@ -247,7 +250,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.cache.SetSettings(s.settings.Load())
 	s.events.run(ctx, 8)
 
-	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTransform(dropManagedFields))
+	factory := s.opts.Listing.factory
 	podInf := factory.Core().V1().Pods().Informer()
 	nodeInf := factory.Core().V1().Nodes().Informer()
 	pcInf := factory.Scheduling().V1().PriorityClasses().Informer()
