@@ -210,18 +210,20 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 	return run, nil
 }
 
-// beforeFirstCycle does what a term must have done before its first cycle, both at once:
-// takeOver, which waits for the cache's first lists, and seedUsage, which reads only the
-// database and so need not wait for them (one after the other, the seeding's reads delayed a
-// start's first bind by a third of a second on a loaded machine).
+// beforeFirstCycle does what a term must have done before its first cycle, at once:
+// takeOver, which waits for the cache's first lists, and seedUsage and the read of the
+// waiting times, which read only the database and so need not wait for them (one after the
+// other, the seeding's reads delayed a start's first bind by a third of a second on a loaded
+// machine); the waiting times are seeded once the lists are in.
 func beforeFirstCycle(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, usageInterval time.Duration, log *slog.Logger) {
 	seeded := make(chan struct{})
 	go func() {
 		defer close(seeded)
 		seedUsage(term, st, sched, usageInterval, log)
 	}()
-	takeOver(term, sched, st, may, log) // waits for the informers' first lists
-	seedWaiting(term, st, sched, log)   // reads the waiting workloads those lists gave
+	waiting := readWaiting(term, st)
+	takeOver(term, sched, st, may, log)        // waits for the informers' first lists
+	seedWaiting(term, st, waiting, sched, log) // seeds the waiting workloads those lists gave
 	<-seeded
 }
 

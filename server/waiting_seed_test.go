@@ -23,9 +23,23 @@ import (
 // for the first time, keeps those times through its first cycle, so S19 still spares the work
 // that started while they waited. Only workloads that wait now are seeded: one the records
 // call waiting but that runs keeps its start, one without a record waits from the first cycle,
-// and a time recorded ahead of the clock is not taken as later than now.
+// and a time recorded ahead of the clock is not taken as later than now. The same whether the
+// records of every waiting workload were read beside the lists, or there were more than that
+// read holds and the ones the cache finds waiting are read again.
 func TestS19_ANewLeaderKnowsHowLongWorkHasWaited(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name string
+		rows int
+	}{{"every waiting record read beside the lists", waitingSeedRows}, {"more waiting records than the read holds", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			newLeaderSeedsWaitingTimes(t, c.rows)
+		})
+	}
+}
+
+func newLeaderSeedsWaitingTimes(t *testing.T, rows int) {
 	st := store.New(testdb.New(t))
 	ctx := context.Background()
 	restart := time.Now().UTC().Truncate(time.Second)
@@ -60,7 +74,17 @@ func TestS19_ANewLeaderKnowsHowLongWorkHasWaited(t *testing.T) {
 	pod("unrecorded", "")
 
 	seeded := time.Now()
-	seedWaiting(ctx, st, cache, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	read := &waitingRead{done: make(chan struct{})}
+	var err error
+	read.since, read.complete, err = st.AllWaitingSince(ctx, rows)
+	close(read.done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rows >= 4; read.complete != want {
+		t.Fatalf("reading at most %d of the 4 waiting records: complete %v, want %v", rows, read.complete, want)
+	}
+	seedWaiting(ctx, st, read, cache, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	first := time.Now()
 	cache.Settle(first) // the term's first cycle
 	view := cache.Snapshot(first)
