@@ -24,10 +24,10 @@ import (
 	"github.com/arbiterhq/arbiter/workload/objects"
 )
 
-// Kueue's published scalability scenario (internal/testkit/kueuescenario: its classes, scaling and
-// bounds) end to end, with real Jobs and pods, for Arbiter and for Kueue + kube-scheduler on
-// one control plane and the same kwok nodes. docs/performance.md lists every place the
-// mapping is not exact.
+// Kueue's published scalability scenario (internal/testkit/kueuescenario: its classes, its
+// scaling and its bounds) end to end, with real Jobs and pods, for Arbiter and for Kueue +
+// kube-scheduler on one control plane and the same kwok nodes. docs/performance.md lists every
+// place the mapping is not exact.
 const (
 	// scenarioCutOff × the bound is as long as a round may take (so that make bench keeps its
 	// hour whatever a system does); a round cut off says so and reports what it did by then.

@@ -52,7 +52,9 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		if listing, err = kube.NewListing(k8s.config); err != nil {
 			return err
 		}
-		listing.Start(ctx)
+		listCtx, stopListing := context.WithCancel(ctx) // a start that fails later stops it too
+		defer stopListing()
+		listing.Start(listCtx)
 	}
 	dbURL, stopDB, err := Database(ctx, c, log)
 	if err != nil {
