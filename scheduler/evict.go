@@ -187,15 +187,19 @@ func (c *cycle) preempt(wi int32, unit []int32) bool {
 		return false
 	}
 	slices.SortFunc(cands, c.preemptionOrder(proj))
+	return c.evictUntilFits(wi, unit, inOrder(cands), nil)
+}
+
+// inOrder gives cands one at a time, as evictUntilFits asks for them, then no victim.
+func inOrder(cands []candidate) func() candidate {
 	i := 0
-	next := func() candidate {
+	return func() candidate {
 		if i == len(cands) {
 			return candidate{wl: -1}
 		}
 		i++
 		return cands[i-1]
 	}
-	return c.evictUntilFits(wi, unit, next, nil)
 }
 
 // preemptionCandidates appends to cands the running work of workload wi's project in the pool

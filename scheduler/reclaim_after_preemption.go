@@ -37,14 +37,10 @@ func (c *cycle) reclaimAfterPreemption(wi int32, unit []int32) bool {
 		}
 		slices.SortFunc(own, c.preemptionOrder(proj))
 		inside := func() bool { return c.inDeserved(wi, pool, gpus) }
-		i := 0
+		nextOwn := inOrder(own)
 		next := func() candidate {
 			if !inside() {
-				if i == len(own) {
-					return candidate{wl: -1}
-				}
-				i++
-				return own[i-1]
+				return nextOwn()
 			}
 			return candidate{wl: c.nextReclaimVictim(wi, pool, c.deptInDeserved(wi, pool, gpus)), pool: pool, rule: RuleReclaim}
 		}
