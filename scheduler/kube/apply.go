@@ -139,9 +139,8 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	// binds took 30 ms of assuming before the first was sent (BenchmarkFirstLists,
 	// assume-all-ms). The next cycle begins after this one returns, when every bind is
 	// assumed.
-	created := podsCreated(plan.Binds, meta)
 	for _, b := range plan.Binds {
-		s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
+		created := s.cache.Assume(types.UID(b.Pod.UID), b.Node, now)
 		pod := ownerRef{APIVersion: "v1", Kind: "Pod", Namespace: b.Pod.Namespace, Name: b.Pod.Name, UID: types.UID(b.Pod.UID)}
 		s.dispatch(ctx, func(ctx context.Context) {
 			if !s.acting() {
@@ -160,7 +159,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				return
 			}
 			s.cache.MarkBound(b.Workload, now)
-			s.opts.Observer.Bound(created[types.UID(b.Pod.UID)], time.Now())
+			s.opts.Observer.Bound(created, time.Now())
 			s.event(pod, corev1.EventTypeNormal, EventScheduled, scheduledMessage(b.Pod.Namespace, b.Pod.Name, b.Node))
 		})
 	}
@@ -229,26 +228,6 @@ func (s *Scheduler) firstBound() {
 	if s.firstBind != nil { // nil: a scheduler built by a test, not New
 		s.firstBindOnce.Do(func() { close(s.firstBind) })
 	}
-}
-
-// podsCreated finds when each pod to bind was created, looking at each workload once.
-func podsCreated(binds []scheduler.Bind, meta func(uid string) *WorkloadMeta) map[types.UID]time.Time {
-	created := make(map[types.UID]time.Time, len(binds))
-	seen := map[string]bool{}
-	for _, b := range binds {
-		if seen[b.Workload] {
-			continue
-		}
-		seen[b.Workload] = true
-		if m := meta(b.Workload); m != nil {
-			for _, p := range m.Pods {
-				if p.NodeName == "" {
-					created[p.UID] = p.Created
-				}
-			}
-		}
-	}
-	return created
 }
 
 // callTimeout bounds each API call of a plan, so that a frozen API server holds no worker

@@ -20,11 +20,14 @@ type assumedBind struct {
 }
 
 // Assume records a bind before the API call, so the next snapshot already counts the pod on
-// its node (S22).
-func (c *Cache) Assume(pod types.UID, node string, now time.Time) {
+// its node (S22). It returns when the pod was created (zero for a pod the cache does not
+// hold), for the bind latency metric: read here, under the lookup Assume makes anyway, rather
+// than for every bind of a plan before the first is sent.
+func (c *Cache) Assume(pod types.UID, node string, now time.Time) (created time.Time) {
 	c.mu.Lock()
 	c.assumed[pod] = assumedBind{node: node, at: now}
 	if e := c.pods[pod]; e != nil {
+		created = e.created
 		if b := c.built[e.workload]; b != nil && b.w.Phase != scheduler.PhaseRunning {
 			c.boundAt[string(e.workload)] = now // it starts (again, after an eviction) now
 		}
@@ -33,6 +36,7 @@ func (c *Cache) Assume(pod types.UID, node string, now time.Time) {
 	}
 	c.refresh()
 	c.mu.Unlock()
+	return created
 }
 
 // Forget rolls back an assumed bind whose API call failed.

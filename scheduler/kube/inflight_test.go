@@ -223,3 +223,24 @@ func TestS19_AWorkloadWaitsSinceItWasSeenOrLastEvicted(t *testing.T) {
 		t.Errorf("started again at %v: StartedAt %+v", again, w)
 	}
 }
+
+// The bind latency metric counts from each pod's creation, which Assume hands back as it
+// assumes the bind (apply reads it there, not for every bind before the first is sent).
+func TestAssumeTellsWhenEachPodWasCreated(t *testing.T) {
+	c := NewCache("arbiter")
+	early, late := gpuPod("pa", "pa", 1, nil), gpuPod("pb", "pb", 1, nil)
+	early.CreationTimestamp.Time = t0
+	late.CreationTimestamp.Time = t0.Add(3 * time.Second)
+	c.UpsertPod(early)
+	c.UpsertPod(late)
+
+	got := map[string]time.Time{
+		"pa":      c.Assume("pa", "n1", t0.Add(5*time.Second)),
+		"pb":      c.Assume("pb", "n1", t0.Add(5*time.Second)),
+		"unknown": c.Assume("unknown", "n1", t0.Add(5*time.Second)),
+	}
+	want := map[string]time.Time{"pa": t0, "pb": t0.Add(3 * time.Second), "unknown": {}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("creation times (-want +got):\n%s", d)
+	}
+}

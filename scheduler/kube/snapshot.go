@@ -40,7 +40,7 @@ type PodMeta struct {
 	Terminating     bool
 	ScheduledReason string
 	ScheduledAt     time.Time // when ScheduledReason was written
-	Created         time.Time // the pod's creation (the bind latency metric)
+	Created         time.Time // the pod's creation
 	Started         time.Time // status.startTime; zero until the kubelet starts it
 	Phase           string    // status.phase
 	Containers      []Container
