@@ -67,7 +67,8 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 		}
 	}
 	if projects["nlp"].Policy.Queueing != scheduler.Strict || projects["vision"].Policy.PreemptionMode != scheduler.Suspend ||
-		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst {
+		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst ||
+		projects["ads"].Policy.MinRuntimeSeconds != 60 || projects["ads"].Policy.ReclaimMinRuntimeSeconds != 60 {
 		t.Errorf("policies: nlp %+v, vision %+v, search %+v, ads %+v", projects["nlp"].Policy, projects["vision"].Policy, projects["search"].Policy, projects["ads"].Policy)
 	}
 	if q := projects["ads"].Quotas["a100"]; q.Deserved != 6 || q.Limit != 14 {

@@ -80,9 +80,10 @@ var (
 		// ignored with a warning.
 		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
 			store.PolicyUpdate{AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false)}},
-		// A limit, newest-first preemption and a minimum runtime before preemption.
+		// A limit, newest-first preemption, and a minute's runtime before its work is preempted
+		// or, borrowed, reclaimed (S27): the same work is not taken away again and again.
 		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60)}},
+			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60), ReclaimMinRuntimeSeconds: set(60)}},
 	}
 )
 
@@ -232,6 +233,7 @@ func Organization() (pools []scheduler.NodePool, departments []scheduler.Departm
 				PreemptionOrder:            scheduler.PreemptionOrder(valueOr(pol.PreemptionOrder, string(scheduler.OldestFirst))),
 				PreemptionMode:             scheduler.PreemptionMode(valueOr(pol.PreemptionMode, string(scheduler.Terminate))),
 				MinRuntimeSeconds:          int64(valueOr(pol.MinRuntimeSeconds, 0)),
+				ReclaimMinRuntimeSeconds:   int64(valueOr(pol.ReclaimMinRuntimeSeconds, 0)),
 				Queueing:                   scheduler.Queueing(valueOr(pol.Queueing, string(scheduler.BestEffort))),
 			}, PriorityPolicy: scheduler.Fence})
 	}
