@@ -2,7 +2,9 @@
 -- evictions, per hour, whose preemptor was not admitted within 30 s, whose victim had been
 -- admitted at most 1 s before, whose victim was admitted while its preemptor already
 -- waited, and whose victim was admitted again within 1 s after it (an eviction that moved work
--- rather than stopping it: room elsewhere, or lower-priority work it evicts in turn). docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
+-- rather than stopping it: room elsewhere, or lower-priority work it evicts in turn), and whose
+-- victim had been evicted already in the 3 minutes before (the same work taken away again and
+-- again, BenchmarkThrash's evicted-again-3min). docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
 -- private PostgreSQL:
 --
 --   psql -h ./.arbiter/postgres/socket -U postgres arbiter -f hack/thrash-figures.sql
@@ -21,7 +23,9 @@ WITH ev AS (
         (SELECT min(a.at) FROM workload_events a
           WHERE a.workload_uid = ev.preemptor AND a.kind = 'Admitted' AND a.at >= ev.at) AS preemptor_admitted,
         (SELECT min(a.at) FROM workload_events a
-          WHERE a.workload_uid = ev.victim AND a.kind = 'Admitted' AND a.at > ev.at) AS victim_back
+          WHERE a.workload_uid = ev.victim AND a.kind = 'Admitted' AND a.at > ev.at) AS victim_back,
+        (SELECT max(p.at) FROM ev p
+          WHERE p.victim = ev.victim AND p.at < ev.at) AS victim_evicted_before
     FROM ev
 )
 SELECT
@@ -32,5 +36,6 @@ SELECT
         AND (preemptor_admitted IS NULL OR preemptor_admitted > at + interval '30 s')) AS preemptor_not_admitted_in_30s,
     count(*) FILTER (WHERE victim_admitted >= at - interval '1 s') AS victim_admitted_within_1s,
     count(*) FILTER (WHERE victim_admitted >= preemptor_waiting) AS victim_admitted_while_preemptor_waited,
-    count(*) FILTER (WHERE victim_back <= at + interval '1 s') AS victim_back_within_1s
+    count(*) FILTER (WHERE victim_back <= at + interval '1 s') AS victim_back_within_1s,
+    count(*) FILTER (WHERE victim_evicted_before >= at - interval '3 min') AS victim_evicted_again_in_3min
 FROM facts;
