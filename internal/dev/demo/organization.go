@@ -81,7 +81,7 @@ var (
 		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
 			store.PolicyUpdate{AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false)}},
 		// A limit, newest-first preemption, and a minute's runtime before its work is preempted
-		// or, borrowed, reclaimed (S27): the same work is not taken away again and again.
+		// or, where it borrows, reclaimed (S27).
 		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
 			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60), ReclaimMinRuntimeSeconds: set(60)}},
 	}
