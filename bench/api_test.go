@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arbiterhq/arbiter/auth"
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/server"
@@ -98,12 +99,11 @@ func startServe(b *testing.B) benchAPI {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/arbiter").CombinedOutput(); err != nil {
 		b.Fatalf("build arbiter: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := devcluster.FreePort() // below the ports outgoing connections take meanwhile
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--database-url", dbURL, "--kubeconfig", server.NoCluster,
 		"--data-dir", b.TempDir(), "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "ARBITER_ADMIN_PASSWORD=bench-password")

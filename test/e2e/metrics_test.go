@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/server"
@@ -103,12 +104,11 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 // the console's port.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := devcluster.FreePort() // below the ports outgoing connections take meanwhile
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // a free port for Arbiter to listen on
+	addr := "127.0.0.1:" + strconv.Itoa(port)
 	a := startArbiter(t, server.Config{DatabaseURL: freshDatabase(t), MetricsAddr: addr})
 	res, err := http.Get(a.URL + "/metrics")
 	if err != nil {

@@ -9,13 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -279,33 +277,6 @@ func writeState(dir string, st *state) error {
 		return fmt.Errorf("devcluster: %w", err)
 	}
 	return nil
-}
-
-// freePorts returns len(prefer) free loopback ports, prefer[i] where it is free.
-func freePorts(prefer []int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, len(prefer))
-	for i, p := range prefer {
-		var l net.Listener
-		var err error
-		if p > 0 {
-			l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		}
-		if l == nil || err != nil {
-			l, err = net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return nil, fmt.Errorf("devcluster: no free port: %w", err)
-			}
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports, nil
 }
 
 func logTail(path string, n int) string {
