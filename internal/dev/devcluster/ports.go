@@ -33,7 +33,7 @@ func freePorts(prefer []int) ([]int, error) {
 			l = listenOn(handedOut.draw())
 		}
 		if l == nil {
-			return nil, fmt.Errorf("devcluster: no free port below the ephemeral range %d-%d", ephemeralLow, ephemeralHigh)
+			return nil, fmt.Errorf("devcluster: no free port in %d-%d, below the ephemeral range", ephemeralLow-portRange, ephemeralLow-1)
 		}
 		ls = append(ls, l)
 		ports[i] = l.Addr().(*net.TCPAddr).Port
@@ -64,28 +64,27 @@ func listenOn(p int) net.Listener {
 	return l
 }
 
-// ephemeralLow and ephemeralHigh are the kernel's range of ports for outgoing connections
-// (Linux's default where it cannot be read); freePorts draws from the portRange ports below it.
-var ephemeralLow, ephemeralHigh = ephemeralRange()
+// ephemeralLow is where the kernel's range of ports for outgoing connections begins (Linux's
+// default where it cannot be read); freePorts draws from the portRange ports below it.
+var ephemeralLow = ephemeralStart()
 
 const portRange = 12000
 
-func ephemeralRange() (low, high int) {
-	low, high = 32768, 60999
+func ephemeralStart() int {
+	const linuxDefault = 32768
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return low, high
+		return linuxDefault
 	}
 	f := strings.Fields(string(b))
 	if len(f) != 2 {
-		return low, high
+		return linuxDefault
 	}
-	l, errL := strconv.Atoi(f[0])
-	h, errH := strconv.Atoi(f[1])
-	if errL != nil || errH != nil || l < 1024+portRange || h < l {
-		return low, high
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 1024+portRange {
+		return linuxDefault
 	}
-	return l, h
+	return low
 }
 
 // handedOut is the ports freePorts gave out in this process, so that two clusters started at
