@@ -4,7 +4,7 @@
 -- waited, and whose victim was admitted again within 1 s after it (an eviction that moved work
 -- rather than stopping it: room elsewhere, or lower-priority work it evicts in turn), and whose
 -- victim had been evicted already in the 3 minutes before (the same work taken away again and
--- again, BenchmarkThrash's evicted-again-3min). docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
+-- again, BenchmarkThrash's evicted-again-3min; and in the minute before, evicted-again-1min). docs/demo.md ("Watching it thrash, or not") says how to run it against `make run`'s
 -- private PostgreSQL:
 --
 --   psql -h ./.arbiter/postgres/socket -U postgres arbiter -f hack/thrash-figures.sql
@@ -37,5 +37,6 @@ SELECT
     count(*) FILTER (WHERE victim_admitted >= at - interval '1 s') AS victim_admitted_within_1s,
     count(*) FILTER (WHERE victim_admitted >= preemptor_waiting) AS victim_admitted_while_preemptor_waited,
     count(*) FILTER (WHERE victim_back <= at + interval '1 s') AS victim_back_within_1s,
-    count(*) FILTER (WHERE victim_evicted_before >= at - interval '3 min') AS victim_evicted_again_in_3min
+    count(*) FILTER (WHERE victim_evicted_before >= at - interval '3 min') AS victim_evicted_again_in_3min,
+    count(*) FILTER (WHERE victim_evicted_before >= at - interval '1 min') AS victim_evicted_again_in_1min
 FROM facts;

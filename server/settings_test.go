@@ -67,9 +67,14 @@ func TestSettingsOfTheDemoOrganization(t *testing.T) {
 		}
 	}
 	if projects["nlp"].Policy.Queueing != scheduler.Strict || projects["vision"].Policy.PreemptionMode != scheduler.Suspend ||
-		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst ||
-		projects["ads"].Policy.MinRuntimeSeconds != 60 || projects["ads"].Policy.ReclaimMinRuntimeSeconds != 60 {
+		!projects["search"].Policy.ForbidPriorityChange || projects["ads"].Policy.PreemptionOrder != scheduler.NewestFirst {
 		t.Errorf("policies: nlp %+v, vision %+v, search %+v, ads %+v", projects["nlp"].Policy, projects["vision"].Policy, projects["search"].Policy, projects["ads"].Policy)
+	}
+	for name, p := range projects {
+		if p.Policy.MinRuntimeSeconds != 60 || p.Policy.ReclaimMinRuntimeSeconds != 60 {
+			t.Errorf("project %s spares its work for %d s from preemption and %d s from reclaim, want a minute from each",
+				name, p.Policy.MinRuntimeSeconds, p.Policy.ReclaimMinRuntimeSeconds)
+		}
 	}
 	if q := projects["ads"].Quotas["a100"]; q.Deserved != 6 || q.Limit != 14 {
 		t.Errorf("ads in a100: %+v", q)

@@ -70,22 +70,32 @@ var (
 	demoProjects = []demoProject{
 		// Suspends instead of terminating what it loses (S20).
 		{"vision", "research", []demoQuota{{"a100", 6, -1, 2}, {"h100", 4, -1, 2}},
-			store.PolicyUpdate{PreemptionMode: set("suspend")}},
+			withMinRuntime(store.PolicyUpdate{PreemptionMode: set("suspend")})},
 		// Strict queueing: nothing passes a blocked head (S12); a bigger share of the surplus.
 		{"nlp", "research", []demoQuota{{"a100", 8, -1, 3}, {"h100", 4, -1, 3}},
-			store.PolicyUpdate{Queueing: set("strict")}},
+			withMinRuntime(store.PolicyUpdate{Queueing: set("strict")})},
 		// Small quota, lots of small low-priority work: mostly borrowed GPUs.
-		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, store.PolicyUpdate{}},
+		{"speech", "research", []demoQuota{{"a100", 2, -1, 1}, {"h100", 0, -1, 1}}, withMinRuntime(store.PolicyUpdate{})},
 		// Priorities and preemptibility are fixed by the workload types: such labels are
 		// ignored with a warning.
 		{"search", "product", []demoQuota{{"a100", 4, -1, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false)}},
-		// A limit, newest-first preemption, and a minute's runtime before its work is preempted
-		// or, where it borrows, reclaimed (S27).
+			withMinRuntime(store.PolicyUpdate{AllowPriorityChange: set(false), AllowPreemptibilityChange: set(false)})},
+		// A limit, and newest-first preemption.
 		{"ads", "product", []demoQuota{{"a100", 6, 14, 2}, {"h100", 2, -1, 2}},
-			store.PolicyUpdate{PreemptionOrder: set("newest"), MinRuntimeSeconds: set(60), ReclaimMinRuntimeSeconds: set(60)}},
+			withMinRuntime(store.PolicyUpdate{PreemptionOrder: set("newest")})},
 	}
 )
+
+// withMinRuntime adds the minute of runtime every demo project gives its work before it is
+// preempted or, where it borrows, reclaimed (S27). Without it the demo's steady stream of
+// higher-priority work took the same low-priority Jobs again seconds after they had resumed
+// or restarted (2-3 times a quarter of an hour in the simulation, a vision Job seven times in
+// seven minutes in a demo watched), which is how a cluster looks when it thrashes; the price
+// is that an urgent Job may wait up to a minute for its victims (docs/demo.md).
+func withMinRuntime(p store.PolicyUpdate) store.PolicyUpdate {
+	p.MinRuntimeSeconds, p.ReclaimMinRuntimeSeconds = set(60), set(60)
+	return p
+}
 
 func set[T any](v T) store.Optional[T] { return store.Optional[T]{Set: true, Value: &v} }
 
