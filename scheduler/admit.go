@@ -236,7 +236,7 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 			return true, false
 		}
 	}
-	c.reclaimSpared = 0
+	c.reclaimSpared, c.preemptSpared = 0, 0
 	switch {
 	case !allowEvict:
 	case ws.waitEvictions:
@@ -244,8 +244,10 @@ func (c *cycle) tryUnit(wi int32, unit []int32, allowEvict bool) (ok, evicted bo
 	case c.delayed(ws, &f):
 	case c.reclaim(wi, unit), c.preempt(wi, unit), c.reclaimAfterPreemption(wi, unit):
 		return true, true
-	case c.reclaimSpared > 0:
+	case c.reclaimSpared > 0 && (c.preemptSpared == 0 || c.reclaimSpared <= c.preemptSpared):
 		f.delay, f.until = reclaimRuntime, c.reclaimSpared
+	case c.preemptSpared > 0:
+		f.delay, f.until = preemptionRuntime, c.preemptSpared
 	}
 	if f.reason == "" {
 		f.reason = NoMatchingNodes // the project may use no node pool at all
@@ -411,10 +413,21 @@ func (c *cycle) reclaimRuntimeLeft(v *wlState) bool {
 	return true
 }
 
-// minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime (S16).
+// minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime
+// (S16), noting when it stops being.
 func (c *cycle) minRuntimeLeft(v *wlState) bool {
 	secs := c.projects[v.project].policy.MinRuntimeSeconds
-	return secs > 0 && c.snap.Now.Sub(v.w.StartedAt) < time.Duration(secs)*time.Second
+	if secs <= 0 {
+		return false
+	}
+	until := v.w.StartedAt.Add(time.Duration(secs) * time.Second)
+	if !c.snap.Now.Before(until) {
+		return false
+	}
+	if u := until.UnixNano(); c.preemptSpared == 0 || u < c.preemptSpared {
+		c.preemptSpared = u
+	}
+	return true
 }
 
 // placedPod is a bind decided by an attempt; the report writes it out as a Bind (see bindsOut).

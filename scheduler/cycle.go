@@ -224,9 +224,10 @@ type cycle struct {
 	evictedOrder []int32
 	// runningOrder is every workload running at the snapshot, in the ranking (compareRank)
 	runningOrder []rankItem
-	// reclaimSpared is the earliest time a victim that reclaim spared for its minimum
-	// runtime becomes eligible, during one reclaim attempt; 0 when none was spared (S27).
-	reclaimSpared int64
+	// reclaimSpared and preemptSpared are the earliest time a victim that reclaim (S27) or
+	// preemption (S16) spared for its project's minimum runtime becomes eligible, during one
+	// attempt; 0 when none was spared.
+	reclaimSpared, preemptSpared int64
 	// uidSkip is the length of the prefix all UIDs share: rankItem.uid starts after it, so
 	// that UIDs made of a common prefix and a name are told apart without comparing strings.
 	uidSkip int
@@ -281,9 +282,10 @@ type failure struct {
 type delayKind uint8
 
 const (
-	noDelay         delayKind = iota
-	preemptionDelay           // its project's preemptionDelaySeconds has not passed
-	reclaimRuntime            // borrowed work it could reclaim is younger than its reclaimMinRuntimeSeconds
+	noDelay           delayKind = iota
+	preemptionDelay             // its project's preemptionDelaySeconds has not passed
+	reclaimRuntime              // borrowed work it could reclaim is younger than its reclaimMinRuntimeSeconds
+	preemptionRuntime           // lower-priority work of its project is younger than the project's minRuntimeSeconds
 )
 
 // reasonStage is how far an attempt got when it failed for a reason: the further, the closer

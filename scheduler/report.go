@@ -489,6 +489,8 @@ func (c *cycle) delayNote(f *failure) string {
 		return " Its project's preemption delay lets it preempt or reclaim from " + at + "."
 	case reclaimRuntime:
 		return " Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; reclaim is possible from " + at + "."
+	case preemptionRuntime:
+		return " Lower-priority work of its project has run less than the project's minimum runtime; preemption is possible from " + at + "."
 	}
 	return ""
 }

@@ -95,6 +95,27 @@ func TestS27_ReclaimMinRuntime(t *testing.T) {
 	pendingNote(t, p, "w", InsufficientCapacity, "reclaim minimum runtime; reclaim is possible from 2025-11-01T09:10:00Z")
 }
 
+// A workload that could preempt only work younger than its project's minimum runtime says so,
+// and from when, as one waiting on reclaim's minimum does (S27).
+func TestS16_MinimumRuntimeSaysWhenPreemptionIsPossible(t *testing.T) {
+	// at minute 30, the project's work started at minutes 20 and 25 and is spared 15 minutes:
+	// the first may be preempted from minute 35
+	p := snap().at(30).gpuNodes("n", 1, 2).project(project("p", 2).minRuntime(15*60)).wl(
+		wl("young").in("p").on(20, "n1"), wl("younger").in("p").on(25, "n1").prio("very-low"),
+		wl("w").in("p").prio("high").preemptible()).build().Plan()
+	pendingNote(t, p, "w", InsufficientCapacity,
+		"Lower-priority work of its project has run less than the project's minimum runtime; preemption is possible from 2025-11-01T08:35:00Z.")
+	// work it could not preempt anyway (of its own priority) is not what it waits for
+	p = snap().at(30).gpuNodes("n", 1, 2).project(project("p", 2).minRuntime(15*60)).wl(
+		wl("young").in("p").prio("high").on(20, "n1"), wl("younger").in("p").prio("high").on(25, "n1"),
+		wl("w").in("p").prio("high").preemptible()).build().Plan()
+	for _, pw := range p.Pending {
+		if strings.Contains(pw.Message, "minimum runtime") {
+			t.Errorf("%s says %q, though nothing it could preempt is spared", pw.Name, pw.Message)
+		}
+	}
+}
+
 func TestS27_PreemptionDelay(t *testing.T) {
 	// w, queued at minute 50, could reclaim borrowed b1 and preempt its project's low p1
 	reclaimCase := func(owner *projB, now int) *snapB {
