@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -373,6 +374,9 @@ func checkPlan(t *testing.T, got, want Plan) {
 	if !detailed {
 		opts = append(opts, cmpopts.IgnoreFields(PendingWorkload{}, "Message", "Priority", "Preemptibility", "RequestedGPUs", "NominatedGPUs"))
 	}
+	if !slices.ContainsFunc(want.Pending, func(p PendingWorkload) bool { return p.EvictionsHeldBy != "" }) {
+		opts = append(opts, cmpopts.IgnoreFields(PendingWorkload{}, "EvictionsFrom", "EvictionsHeldBy")) // said by heldUntil cases
+	}
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("plan mismatch (-want +got):\n%s", diff)
 	}
@@ -411,4 +415,11 @@ func (b *snapB) deptPolicy(name string, pol PriorityPolicy, offset int32) *snapB
 }
 
 func (p *projB) reclaimMinRuntime(s int64) *projB { p.p.Policy.ReclaimMinRuntimeSeconds = s; return p }
-func (p *projB) preemptionDelay(s int64) *projB   { p.p.Policy.PreemptionDelaySeconds = s; return p }
+
+// heldUntil is a waiting workload whose evictions are held back until minute m by what
+// (a preemption delay or a minimum runtime: S16, S27).
+func heldUntil(p PendingWorkload, m int, what string) PendingWorkload {
+	p.EvictionsFrom, p.EvictionsHeldBy = minute(m), what
+	return p
+}
+func (p *projB) preemptionDelay(s int64) *projB { p.p.Policy.PreemptionDelaySeconds = s; return p }

@@ -11,8 +11,9 @@ import (
 
 // This file estimates when each waiting workload will start (docs/scheduling.md "Estimated start of every waiting workload"): it simulates
 // forward with the decision core, ending each running workload at its expected end and
-// running a cycle (Plan) after each end, and takes the first simulated time at which a
-// waiting workload is admitted. It cannot know what has not happened: submissions to come
+// running a cycle (Plan) after each end, and when what held back a waiting workload's
+// evictions passes (a preemption delay, a victim's minimum runtime: S16, S27), and takes the
+// first simulated time at which a waiting workload is admitted. It cannot know what has not happened: submissions to come
 // (of higher priority, or reclaiming their quota), workloads ending early or failing.
 
 // AnnotationExpectedRuntime on a top owner is how long the workload is expected to run, as a
@@ -94,10 +95,13 @@ type simulation struct {
 	in      EstimateInput
 }
 
+// simEnd is an event of the simulation: workload wl's end, or (wl -1) when what held back
+// the evictions of waiting workload heldFor passes.
 type simEnd struct {
-	at  time.Time
-	wl  int
-	end expectedEnd
+	at      time.Time
+	wl      int
+	end     expectedEnd
+	heldFor int
 }
 
 // EstimateStarts estimates, for every workload the snapshot's cycle leaves waiting, when it
@@ -133,6 +137,7 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 	var last *simEnd // the end that let the latest starts happen
 	ended, events := 0, 0
 	for first := true; ; first = false {
+		var wake simEnd // the earliest time evictions held back for a waiting workload may be made
 		for round := 0; round < 3; round++ {
 			var plan Plan
 			if first && round == 0 && in.First != nil {
@@ -160,8 +165,15 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 			for _, uid := range started {
 				if waiting[uid] {
 					if _, done := out[uid]; !done {
-						out[uid] = Estimate{At: t, Basis: sim.basis(t, s.Now, last, ended, unknown)}
+						out[uid] = Estimate{At: t, Basis: sim.basis(uid, t, s.Now, last, ended, unknown)}
 					}
+				}
+			}
+			wake = simEnd{wl: -1}
+			for _, p := range plan.Pending {
+				if p.EvictionsFrom.After(t) && (wake.at.IsZero() || p.EvictionsFrom.Before(wake.at)) {
+					wake.at, wake.heldFor = p.EvictionsFrom, sim.byUID[p.Workload]
+					wake.end = expectedEnd{at: p.EvictionsFrom, source: p.EvictionsHeldBy, known: true}
 				}
 			}
 			// a cycle binds all that fits on free capacity; only what it evicts or resumes for
@@ -170,8 +182,13 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 				break
 			}
 		}
-		if len(waiting) == 0 || len(out) == len(waiting) || len(sim.ends) == 0 || events >= in.MaxEvents {
+		if len(waiting) == 0 || len(out) == len(waiting) || len(sim.ends) == 0 && wake.at.IsZero() || events >= in.MaxEvents {
 			break
+		}
+		if !wake.at.IsZero() && (len(sim.ends) == 0 || wake.at.Before(sim.ends[0].at)) {
+			t, sim.s.Now, last = wake.at, wake.at, &wake // nothing ends: the next cycle may evict
+			events++
+			continue
 		}
 		// the next end, and every end within a minute of it: one cycle for them all, at the
 		// last of them (so nothing is foreseen to start before its room is free)
@@ -184,6 +201,7 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 			last = &e
 			ended++
 		}
+		sim.s.Now = t // what depends on the time (a minimum runtime, a delay) sees it pass
 		events++
 	}
 	for uid := range waiting {
@@ -283,14 +301,26 @@ func (sim *simulation) apply(plan *Plan, t time.Time) []string {
 	return started
 }
 
-// basis says why a workload starts at t.
-func (sim *simulation) basis(t, now time.Time, last *simEnd, ended, unknown int) string {
+// basis says why workload uid starts at t.
+func (sim *simulation) basis(uid string, t, now time.Time, last *simEnd, ended, unknown int) string {
 	if last == nil || !t.After(now) {
 		return "It can start now: capacity is free, or the workloads it preempts are being evicted."
 	}
-	w := &sim.s.Workloads[last.wl]
-	s := "Simulated: it starts after the end of " + english.Plural(ended, "running workload") + " (the last, " +
-		w.Namespace + "/" + w.Name + " at " + last.end.source + "); assuming no new work of higher priority arrives"
+	var s string
+	if last.wl < 0 {
+		s = "Simulated: it starts once " + last.end.source + " has passed"
+		if h := &sim.s.Workloads[last.heldFor]; h.UID != uid {
+			s = "Simulated: it starts when " + h.Namespace + "/" + h.Name + " may evict, once " + last.end.source + " has passed"
+		}
+		if ended > 0 {
+			s += ", after the end of " + english.Plural(ended, "running workload")
+		}
+		s += "; assuming no new work of higher priority arrives"
+	} else {
+		w := &sim.s.Workloads[last.wl]
+		s = "Simulated: it starts after the end of " + english.Plural(ended, "running workload") + " (the last, " +
+			w.Namespace + "/" + w.Name + " at " + last.end.source + "); assuming no new work of higher priority arrives"
+	}
 	if unknown > 0 {
 		s += " (" + english.Plural(unknown, "running workload") + " with no expected end assumed to run on)"
 	}

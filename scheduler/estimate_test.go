@@ -123,6 +123,18 @@ func TestEstimate_Rules(t *testing.T) {
 			snap().gpuNodes("n", 1, 1).project(project("p", 1)).wl(
 				wl("v").in("p").prio("very-low").on(10, "n1").terminating("w"), wl("w").in("p").prio("high")),
 			nil, 0, map[string]time.Time{"w": minute(60)}, nil},
+		{"S16 its only victim is within its project's minimum runtime: it starts when that has passed",
+			snap().gpuNodes("n", 1, 1).project(project("p", 1).minRuntime(15*60)).wl(
+				wl("r").in("p").prio("very-low").on(55, "n1").deadline(120), wl("w").in("p").prio("high").preemptible()),
+			nil, 0, map[string]time.Time{"w": minute(70)}, map[string]string{"w": "minimum runtime"}},
+		{"S27 its project's preemption delay: it starts when the delay has passed",
+			snap().gpuNodes("n", 1, 1).project(project("p", 1).preemptionDelay(10*60)).wl(
+				wl("r").in("p").prio("very-low").on(10, "n1").deadline(120), wl("w").in("p").prio("high").preemptible().queued(58)),
+			nil, 0, map[string]time.Time{"w": minute(68)}, map[string]string{"w": "preemption delay"}},
+		{"S27 the borrowed work it could reclaim is within its reclaim minimum runtime: it starts when that has passed",
+			snap().gpuNodes("n", 1, 1).project(project("owner", 1), project("x", 0).reclaimMinRuntime(15*60)).wl(
+				wl("x1").in("x").on(55, "n1").deadline(120), wl("w").in("owner")),
+			nil, 0, map[string]time.Time{"w": minute(70)}, map[string]string{"w": "minimum runtime"}},
 		{"S13 over its limit for good: unknown even once everything ended",
 			snap().gpuNodes("n", 1, 4).project(project("p", 1).limit(1)).wl(
 				wl("r").in("p").on(10, "n1").deadline(70), wl("w").in("p").gpus(2)),

@@ -1,6 +1,9 @@
 package scheduler
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Reason is why a workload is still pending (S23).
 type Reason string
@@ -127,6 +130,11 @@ type PendingWorkload struct {
 	// AwaitingPods says it was placed but not bound because its controller has yet to make
 	// some of its pods (foreseen_pods.go): the seconds that takes, not worth an event.
 	AwaitingPods bool
+	// EvictionsFrom is when what held back evictions for it passes, and EvictionsHeldBy what
+	// that is (its project's preemption delay, or the minimum runtime of the work it could
+	// evict: S16, S27); zero and empty when nothing did.
+	EvictionsFrom   time.Time
+	EvictionsHeldBy string
 }
 
 // RunningWorkload is a workload holding GPUs after the plan is carried out.

@@ -335,6 +335,7 @@ func (c *cycle) pendingEntry(wi int32, pos int) PendingWorkload {
 	e.Message = c.message(ws, &e)
 	if note := c.delayNote(&pend.fail); note != "" {
 		e.Message += note
+		e.EvictionsFrom, e.EvictionsHeldBy = time.Unix(0, pend.fail.until).UTC(), pend.fail.delay.String()
 	}
 	return e
 }
@@ -476,6 +477,19 @@ func (c *cycle) heldWhy(ws *wlState, by int32) string {
 		return "would preempt it (higher priority in its project, S16)"
 	}
 	return "would reclaim it (inside its deserved quota, S17)"
+}
+
+// String names what held back evictions for a waiting workload, as the start estimate says it.
+func (d delayKind) String() string {
+	switch d {
+	case preemptionDelay:
+		return "its project's preemption delay"
+	case reclaimRuntime:
+		return "the reclaim minimum runtime of the borrowed work it could reclaim"
+	case preemptionRuntime:
+		return "the minimum runtime of the work it could preempt"
+	}
+	return ""
 }
 
 // delayNote adds to a waiting workload's sentence why nothing was evicted for it yet (S27).

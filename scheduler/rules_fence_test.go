@@ -88,7 +88,8 @@ func TestS27_ReclaimMinRuntime(t *testing.T) {
 			Plan{Evictions: []Eviction{evict("young", "x", "w", RuleReclaim, 1)},
 				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
 		{"all borrowed work too young: nothing is reclaimed", base(project("x", 0).reclaimMinRuntime(3600)),
-			Plan{Pending: []PendingWorkload{pend("w", "owner", InsufficientCapacity, 1)}}},
+			Plan{Pending: []PendingWorkload{heldUntil(pend("w", "owner", InsufficientCapacity, 1), 70,
+				"the reclaim minimum runtime of the borrowed work it could reclaim")}}},
 	})
 	p := base(project("x", 0).reclaimMinRuntime(3600)).build().Plan()
 	// old started at 08:10 and is the first to become eligible
@@ -105,6 +106,8 @@ func TestS16_MinimumRuntimeSaysWhenPreemptionIsPossible(t *testing.T) {
 		wl("w").in("p").prio("high").preemptible()).build().Plan()
 	pendingNote(t, p, "w", InsufficientCapacity,
 		"Lower-priority work of its project has run less than the project's minimum runtime; preemption is possible from 2025-11-01T08:35:00Z.")
+	checkPlan(t, p, Plan{Pending: []PendingWorkload{heldUntil(pend("w", "p", InsufficientCapacity, 1), 35,
+		"the minimum runtime of the work it could preempt")}})
 	// work it could not preempt anyway (of its own priority) is not what it waits for
 	p = snap().at(30).gpuNodes("n", 1, 2).project(project("p", 2).minRuntime(15*60)).wl(
 		wl("young").in("p").prio("high").on(20, "n1"), wl("younger").in("p").prio("high").on(25, "n1"),
@@ -128,12 +131,12 @@ func TestS27_PreemptionDelay(t *testing.T) {
 	}
 	runRuleCases(t, []ruleCase{
 		{"reclaim waits out the delay", reclaimCase(project("owner", 1).preemptionDelay(900), 60),
-			Plan{Pending: []PendingWorkload{pend("w", "owner", InsufficientCapacity, 1)}}},
+			Plan{Pending: []PendingWorkload{heldUntil(pend("w", "owner", InsufficientCapacity, 1), 65, "its project's preemption delay")}}},
 		{"reclaim once the delay has passed", reclaimCase(project("owner", 1).preemptionDelay(900), 65),
 			Plan{Evictions: []Eviction{evict("b1", "x", "w", RuleReclaim, 1)},
 				Pending: []PendingWorkload{pendOn("w", "owner", 1, "n1")}}},
 		{"preemption waits out the delay", preemptCase(project("p", 1).preemptionDelay(900), 60),
-			Plan{Pending: []PendingWorkload{pend("w", "p", InsufficientCapacity, 1)}}},
+			Plan{Pending: []PendingWorkload{heldUntil(pend("w", "p", InsufficientCapacity, 1), 65, "its project's preemption delay")}}},
 		{"preemption once the delay has passed", preemptCase(project("p", 1).preemptionDelay(900), 65),
 			Plan{Evictions: []Eviction{evict("p1", "p", "w", RulePreemption, 1)},
 				Pending: []PendingWorkload{pendOn("w", "p", 1, "n1")}}},
