@@ -399,24 +399,18 @@ func (c *cycle) delayed(ws *wlState, f *failure) bool {
 // reclaimRuntimeLeft reports whether a borrowed victim is still protected from reclaim by its
 // project's reclaimMinRuntimeSeconds (S27), noting when it stops being.
 func (c *cycle) reclaimRuntimeLeft(v *wlState) bool {
-	secs := c.projects[v.project].policy.ReclaimMinRuntimeSeconds
-	if secs <= 0 {
-		return false
-	}
-	until := v.w.StartedAt.Add(time.Duration(secs) * time.Second)
-	if !c.snap.Now.Before(until) {
-		return false
-	}
-	if u := until.UnixNano(); c.reclaimSpared == 0 || u < c.reclaimSpared {
-		c.reclaimSpared = u
-	}
-	return true
+	return c.runtimeLeft(v, c.projects[v.project].policy.ReclaimMinRuntimeSeconds, &c.reclaimSpared)
 }
 
 // minRuntimeLeft reports whether a victim is still protected by its project's minimum runtime
 // (S16), noting when it stops being.
 func (c *cycle) minRuntimeLeft(v *wlState) bool {
-	secs := c.projects[v.project].policy.MinRuntimeSeconds
+	return c.runtimeLeft(v, c.projects[v.project].policy.MinRuntimeSeconds, &c.preemptSpared)
+}
+
+// runtimeLeft reports whether a victim has run less than secs, lowering earliest (0: none yet)
+// to when it will have.
+func (c *cycle) runtimeLeft(v *wlState, secs int64, earliest *int64) bool {
 	if secs <= 0 {
 		return false
 	}
@@ -424,8 +418,8 @@ func (c *cycle) minRuntimeLeft(v *wlState) bool {
 	if !c.snap.Now.Before(until) {
 		return false
 	}
-	if u := until.UnixNano(); c.preemptSpared == 0 || u < c.preemptSpared {
-		c.preemptSpared = u
+	if u := until.UnixNano(); *earliest == 0 || u < *earliest {
+		*earliest = u
 	}
 	return true
 }
