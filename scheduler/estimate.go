@@ -96,11 +96,13 @@ type simulation struct {
 }
 
 // simEnd is an event of the simulation: workload wl's end, or (wl -1) when what held back
-// the evictions of waiting workload heldFor passes.
+// the evictions of waiting workloads passes: held says what, by workload UID, and heldFor is
+// the first of them.
 type simEnd struct {
 	at      time.Time
 	wl      int
 	end     expectedEnd
+	held    map[string]string
 	heldFor int
 }
 
@@ -169,13 +171,7 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 					}
 				}
 			}
-			wake = simEnd{wl: -1}
-			for _, p := range plan.Pending {
-				if p.EvictionsFrom.After(t) && (wake.at.IsZero() || p.EvictionsFrom.Before(wake.at)) {
-					wake.at, wake.heldFor = p.EvictionsFrom, sim.byUID[p.Workload]
-					wake.end = expectedEnd{at: p.EvictionsFrom, source: p.EvictionsHeldBy, known: true}
-				}
-			}
+			wake = sim.wake(&plan, t)
 			// a cycle binds all that fits on free capacity; only what it evicts or resumes for
 			// is admitted in a further cycle, and in the first, what waited for its pods
 			if len(plan.Evictions) == 0 && len(plan.Resumes) == 0 && !(first && round == 0 && foreseen) {
@@ -210,6 +206,27 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 		}
 	}
 	return out
+}
+
+// wake is the earliest time after t at which evictions held back for a workload the plan
+// leaves waiting may be made, with every workload held until then; zero at when none is held.
+func (sim *simulation) wake(plan *Plan, t time.Time) simEnd {
+	wake := simEnd{wl: -1}
+	for _, p := range plan.Pending {
+		if p.EvictionsFrom.After(t) && (wake.at.IsZero() || p.EvictionsFrom.Before(wake.at)) {
+			wake.at, wake.heldFor = p.EvictionsFrom, sim.byUID[p.Workload]
+			wake.end = expectedEnd{at: p.EvictionsFrom, source: p.EvictionsHeldBy, known: true}
+		}
+	}
+	if !wake.at.IsZero() {
+		wake.held = map[string]string{}
+		for _, p := range plan.Pending {
+			if p.EvictionsFrom.Equal(wake.at) {
+				wake.held[p.Workload] = p.EvictionsHeldBy
+			}
+		}
+	}
+	return wake
 }
 
 // addEnd schedules the end of workload i, started at start, or notes it as unknown.
@@ -308,8 +325,10 @@ func (sim *simulation) basis(uid string, t, now time.Time, last *simEnd, ended, 
 	}
 	var s string
 	if last.wl < 0 {
-		s = "Simulated: it starts once " + last.end.source + " has passed"
-		if h := &sim.s.Workloads[last.heldFor]; h.UID != uid {
+		if own, ok := last.held[uid]; ok {
+			s = "Simulated: it starts once " + own + " has passed"
+		} else {
+			h := &sim.s.Workloads[last.heldFor]
 			s = "Simulated: it starts when " + h.Namespace + "/" + h.Name + " may evict, once " + last.end.source + " has passed"
 		}
 		if ended > 0 {

@@ -127,6 +127,13 @@ func TestEstimate_Rules(t *testing.T) {
 			snap().gpuNodes("n", 1, 1).project(project("p", 1).minRuntime(15*60)).wl(
 				wl("r").in("p").prio("very-low").on(55, "n1").deadline(120), wl("w").in("p").prio("high").preemptible()),
 			nil, 0, map[string]time.Time{"w": minute(70)}, map[string]string{"w": "minimum runtime"}},
+		{"S16 two held until the same time: each is told of its own victims' minimum runtime",
+			snap().gpuNodes("n", 2, 1).project(project("p", 1).minRuntime(15*60), project("q", 1).minRuntime(15*60)).wl(
+				wl("r1").in("p").prio("very-low").on(55, "n1").deadline(120), wl("w1").in("p").prio("high").preemptible(),
+				wl("r2").in("q").prio("very-low").on(55, "n2").deadline(120), wl("w2").in("q").prio("high").preemptible()),
+			nil, 0, map[string]time.Time{"w1": minute(70), "w2": minute(70)}, map[string]string{
+				"w1": "it starts once the minimum runtime of the work it could preempt has passed",
+				"w2": "it starts once the minimum runtime of the work it could preempt has passed"}},
 		{"S27 its project's preemption delay: it starts when the delay has passed",
 			snap().gpuNodes("n", 1, 1).project(project("p", 1).preemptionDelay(10*60)).wl(
 				wl("r").in("p").prio("very-low").on(10, "n1").deadline(120), wl("w").in("p").prio("high").preemptible().queued(58)),
