@@ -500,11 +500,20 @@ func (c *cycle) delayNote(f *failure) string {
 	at := time.Unix(0, f.until).UTC().Format(time.RFC3339)
 	switch f.delay {
 	case preemptionDelay:
-		return " Its project's preemption delay lets it preempt or reclaim from " + at + "."
+		return " Its project's " + HeldByDelayUntil + at + "."
 	case reclaimRuntime:
-		return " Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; reclaim is possible from " + at + "."
+		return " Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; " + HeldByReclaimRuntimeUntil + at + "."
 	case preemptionRuntime:
-		return " Lower-priority work of its project has run less than the project's minimum runtime; preemption is possible from " + at + "."
+		return " Lower-priority work of its project has run less than the project's minimum runtime; " + HeldByMinRuntimeUntil + at + "."
 	}
 	return ""
 }
+
+// How a waiting workload's message ends when evictions for it are held back (delayNote),
+// followed by when that ends (RFC 3339) and a full stop. The console reads them to say the
+// same in its own words (web/workload_next_step.go).
+const (
+	HeldByDelayUntil          = "preemption delay lets it preempt or reclaim from "
+	HeldByReclaimRuntimeUntil = "reclaim is possible from "
+	HeldByMinRuntimeUntil     = "preemption is possible from "
+)

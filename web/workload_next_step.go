@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/arbiterhq/arbiter/internal/english"
+	"github.com/arbiterhq/arbiter/scheduler"
 )
 
 // nextStepInput is what the next-step sentence of a waiting workload is made from: its record
@@ -37,6 +39,25 @@ func reasonPool(message string) string {
 		return ""
 	}
 	return strings.TrimSuffix(m[1], ".")
+}
+
+// holdInMessage is the sentence the scheduler adds to a waiting workload's message when
+// something held back the evictions that would start it (S16, S27): what, and from when.
+var holdInMessage = regexp.MustCompile("(" + regexp.QuoteMeta(scheduler.HeldByMinRuntimeUntil) + "|" +
+	regexp.QuoteMeta(scheduler.HeldByReclaimRuntimeUntil) + "|" + regexp.QuoteMeta(scheduler.HeldByDelayUntil) + `)(\S+)\.$`)
+
+// evictionHold reads what held back a waiting workload's evictions out of its message, and
+// from when (as a page shows times); "" when nothing did.
+func evictionHold(message string) (what, from string) {
+	m := holdInMessage.FindStringSubmatch(message)
+	if m == nil {
+		return "", ""
+	}
+	at, err := time.Parse(time.RFC3339, m[2])
+	if err != nil {
+		return "", ""
+	}
+	return m[1], at.UTC().Format("Jan 2 15:04:05 UTC")
 }
 
 // nextStep says in plain words what a workload that does not run waits for and what would let
@@ -85,12 +106,23 @@ func nextStep(in nextStepInput) string {
 		return s + ". Wait for them to finish, or ask an administrator to raise the limit."
 	case "InsufficientCapacity":
 		s := needs + free
-		if in.Live && in.Allocated >= in.Deserved && in.Deserved >= 0 && in.Pool != "" {
-			s += fmt.Sprintf("; %s already uses %d of its %d deserved GPUs, so it can only borrow idle ones", project, in.Allocated, in.Deserved)
-		}
 		where := " in the pool"
 		if in.Pool == "" {
 			where = ""
+		}
+		switch what, from := evictionHold(in.Message); what {
+		case scheduler.HeldByMinRuntimeUntil:
+			return s + ". The lower-priority work of " + project + " it would preempt has not yet run the project's minimum runtime: it may preempt it from " +
+				from + ", or start sooner if other work" + where + " finishes." + ahead
+		case scheduler.HeldByReclaimRuntimeUntil:
+			return s + ". The borrowed GPUs it would take back have not yet run their project's reclaim minimum runtime: it may reclaim them from " +
+				from + ", or start sooner if other work" + where + " finishes." + ahead
+		case scheduler.HeldByDelayUntil:
+			return s + ". " + "Project " + in.Project + "'s preemption delay lets it preempt or reclaim from " + from + "; it may start sooner if other work" +
+				where + " finishes." + ahead
+		}
+		if in.Live && in.Allocated >= in.Deserved && in.Deserved >= 0 && in.Pool != "" {
+			s += fmt.Sprintf("; %s already uses %d of its %d deserved GPUs, so it can only borrow idle ones", project, in.Allocated, in.Deserved)
 		}
 		return s + ". It starts when other work" + where + " finishes and frees them." + ahead
 	case "GangIncomplete":

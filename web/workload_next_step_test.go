@@ -34,6 +34,24 @@ func TestS23_NextStep(t *testing.T) {
 			live(nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "vision", RequestedGPUs: 4, QueuePosition: 2, Deserved: 2, Allocated: 2, Preemptible: true}),
 			"Needs 4 GPUs in pool a100; 2 of the pool's 8 are free; project vision already uses 2 of its 2 deserved GPUs, so it can only borrow idle ones. " +
 				"It starts when other work in the pool finishes and frees them. 1 workload of project vision is ahead of it in the queue."},
+		{"S16 held by the minimum runtime of the work it would preempt: from when",
+			live(nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "nlp", RequestedGPUs: 2, QueuePosition: 1, Deserved: 8, Allocated: 10, Preemptible: true,
+				Message: "Not enough free capacity in pool a100 for 2 GPUs (0 free, or not on nodes that fit its pods); it starts when other work finishes. " +
+					"Lower-priority work of its project has run less than the project's minimum runtime; preemption is possible from 2026-11-27T16:03:33Z."}),
+			"Needs 2 GPUs in pool a100; 2 of the pool's 8 are free. The lower-priority work of project nlp it would preempt has not yet run the project's minimum runtime: " +
+				"it may preempt it from Nov 27 16:03:33 UTC, or start sooner if other work in the pool finishes."},
+		{"S27 held by the reclaim minimum runtime of the borrowed work it would take back: from when",
+			live(nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "search", RequestedGPUs: 1, QueuePosition: 1, Deserved: 4, Allocated: 2,
+				Message: "Not enough free capacity in pool a100 for 1 GPU (0 free, or not on nodes that fit its pods); it starts when other work finishes. " +
+					"Borrowed work it could reclaim has run less than its project's reclaim minimum runtime; reclaim is possible from 2026-11-27T15:47:12Z."}),
+			"Needs 1 GPU in pool a100; 2 of the pool's 8 are free. The borrowed GPUs it would take back have not yet run their project's reclaim minimum runtime: " +
+				"it may reclaim them from Nov 27 15:47:12 UTC, or start sooner if other work in the pool finishes."},
+		{"S27 held by its project's preemption delay: from when",
+			live(nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "search", RequestedGPUs: 1, QueuePosition: 1, Deserved: 4, Allocated: 2,
+				Message: "Not enough free capacity in pool a100 for 1 GPU (0 free, or not on nodes that fit its pods); it starts when other work finishes. " +
+					"Its project's preemption delay lets it preempt or reclaim from 2026-11-27T15:47:12Z."}),
+			"Needs 1 GPU in pool a100; 2 of the pool's 8 are free. Project search's preemption delay lets it preempt or reclaim from Nov 27 15:47:12 UTC; " +
+				"it may start sooner if other work in the pool finishes."},
 		{"S22 insufficient capacity without a pool named",
 			nextStepInput{Phase: "Pending", Reason: "InsufficientCapacity", Project: "vision", RequestedGPUs: 1, QueuePosition: 1},
 			"Needs 1 GPU. It starts when other work finishes and frees them."},
