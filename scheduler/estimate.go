@@ -9,12 +9,13 @@ import (
 	"github.com/arbiterhq/arbiter/internal/english"
 )
 
-// This file estimates when each waiting workload will start (docs/scheduling.md "Estimated start of every waiting workload"): it simulates
-// forward with the decision core, ending each running workload at its expected end and
-// running a cycle (Plan) after each end, and when what held back a waiting workload's
-// evictions passes (a preemption delay, a victim's minimum runtime: S16, S27), and takes the
-// first simulated time at which a waiting workload is admitted. It cannot know what has not happened: submissions to come
-// (of higher priority, or reclaiming their quota), workloads ending early or failing.
+// This file estimates when each waiting workload will start (docs/scheduling.md "Estimated
+// start of every waiting workload"): it simulates forward with the decision core, ending each
+// running workload at its expected end and running a cycle (Plan) after each end, and when
+// what held back a waiting workload's evictions passes (a preemption delay, a victim's minimum
+// runtime: S16, S27), and takes the first simulated time at which a waiting workload is
+// admitted. It cannot know what has not happened: submissions to come (of higher priority, or
+// reclaiming their quota), workloads ending early or failing.
 
 // AnnotationExpectedRuntime on a top owner is how long the workload is expected to run, as a
 // Go duration ("90m", "2h30m"); the start estimate ends it that long after it starts.
@@ -209,7 +210,8 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 }
 
 // wake is the earliest time after t at which evictions held back for a workload the plan
-// leaves waiting may be made, with every workload held until then; zero at when none is held.
+// leaves waiting may be made, with every workload held until then; its at is zero when none
+// is held.
 func (sim *simulation) wake(plan *Plan, t time.Time) simEnd {
 	wake := simEnd{wl: -1}
 	for _, p := range plan.Pending {
