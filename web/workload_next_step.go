@@ -118,7 +118,7 @@ func nextStep(in nextStepInput) string {
 			return s + ". The borrowed GPUs it would take back have not yet run their project's reclaim minimum runtime: it may reclaim them from " +
 				from + ", or start sooner if other work" + where + " finishes." + ahead
 		case scheduler.HeldByDelayUntil:
-			return s + ". " + "Project " + in.Project + "'s preemption delay lets it preempt or reclaim from " + from + "; it may start sooner if other work" +
+			return s + ". Project " + in.Project + "'s preemption delay lets it preempt or reclaim from " + from + "; it may start sooner if other work" +
 				where + " finishes." + ahead
 		}
 		if in.Live && in.Allocated >= in.Deserved && in.Deserved >= 0 && in.Pool != "" {
