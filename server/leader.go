@@ -187,10 +187,28 @@ func (l *leadership) Leader() (leader, self string) {
 // renewalClock is the Lease lock that remembers when this replica last wrote itself into
 // the lease: the time taken just before a successful Create or Update, on the monotonic
 // clock, so a wall-clock jump cannot make an old renewal look fresh.
+//
+// It also keeps a release to the lease this replica holds. client-go releases (ReleaseOnCancel)
+// by reading the lease, for its resource version, and writing an empty holder whenever its
+// own last observed record names this replica; after a renewal that failed without reading
+// the lease (a replica frozen past its lease wakes to an expired renew deadline) that record
+// is stale, and the write would empty the lease another replica took meanwhile, letting this
+// one take it back while the other still acts. So an empty holder is written only when the
+// lease as just read names this replica.
 type renewalClock struct {
 	resourcelock.Interface
-	base time.Time
-	at   atomic.Int64 // time.Since(base) of the last renewal, +1; 0: none
+	base   time.Time
+	at     atomic.Int64           // time.Since(base) of the last renewal, +1; 0: none
+	holder atomic.Pointer[string] // the holder as the last Get read it
+}
+
+func (r *renewalClock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := r.Interface.Get(ctx)
+	if err == nil {
+		holder := rec.HolderIdentity
+		r.holder.Store(&holder)
+	}
+	return rec, raw, err
 }
 
 func (r *renewalClock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
@@ -198,6 +216,11 @@ func (r *renewalClock) Create(ctx context.Context, ler resourcelock.LeaderElecti
 }
 
 func (r *renewalClock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if ler.HolderIdentity == "" { // a release
+		if holder := r.holder.Load(); holder == nil || *holder != r.Identity() {
+			return fmt.Errorf("lease %s is not this replica's to release", r.Describe())
+		}
+	}
 	return r.note(ler, func() error { return r.Interface.Update(ctx, ler) })
 }
 
