@@ -140,9 +140,8 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 	var last *simEnd // the end that let the latest starts happen
 	ended, events := 0, 0
 	for first := true; ; first = false {
-		var wake simEnd // the earliest time evictions held back for a waiting workload may be made
+		var plan Plan // the last cycle's, at t
 		for round := 0; round < 3; round++ {
-			var plan Plan
 			if first && round == 0 && in.First != nil {
 				plan = *in.First
 			} else {
@@ -172,13 +171,13 @@ func (s *Snapshot) EstimateStarts(in EstimateInput) map[string]Estimate {
 					}
 				}
 			}
-			wake = sim.wake(&plan, t)
 			// a cycle binds all that fits on free capacity; only what it evicts or resumes for
 			// is admitted in a further cycle, and in the first, what waited for its pods
 			if len(plan.Evictions) == 0 && len(plan.Resumes) == 0 && !(first && round == 0 && foreseen) {
 				break
 			}
 		}
+		wake := sim.wake(&plan, t) // the earliest time evictions held back for a waiting workload may be made
 		if len(waiting) == 0 || len(out) == len(waiting) || len(sim.ends) == 0 && wake.at.IsZero() || events >= in.MaxEvents {
 			break
 		}
