@@ -333,12 +333,19 @@ func ariaSort(cols ...SortLink) string {
 	return "none"
 }
 
+// NoEstimateYetBasis is the basis of a workload that waits and has no estimate yet: it has
+// just begun to wait, and the next pass estimates it (server/estimates.go).
+const NoEstimateYetBasis = "No estimate yet: the scheduler estimates every few seconds."
+
 // EstimateText is a waiting workload's estimated start as the console shows it: the time
-// (UTC), "unknown" when it cannot be told, a dash when the workload does not wait.
+// (UTC), "estimating" for one the next pass estimates, "unknown" when it cannot be told, a
+// dash when the workload does not wait.
 func EstimateText(w Workload) string {
 	switch {
 	case w.EstimatedStartAt != nil:
 		return w.EstimatedStartAt.UTC().Format("Jan 2 15:04 UTC")
+	case w.EstimateBasis == NoEstimateYetBasis:
+		return "estimating"
 	case w.EstimateBasis != "":
 		return "unknown"
 	}

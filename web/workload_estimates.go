@@ -31,7 +31,7 @@ func (e estimating) withEstimate(v views.Workload, r store.WorkloadRecord) views
 	case !bool(e):
 		v.EstimateBasis = "No estimate: no cluster is connected."
 	default:
-		v.EstimateBasis = "No estimate yet: the scheduler estimates every few seconds."
+		v.EstimateBasis = views.NoEstimateYetBasis
 	}
 	return v
 }
