@@ -329,8 +329,10 @@ func (sim *simulation) basis(uid string, t, now time.Time, last *simEnd, ended, 
 		if own, ok := last.held[uid]; ok {
 			s = "Simulated: it starts once " + own + " has passed"
 		} else {
+			// the hold's words ("the work it could preempt") are of the workload held: they go
+			// in a clause of its own, so that "it" is that one, not the one estimated
 			h := &sim.s.Workloads[last.heldFor]
-			s = "Simulated: it starts when " + h.Namespace + "/" + h.Name + " may evict, once " + last.end.source + " has passed"
+			s = "Simulated: it starts when " + h.Namespace + "/" + h.Name + ", which waits until " + last.end.source + " has passed, may evict"
 		}
 		if ended > 0 {
 			s += ", after the end of " + english.Plural(ended, "running workload")

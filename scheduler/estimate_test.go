@@ -134,6 +134,12 @@ func TestEstimate_Rules(t *testing.T) {
 			nil, 0, map[string]time.Time{"w1": minute(70), "w2": minute(70)}, map[string]string{
 				"w1": "it starts once the minimum runtime of the work it could preempt has passed",
 				"w2": "it starts once the minimum runtime of the work it could preempt has passed"}},
+		{"S16 another's victims within the minimum runtime: it starts when that one may evict, and the hold is that one's",
+			snap().gpuNodes("n", 1, 2).project(project("p", 2).minRuntime(15*60)).wl(
+				wl("r").in("p").prio("very-low").gpus(2).on(55, "n1").deadline(120),
+				wl("w1").in("p").prio("high").preemptible().queued(56), wl("w2").in("p").prio("very-low").queued(57)),
+			nil, 0, map[string]time.Time{"w1": minute(70), "w2": minute(70)}, map[string]string{
+				"w2": "it starts when ns/w1, which waits until the minimum runtime of the work it could preempt has passed, may evict"}},
 		{"S27 its project's preemption delay: it starts when the delay has passed",
 			snap().gpuNodes("n", 1, 1).project(project("p", 1).preemptionDelay(10*60)).wl(
 				wl("r").in("p").prio("very-low").on(10, "n1").deadline(120), wl("w").in("p").prio("high").preemptible().queued(58)),
