@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -99,11 +98,10 @@ func startServe(b *testing.B) benchAPI {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/arbiter").CombinedOutput(); err != nil {
 		b.Fatalf("build arbiter: %v\n%s", err, out)
 	}
-	port, err := devcluster.FreePort() // below the ports outgoing connections take meanwhile
+	addr, err := devcluster.FreeAddr() // below the ports outgoing connections take meanwhile
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", addr, "--database-url", dbURL, "--kubeconfig", server.NoCluster,
 		"--data-dir", b.TempDir(), "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "ARBITER_ADMIN_PASSWORD=bench-password")

@@ -145,7 +145,14 @@ func (f thrashFigures) String() string {
 }
 
 // urgentPriority is the value of the dictionary's high, the demo's urgent Jobs' priority.
-const urgentPriority = 125
+var urgentPriority = func() int32 {
+	for _, p := range simSettings().Priorities {
+		if p.Name == "high" {
+			return p.Value
+		}
+	}
+	panic("the simulation's dictionary has no high")
+}()
 
 // thrashFigures are what the ledger says of a run.
 type thrashFigures struct {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -104,11 +103,10 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 // the console's port.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	t.Parallel()
-	port, err := devcluster.FreePort() // below the ports outgoing connections take meanwhile
+	addr, err := devcluster.FreeAddr() // below the ports outgoing connections take meanwhile
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	a := startArbiter(t, server.Config{DatabaseURL: freshDatabase(t), MetricsAddr: addr})
 	res, err := http.Get(a.URL + "/metrics")
 	if err != nil {

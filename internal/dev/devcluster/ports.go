@@ -42,14 +42,14 @@ func freePorts(prefer []int) ([]int, error) {
 	return ports, nil
 }
 
-// FreePort is a free loopback port for a process or server a test starts after, drawn as the
-// cluster's are (freePorts).
-func FreePort() (int, error) {
+// FreeAddr is a free loopback address ("127.0.0.1:port") for a process or server a test starts
+// after, its port drawn as the cluster's are (freePorts).
+func FreeAddr() (string, error) {
 	p, err := freePorts([]int{0})
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	return p[0], nil
+	return "127.0.0.1:" + strconv.Itoa(p[0]), nil
 }
 
 // listenOn listens on the loopback port p; nil if p is not a port or not free.
