@@ -54,7 +54,7 @@ type estimator struct {
 // pass forward, within the same tenth of the time, so that it is not shown without an
 // estimate for the seconds of the whole pace.
 func (e *estimator) run(ctx context.Context) {
-	var last time.Time
+	last := time.Now() // the first pass comes at the pace: a start has cycles to make first
 	var took time.Duration
 	for {
 		select {
@@ -86,8 +86,8 @@ func passDue(since, took time.Duration, newWaiting bool) bool {
 // estimate.
 func (e *estimator) newWaiting() bool {
 	r := e.last()
-	if r == nil || r.Plan == nil || !r.At.After(e.from) || len(e.estimated) >= maxEstimates {
-		return false // beyond maxEstimates some always lack one: the pace alone then
+	if r == nil || r.Plan == nil || !r.At.After(e.from) || e.estimated == nil || len(e.estimated) >= maxEstimates {
+		return false // before a first pass everything lacks one, and beyond maxEstimates some always do: the pace alone then
 	}
 	for i := range r.Plan.Pending {
 		if _, ok := e.estimated[r.Plan.Pending[i].Workload]; !ok {

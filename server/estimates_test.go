@@ -54,6 +54,10 @@ func TestEstimatorPass(t *testing.T) {
 		},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
+	result.Plan = &scheduler.Plan{Pending: []scheduler.PendingWorkload{{Workload: "uid-wait"}}}
+	if e.newWaiting() {
+		t.Error("before a first pass, a waiting workload counts as new waiting: the start's pass would come before the pace")
+	}
 	if !e.pass(context.Background()) {
 		t.Fatal("the first pass did not run")
 	}
