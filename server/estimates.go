@@ -44,57 +44,25 @@ type estimator struct {
 	from       time.Time
 	runtimes   map[scheduler.RuntimeKey]time.Duration
 	runtimesAt time.Time
-	// estimated is the last pass's estimates, read only by the pass goroutine (the map is
-	// shared, and never changed once made)
-	estimated map[string]scheduler.Estimate
 }
 
 // run makes a pass whenever a newer cycle than the last pass's has run, at the pace above,
-// until ctx ends; a workload that has just begun to wait (preempted, or new) brings the next
-// pass forward, within the same tenth of the time, so that it is not shown without an
-// estimate for the seconds of the whole pace.
+// until ctx ends.
 func (e *estimator) run(ctx context.Context) {
-	last := time.Now() // the first pass comes at the pace: a start has cycles to make first
-	var took time.Duration
+	wait := estimateEvery
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Second):
-		}
-		if !passDue(time.Since(last), took, e.newWaiting()) {
-			continue
+		case <-time.After(wait):
 		}
 		began := time.Now()
-		if e.pass(ctx) {
-			last, took = began, time.Since(began)
+		if !e.pass(ctx) {
+			wait = time.Second // nothing new yet: look again soon
+			continue
 		}
+		wait = max(estimateEvery, 10*time.Since(began))
 	}
-}
-
-// passDue says whether a pass is due, since the last one began, which took took: at most a
-// tenth of the time goes to passes, and beyond that one comes every estimateEvery, or sooner
-// when a workload waits that the last pass did not estimate.
-func passDue(since, took time.Duration, newWaiting bool) bool {
-	if since < 10*took {
-		return false
-	}
-	return newWaiting || since >= estimateEvery
-}
-
-// newWaiting says whether the last cycle left a workload waiting that the last pass did not
-// estimate.
-func (e *estimator) newWaiting() bool {
-	r := e.last()
-	if r == nil || r.Plan == nil || !r.At.After(e.from) || e.estimated == nil || len(e.estimated) >= maxEstimates {
-		return false // before a first pass everything lacks one, and beyond maxEstimates some always do: the pace alone then
-	}
-	for i := range r.Plan.Pending {
-		if _, ok := e.estimated[r.Plan.Pending[i].Workload]; !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // pass estimates from the last cycle's snapshot, if it is newer than the last pass's.
@@ -117,7 +85,6 @@ func (e *estimator) pass(ctx context.Context) bool {
 	e.mu.Lock()
 	e.from = r.At
 	e.mu.Unlock()
-	e.estimated = est
 	if e.share != nil {
 		e.share(est)
 	}

@@ -54,10 +54,6 @@ func TestEstimatorPass(t *testing.T) {
 		},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	result.Plan = &scheduler.Plan{Pending: []scheduler.PendingWorkload{{Workload: "uid-wait"}}}
-	if e.newWaiting() {
-		t.Error("before a first pass, a waiting workload counts as new waiting: the start's pass would come before the pace")
-	}
 	if !e.pass(context.Background()) {
 		t.Fatal("the first pass did not run")
 	}
@@ -74,47 +70,6 @@ func TestEstimatorPass(t *testing.T) {
 	}
 	if reads != 1 {
 		t.Errorf("medians read %d times in a minute, want once", reads)
-	}
-
-	// A newer cycle leaves waiting only what the last pass estimated: no pass before the pace;
-	// one that leaves a workload waiting that it did not estimate (just preempted) brings it forward.
-	pending := func(uids ...string) *scheduler.Plan {
-		p := &scheduler.Plan{}
-		for _, u := range uids {
-			p.Pending = append(p.Pending, scheduler.PendingWorkload{Workload: u})
-		}
-		return p
-	}
-	result = &kube.Result{At: result.At.Add(time.Second), View: result.View, Plan: pending("uid-wait")}
-	if e.newWaiting() {
-		t.Error("a cycle that leaves waiting only what was estimated counts as new waiting")
-	}
-	result = &kube.Result{At: result.At.Add(time.Second), View: result.View, Plan: pending("uid-wait", "uid-preempted")}
-	if !e.newWaiting() {
-		t.Error("a cycle that leaves a workload waiting that no pass estimated does not count as new waiting")
-	}
-}
-
-// The estimates' pace: a pass every estimateEvery, sooner for a workload that has just begun
-// to wait, and never more than a tenth of the time.
-func TestEstimatorPace(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		since      time.Duration
-		took       time.Duration
-		newWaiting bool
-		want       bool
-	}{
-		{"the pace passed", estimateEvery, 100 * time.Millisecond, false, true},
-		{"within the pace", time.Second, 100 * time.Millisecond, false, false},
-		{"within the pace, a workload newly waiting", time.Second, 100 * time.Millisecond, true, true},
-		{"a tenth of the time, a workload newly waiting", time.Second, 200 * time.Millisecond, true, false},
-		{"a tenth of the time, past the pace", 8 * time.Second, time.Second, false, false},
-		{"past a tenth and the pace", 10 * time.Second, time.Second, false, true},
-	} {
-		if got := passDue(c.since, c.took, c.newWaiting); got != c.want {
-			t.Errorf("%s: due %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 
