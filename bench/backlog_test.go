@@ -153,7 +153,7 @@ func startupLines(path string) string {
 	out, _ := os.ReadFile(path)
 	var lines []string
 	for _, l := range strings.Split(string(out), "\n") {
-		for _, msg := range []string{"database ready", "scheduler informers synced", "took over from the cluster", "waiting times taken from the workload records", "first cycle of the term", "Arbiter is serving"} {
+		for _, msg := range []string{"database ready", "scheduler informers synced", "took over from the cluster", "waiting times taken from the workload records", "first cycle of the term", "Arbiter is serving", "garbage collector's start-up hold ended"} {
 			if strings.Contains(l, `msg="`+msg+`"`) {
 				lines = append(lines, l)
 			}

@@ -40,6 +40,9 @@ var processStarted = time.Now()
 // Serve runs the console, the API and, given a cluster, the scheduler until ctx is cancelled, then
 // shuts everything down in order. ready, if not nil, receives the URL once serving.
 func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
+	// Until the first bind, the garbage collector waits (start_collector.go).
+	collector := holdCollectorForStart(log)
+	defer collector.release("the start ended")
 	// The cluster first: the scheduler's first lists (kube.Listing) come in while the database
 	// is opened, which its first cycle waits for as well.
 	k8s, err := connectCluster(ctx, c, log, out)
@@ -133,6 +136,10 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 		ln.Close()
 		return err
 	}
+	go func() {
+		firstBind(run)(ctx)
+		collector.release("the first bind was answered, or no first bind is to come")
+	}()
 	if saveAdmin != nil {
 		go bootstrapAdmin(ctx, firstBind(run), saveAdmin, login.AdminReady, log)
 	}
