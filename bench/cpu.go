@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 )
 
 // clockTicks is USER_HZ, the unit of /proc CPU times (100 on every Linux Go supports).
@@ -137,4 +139,43 @@ func largestFirst[V cmp.Ordered](m map[string]V, format func(V) string) string {
 		parts[i] = name + " " + format(m[name])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// quietCPU is how little CPU the control plane uses over quietWindow once it has done what
+// the last writes gave it to do: a tenth of a core (its leases and resyncs take less).
+const (
+	quietCPU    = 100 * time.Millisecond
+	quietWindow = time.Second
+)
+
+// waitQuiet waits until the processes in pids have used less than quietCPU over the last
+// quietWindow, at most timeout, and returns how long that took and whether they did. A
+// backlog's last pod created is not the end of the control plane's work: the Job controller
+// then writes each Job's status (about 1.5 CPU-seconds for 5,000 Jobs), and the API server
+// and etcd store it and send it to every watch of Jobs, for about 3 s on two cores.
+func waitQuiet(pids map[string]int, timeout time.Duration) (time.Duration, bool) {
+	type sample struct {
+		at  time.Time
+		cpu time.Duration
+	}
+	read := func() sample {
+		s := sample{at: time.Now()}
+		for _, pid := range pids {
+			s.cpu += procCPU(pid)
+		}
+		return s
+	}
+	start := time.Now()
+	samples := []sample{read()}
+	quiet := poll.Within(timeout, func() bool {
+		now := read()
+		samples = append(samples, now)
+		// the window starts at the newest sample that is at least quietWindow old
+		for len(samples) > 2 && now.at.Sub(samples[1].at) >= quietWindow {
+			samples = samples[1:]
+		}
+		first := samples[0]
+		return now.at.Sub(first.at) >= quietWindow && now.cpu-first.cpu < quietCPU
+	})
+	return time.Since(start), quiet
 }

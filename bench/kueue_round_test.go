@@ -61,6 +61,15 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		settled = fmt.Sprintf(", in Kueue's Workloads after %s", time.Since(start).Round(time.Millisecond))
 		filled = time.Since(start)
 	}
+	// What the fill gave the control plane to do is done before the first submission (the Job
+	// controller's and Kueue's status writes, stored and sent to every watch), or the first
+	// submissions of a round wait behind it (docs/performance.md, "Reclaim and preemption").
+	if quietAfter, quiet := waitQuiet(cb.pids(), time.Minute); quiet {
+		settled += fmt.Sprintf(", the control plane quiet %s later", quietAfter.Round(100*time.Millisecond))
+	} else {
+		settled += fmt.Sprintf(", the control plane still busy %s later", quietAfter.Round(time.Second))
+	}
+	filled = time.Since(start)
 
 	type sample struct {
 		name                               string
