@@ -77,6 +77,7 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		victim                             podEnd // Arbiter's: the fill pod evicted for it, if one was seen
 	}
 	var samples []sample
+	cpu := cb.readCPU() // what each process used while the submissions were timed
 	for i := 0; i < peerSamples; i++ {
 		name := fmt.Sprintf("%s-mine-%d", prefix, i)
 		submitted := time.Now()
@@ -102,6 +103,7 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		samples = append(samples, s)
 	}
 	submittedAll := time.Since(start)
+	submissionsCPU := cb.readCPU().since(cpu)
 	latency := func(s sample) time.Duration { return s.started.Sub(s.submitted) }
 	latencies := make([]time.Duration, len(samples))
 	for i, s := range samples {
@@ -143,9 +145,9 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		cleaned = cb.cleanRound(dyn, kueue, peerJobs{fillNS, fillPrefix + "-fill", pc.fill}, peerJobs{submitNS, prefix + "-mine", peerSamples})
 		trace.forget()
 	}
-	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s; %s",
+	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s (%s); %s",
 		pc.name, systemName[system], pc.fill, fresh, running.Round(time.Millisecond), ready.Round(time.Millisecond), settled,
-		peerSamples, (submittedAll - filled).Round(time.Millisecond), cleaned)
+		peerSamples, (submittedAll - filled).Round(time.Millisecond), submissionsCPU, cleaned)
 	cb.lagPercentile() // drop the round's per-pod samples
 	return latencies
 }
