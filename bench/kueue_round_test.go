@@ -62,8 +62,8 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		filled = time.Since(start)
 	}
 	// What the fill gave the control plane to do is done before the first submission (the Job
-	// controller's and Kueue's status writes, stored and sent to every watch), or the first
-	// submissions of a round wait behind it (docs/performance.md, "Reclaim and preemption").
+	// controller's and Kueue's status writes, stored and sent to every watch), so that no
+	// submission shares the two cores with it (docs/performance.md, "Reclaim and preemption").
 	if quietAfter, quiet := waitQuiet(cb.pids(), time.Minute); quiet {
 		settled += fmt.Sprintf(", the control plane quiet %s later", quietAfter.Round(100*time.Millisecond))
 	} else {
