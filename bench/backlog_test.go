@@ -27,9 +27,10 @@ const (
 )
 
 // BenchmarkBacklog: 10,000 one-GPU pods (5,000 bare pods, 5,000 Jobs' pods) created while
-// no scheduler runs, on 1,250 kwok nodes × 8 GPUs; then the scheduler starts, and the round
-// lasts until all are bound (target: Arbiter's pods/s ≥ 3 × kube-scheduler's). Rounds go
-// Arbiter, kube-scheduler, kube-scheduler, Arbiter, so that neither gains from its place, each
+// no scheduler runs, on 1,250 kwok nodes × 8 GPUs; then, once the control plane is quiet
+// (waitQuiet), the scheduler starts, and the round lasts until all are bound (target:
+// Arbiter's pods/s ≥ 3 × kube-scheduler's). Rounds go Arbiter, kube-scheduler,
+// kube-scheduler, Arbiter, so that neither gains from its place, each
 // on a control plane of its own: a clean state in 10 s, where deleting a round's 15,000 Jobs
 // and pods took 100 s. Run with -benchtime=1x.
 func BenchmarkBacklog(b *testing.B) {
