@@ -138,13 +138,15 @@ func Serve(ctx context.Context, c Config, log *slog.Logger, out io.Writer, ready
 	}
 	// One wait for the first bind: the collector's pacing comes back, then the admin's password
 	// (argon2id, 64 MiB) is stored.
-	go func() {
+	afterFirstBind := func(ctx context.Context) {
 		firstBind(run)(ctx)
 		collector.release("the first bind was answered, or no first bind is to come")
-		if saveAdmin != nil {
-			bootstrapAdmin(ctx, func(context.Context) {}, saveAdmin, login.AdminReady, log)
-		}
-	}()
+	}
+	if saveAdmin != nil {
+		go bootstrapAdmin(ctx, afterFirstBind, saveAdmin, login.AdminReady, log)
+	} else {
+		go afterFirstBind(ctx)
+	}
 	sessions := st.Sessions(5 * time.Minute)
 	defer sessions.StopCleanup()
 	login.Sessions = sessions

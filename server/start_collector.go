@@ -40,12 +40,14 @@ type collectorHold struct {
 	runtime collectorControls
 	log     *slog.Logger
 
-	held    bool
 	percent int   // Go's pacing before the hold (GOGC's)
 	limit   int64 // the memory limit before the hold (GOMEMLIMIT's, or none)
 	once    sync.Once
-	done    chan struct{}
+	done    chan struct{} // closed by release; nil when nothing is held
 }
+
+// holding says whether this start holds the collector.
+func (h *collectorHold) holding() bool { return h.done != nil }
 
 // collectorControls are the runtime's knobs and the heap's size (tests give their own).
 type collectorControls struct {
@@ -92,11 +94,11 @@ func holdCollectorForStart(log *slog.Logger) *collectorHold {
 // is set, until release is called, the heap passes half that limit, or startHoldMost has
 // passed.
 func holdCollector(rt collectorControls, log *slog.Logger) *collectorHold {
-	h := &collectorHold{runtime: rt, log: log, done: make(chan struct{})}
+	h := &collectorHold{runtime: rt, log: log}
 	if rt.gogcSet {
 		return h
 	}
-	h.held = true
+	h.done = make(chan struct{})
 	h.limit = rt.setLimit(-1) // reads it
 	hold := startHeapHold(h.limit, rt.cgroupMax())
 	h.percent = rt.setPercent(-1)
@@ -128,7 +130,7 @@ func (h *collectorHold) watch(most int64) {
 
 // release gives Go's pacing and memory limit back, once; why says what ended the hold.
 func (h *collectorHold) release(why string) {
-	if !h.held {
+	if !h.holding() {
 		return
 	}
 	h.once.Do(func() {

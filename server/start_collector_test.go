@@ -110,7 +110,7 @@ func TestStartHeapHold(t *testing.T) {
 // hold would keep the first one's settings as Go's (a test process starts many servers).
 func TestOnlyAProcesssFirstStartHoldsTheCollector(t *testing.T) {
 	startHoldTaken.Store(true) // as after a first start, this process's or another test's
-	if h := holdCollectorForStart(quiet); h.held {
+	if h := holdCollectorForStart(quiet); h.holding() {
 		h.release("the test")
 		t.Error("a second start held the collector")
 	}
