@@ -40,7 +40,7 @@ type recorder struct {
 	interval time.Duration
 
 	// lifecycle is what was last recorded of each unfinished workload, to send only changes.
-	lifecycle lifecycle.State
+	lifecycle *lifecycle.State
 
 	mu        sync.Mutex
 	pending   map[string]store.WorkloadRecord
@@ -58,7 +58,7 @@ type recorder struct {
 
 func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recorder, error) {
 	r := &recorder{
-		st: st, log: log, lifecycle: lifecycle.State{}, pending: map[string]store.WorkloadRecord{},
+		st: st, log: log, lifecycle: lifecycle.NewState(), pending: map[string]store.WorkloadRecord{},
 		finished: map[string]store.Finish{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
 		wake: make(chan struct{}, 1),
 	}
@@ -69,7 +69,7 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 		return nil, err
 	}
 	for uid, phase := range known {
-		r.lifecycle[uid] = lifecycle.Recorded{Phase: scheduler.Phase(phase)}
+		r.lifecycle.Remember(uid, lifecycle.Recorded{Phase: scheduler.Phase(phase)})
 	}
 	return r, nil
 }

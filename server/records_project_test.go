@@ -85,7 +85,7 @@ func TestRecordsNameTheirProjectByID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.lifecycle = lifecycle.State{} // a new leader: it records every workload again
+	r.lifecycle = lifecycle.NewState() // a new leader: it records every workload again
 	record(map[string]string{"uid-in-alpha": "alpha-renamed"})
 	if got := projectID("uid-in-alpha"); got == nil || *got != alpha.ID {
 		t.Errorf("after the rename the workload is recorded with project id %v, want %s (not the new alpha's %s)", got, alpha.ID, again.ID)

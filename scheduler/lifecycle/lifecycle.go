@@ -69,8 +69,29 @@ type Recorded struct {
 	Alias                            string
 }
 
-// State is what was last recorded of each unfinished workload, by UID. Observe keeps it.
-type State map[string]Recorded
+// State is what was last recorded of each unfinished workload. Observe keeps it.
+type State struct {
+	// recorded is by UID.
+	recorded map[string]Recorded
+	// absent are the recorded workloads the last snapshot observed did not have: between pods
+	// (a Job whose evicted pod its controller has yet to make again) or remembered from before
+	// this start and not seen since. Each cycle finish looks at these and at the workloads gone
+	// in it, not at every record: at thousands of workloads that pass, a binary search of the
+	// snapshot for each record, was most of the lifecycle's time in every cycle.
+	absent map[string]struct{}
+}
+
+// NewState is a state with nothing recorded.
+func NewState() *State {
+	return &State{recorded: map[string]Recorded{}, absent: map[string]struct{}{}}
+}
+
+// Remember adds what a record made before this start says of an unfinished workload. Until a
+// snapshot shows it, it is absent: if the cluster no longer has it, it ended meanwhile.
+func (s *State) Remember(uid string, r Recorded) {
+	s.recorded[uid] = r
+	s.absent[uid] = struct{}{}
+}
 
 // Owner is how a workload's top owner stands once the workload has left the cluster's
 // active set (no pods, or none Arbiter schedules).
@@ -114,7 +135,7 @@ func (c *Change) Empty() bool {
 // Observe decides what to record after cycle c and updates s to match. It looks only at the
 // workloads that can have changed: those rebuilt for the cycle (new ones among them) and
 // those the plan binds, evicts, resumes or keeps waiting.
-func (s State) Observe(c Cycle) Change {
+func (s *State) Observe(c Cycle) Change {
 	snap, plan, now := c.Snapshot, c.Plan, c.At
 	workload := func(uid string) *scheduler.Workload {
 		ws := snap.Workloads
@@ -220,7 +241,7 @@ func (s State) Observe(c Cycle) Change {
 				last.Borrowed = s.borrowedBefore(plan, ev)
 			}
 		}
-		prev, known := s[w.UID]
+		prev, known := s.recorded[w.UID]
 		alias := "" // the KAI or Run:ai class name its priority was read as (S7)
 		var prioFrom, preFrom scheduler.From
 		switch {
@@ -292,7 +313,7 @@ func (s State) Observe(c Cycle) Change {
 			Preemptibility: rec.Preemptibility, PriorityValue: rec.PriorityValue,
 			PriorityFrom: prioFrom, PreemptibilityFrom: preFrom, Alias: alias}
 		if !known || next != prev || bound {
-			s[w.UID] = next
+			s.recorded[w.UID] = next
 			if rec.PriorityName != "" {
 				names := scheduler.Names{Kind: w.Kind, Project: w.Project, Type: w.Type, Category: rec.CategoryName,
 					Alias: alias, Priority: rec.PriorityName}
@@ -301,26 +322,42 @@ func (s State) Observe(c Cycle) Change {
 			ch.Records = append(ch.Records, rec)
 		}
 	}
-	ch.Finished, ch.Stopped = s.finish(len(snap.Workloads), workload, c.Owner)
+	ch.Finished, ch.Stopped = s.finish(len(snap.Workloads), c.Rebuilt, workload, c.Owner)
 	return ch
 }
 
 // finish ends the workloads that have left the cluster's active set. Every workload of the
-// snapshot is in s by now: only when s holds more than the snapshot has any left.
+// snapshot is recorded by now, so those that left are the records beyond the snapshot's
+// count: the absent ones of the last cycle still missing, and those gone in this one (rebuilt,
+// and not in the snapshot). When that does not account for every record beyond the count (a
+// cycle was not observed, or the state was filled otherwise), every record is looked at.
 // A workload whose owner stopped it is not finished: it is recorded Suspended, once.
-func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload, owner func(string) Owner) (map[string]scheduler.Phase, []string) {
-	if len(s) == inSnapshot {
+func (s *State) finish(inSnapshot int, rebuilt []string, workload func(string) *scheduler.Workload, owner func(string) Owner) (map[string]scheduler.Phase, []string) {
+	for uid := range s.absent {
+		if _, ok := s.recorded[uid]; !ok || workload(uid) != nil {
+			delete(s.absent, uid)
+		}
+	}
+	for _, uid := range rebuilt {
+		if _, ok := s.recorded[uid]; ok && workload(uid) == nil {
+			s.absent[uid] = struct{}{}
+		}
+	}
+	if len(s.recorded)-inSnapshot != len(s.absent) {
+		clear(s.absent)
+		for uid := range s.recorded {
+			if workload(uid) == nil {
+				s.absent[uid] = struct{}{}
+			}
+		}
+	}
+	if len(s.absent) == 0 {
 		return nil, nil
 	}
 	finished := map[string]scheduler.Phase{}
 	var stopped []string
-	for uid, prev := range s {
-		if len(s) == inSnapshot {
-			break // the rest are all in the snapshot
-		}
-		if workload(uid) != nil {
-			continue
-		}
+	for uid := range s.absent {
+		prev := s.recorded[uid]
 		// A workload whose top owner still exists and has not finished is between pods (a
 		// Job recreating evicted pods, a Deployment scaled to zero): it has not ended. A
 		// workload evicted with no controller left to bring it back (a bare pod) ends as
@@ -329,7 +366,7 @@ func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload,
 		if o.Known && !o.Finished {
 			if o.Stopped && prev.Phase != scheduler.PhaseSuspended {
 				prev.Phase, prev.Allocated, prev.Position, prev.Reason, prev.Message, prev.Evicted = scheduler.PhaseSuspended, 0, 0, "", "", false
-				s[uid] = prev
+				s.recorded[uid] = prev
 				stopped = append(stopped, uid)
 			}
 			continue
@@ -342,7 +379,11 @@ func (s State) finish(inSnapshot int, workload func(string) *scheduler.Workload,
 			phase = scheduler.PhasePreempted
 		}
 		finished[uid] = phase
-		delete(s, uid)
+		delete(s.recorded, uid)
+		delete(s.absent, uid)
+	}
+	if len(finished) == 0 {
+		finished = nil
 	}
 	slices.Sort(stopped)
 	return finished, stopped
@@ -372,8 +413,8 @@ func orNone(s string) string {
 // quota in the victim's node pool just before this plan's evictions (S17): what it holds there
 // after the plan plus what the plan evicts of it there, less its deserved quota. nil when the
 // victim's pool is not recorded.
-func (s State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int64 {
-	pool := s[ev.Workload].NodePool
+func (s *State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int64 {
+	pool := s.recorded[ev.Workload].NodePool
 	if pool == "" {
 		return nil
 	}
@@ -384,7 +425,7 @@ func (s State) borrowedBefore(plan *scheduler.Plan, ev *scheduler.Eviction) *int
 		}
 	}
 	for _, e := range plan.Evictions {
-		if e.Project == ev.Project && s[e.Workload].NodePool == pool {
+		if e.Project == ev.Project && s.recorded[e.Workload].NodePool == pool {
 			allocated += e.GPUs
 		}
 	}

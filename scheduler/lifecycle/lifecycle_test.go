@@ -112,13 +112,13 @@ func queuedEvent(name, priority string) Event {
 // lifecycleCase is one cycle: what was recorded before, the cycle, and what to record.
 type lifecycleCase struct {
 	name      string
-	before    State
+	before    map[string]Recorded
 	workloads []scheduler.Workload
 	plan      scheduler.Plan
 	rebuilt   []string         // workload names; nil: all of the snapshot's
 	owners    map[string]Owner // of workloads gone from the snapshot, by name
 	want      Change
-	after     State
+	after     map[string]Recorded
 }
 
 func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
@@ -137,9 +137,9 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 					rebuilt[i] = "uid-" + n
 				}
 			}
-			s := State{}
+			s := NewState()
 			for uid, r := range tc.before {
-				s[uid] = r
+				s.recorded[uid] = r
 			}
 			c := Cycle{
 				At: now, Plan: &tc.plan, Rebuilt: rebuilt,
@@ -154,7 +154,7 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("what to record (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.after, s, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.after, s.recorded, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("state after the cycle (-want +got):\n%s", diff)
 			}
 		})
@@ -184,7 +184,7 @@ func TestS24_Phases(t *testing.T) {
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want:      Change{Records: []Record{waitingRec}, Events: []Event{queuedEvent("train", "low")}},
-			after:     State{"uid-train": recorded(waitingRec, false)},
+			after:     map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 		},
 		{
 			name:      "a workload whose priority was read from a KAI or Run:ai class name says so when it is Queued (S7)",
@@ -196,7 +196,7 @@ func TestS24_Phases(t *testing.T) {
 			}()}},
 			want: Change{Records: []Record{waitingRec}, Events: []Event{event("train", "Queued", "",
 				"Queued in project vision at priority low, read from its priority class train (KAI's and Run:ai's name).")}},
-			after: State{"uid-train": func() Recorded { r := recorded(waitingRec, false); r.Alias = "train"; return r }()},
+			after: map[string]Recorded{"uid-train": func() Recorded { r := recorded(waitingRec, false); r.Alias = "train"; return r }()},
 		},
 		{
 			name: "a workload submitted through Arbiter records its submitter from the annotation",
@@ -208,32 +208,32 @@ func TestS24_Phases(t *testing.T) {
 			plan: scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want: Change{Records: []Record{func() Record { r := waitingRec; r.Submitter = "alice"; return r }()},
 				Events: []Event{queuedEvent("train", "low")}},
-			after: State{"uid-train": recorded(waitingRec, false)},
+			after: map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 		},
 		{
 			name:      "nothing changed: nothing to record",
-			before:    State{"uid-train": recorded(waitingRec, false)},
+			before:    map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want:      Change{},
-			after:     State{"uid-train": recorded(waitingRec, false)},
+			after:     map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 		},
 		{
 			name:      "a new place in the queue is recorded, with no event",
-			before:    State{"uid-train": recorded(waitingRec, false)},
+			before:    map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 2)}},
 			want:      Change{Records: []Record{rec("train", pending, 1, waiting(scheduler.InsufficientCapacity, 2))}},
-			after:     State{"uid-train": recorded(rec("train", pending, 1, waiting(scheduler.InsufficientCapacity, 2)), false)},
+			after:     map[string]Recorded{"uid-train": recorded(rec("train", pending, 1, waiting(scheduler.InsufficientCapacity, 2)), false)},
 		},
 		{
 			name:      "bound by the plan: Running from now, and Admitted",
-			before:    State{"uid-train": recorded(waitingRec, false)},
+			before:    map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Binds: []scheduler.Bind{bind("train", "n1")}, Running: []scheduler.RunningWorkload{runs("train", 1)}},
 			want: Change{Records: []Record{admittedRec},
 				Events: []Event{event("train", "Admitted", "", "Admitted on [n1] in node pool a100 with 1 GPU.")}},
-			after: State{"uid-train": runsState},
+			after: map[string]Recorded{"uid-train": runsState},
 		},
 		{
 			// A leader that bound it and died before recording it: its successor's first cycle.
@@ -245,17 +245,17 @@ func TestS24_Phases(t *testing.T) {
 				e.At = started
 				return e
 			}()}},
-			after: State{"uid-train": recorded(runningRec, false)},
+			after: map[string]Recorded{"uid-train": recorded(runningRec, false)},
 		},
 		{
 			name:      "a gang partly bound still waits: Pending",
-			before:    State{"uid-train": recorded(rec("train", pending, 2, waiting(scheduler.GangIncomplete, 1)), false)},
+			before:    map[string]Recorded{"uid-train": recorded(rec("train", pending, 2, waiting(scheduler.GangIncomplete, 1)), false)},
 			workloads: []scheduler.Workload{job("train", running, "n1", "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want: Change{Records: []Record{rec("train", pending, 2, waiting(scheduler.InsufficientCapacity, 1), func(r *Record) {
 				r.AllocatedGPUs, r.Nodes, r.StartedAt = 1, []string{"n1"}, &started
 			})}},
-			after: State{"uid-train": recorded(rec("train", pending, 2, waiting(scheduler.InsufficientCapacity, 1), func(r *Record) {
+			after: map[string]Recorded{"uid-train": recorded(rec("train", pending, 2, waiting(scheduler.InsufficientCapacity, 1), func(r *Record) {
 				r.AllocatedGPUs = 1
 			}), false)},
 		},
@@ -264,83 +264,83 @@ func TestS24_Phases(t *testing.T) {
 			workloads: []scheduler.Workload{job("train", suspended)},
 			want: Change{Records: []Record{rec("train", suspended, 0)},
 				Events: []Event{queuedEvent("train", "(none)"), event("train", "Suspended", "", "Suspended by Arbiter.")}},
-			after: State{"uid-train": recorded(rec("train", suspended, 0), false)},
+			after: map[string]Recorded{"uid-train": recorded(rec("train", suspended, 0), false)},
 		},
 		{
 			name:      "resumed: Pending again, and Resumed",
-			before:    State{"uid-train": recorded(rec("train", suspended, 0), false)},
+			before:    map[string]Recorded{"uid-train": recorded(rec("train", suspended, 0), false)},
 			workloads: []scheduler.Workload{job("train", suspended)},
 			plan:      scheduler.Plan{Resumes: []scheduler.Resume{{Workload: "uid-train", Namespace: "ns", Name: "train", Project: "vision", NodePool: "a100", GPUs: 1}}},
 			want: Change{Records: []Record{rec("train", pending, 0)},
 				Events: []Event{event("train", "Resumed", "", "Resumed: admitted again.")}},
-			after: State{"uid-train": recorded(rec("train", pending, 0), false)},
+			after: map[string]Recorded{"uid-train": recorded(rec("train", pending, 0), false)},
 		},
 		{
 			name:      "a new priority is told once",
-			before:    State{"uid-train": func() Recorded { r := recorded(waitingRec, false); r.Priority = "high"; return r }()},
+			before:    map[string]Recorded{"uid-train": func() Recorded { r := recorded(waitingRec, false); r.Priority = "high"; return r }()},
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want: Change{Records: []Record{waitingRec},
 				Events: []Event{event("train", "PriorityChanged", "", "Changed priority from high to low.")}},
-			after: State{"uid-train": recorded(waitingRec, false)},
+			after: map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 		},
 		{
 			name:      "only what was rebuilt or is in the plan is looked at",
-			before:    State{"uid-train": runsState},
+			before:    map[string]Recorded{"uid-train": runsState},
 			workloads: []scheduler.Workload{job("train", running, "n1"), job("other", running, "n2")},
 			rebuilt:   []string{},
 			plan:      scheduler.Plan{Running: []scheduler.RunningWorkload{runs("train", 1), runs("other", 1)}},
 			want:      Change{},
-			after:     State{"uid-train": runsState},
+			after:     map[string]Recorded{"uid-train": runsState},
 		},
 		{
 			name:   "gone, its Job completed: Completed",
-			before: State{"uid-train": runsState},
+			before: map[string]Recorded{"uid-train": runsState},
 			owners: map[string]Owner{"train": {Known: true, Finished: true}},
 			want:   Change{Finished: map[string]scheduler.Phase{"uid-train": completed}},
-			after:  State{},
+			after:  map[string]Recorded{},
 		},
 		{
 			name:   "gone, its Job failed: Failed",
-			before: State{"uid-train": runsState},
+			before: map[string]Recorded{"uid-train": runsState},
 			owners: map[string]Owner{"train": {Known: true, Finished: true, Failed: true}},
 			want:   Change{Finished: map[string]scheduler.Phase{"uid-train": failed}},
-			after:  State{},
+			after:  map[string]Recorded{},
 		},
 		{
 			name:   "gone with its owner (a bare pod, a deleted Job): Completed",
-			before: State{"uid-train": runsState},
+			before: map[string]Recorded{"uid-train": runsState},
 			want:   Change{Finished: map[string]scheduler.Phase{"uid-train": completed}},
-			after:  State{},
+			after:  map[string]Recorded{},
 		},
 		{
 			name:   "no pods but its owner goes on (a Job recreating them, a Deployment at zero): not ended",
-			before: State{"uid-train": runsState},
+			before: map[string]Recorded{"uid-train": runsState},
 			owners: map[string]Owner{"train": {Known: true}},
 			want:   Change{},
-			after:  State{"uid-train": runsState},
+			after:  map[string]Recorded{"uid-train": runsState},
 		},
 		{
 			name:   "no pods because its owner stopped it (Run:ai's STOP): Suspended, once, not ended",
-			before: State{"uid-train": runsState},
+			before: map[string]Recorded{"uid-train": runsState},
 			owners: map[string]Owner{"train": {Known: true, Stopped: true}},
 			want:   Change{Stopped: []string{"uid-train"}},
-			after:  State{"uid-train": stoppedState},
+			after:  map[string]Recorded{"uid-train": stoppedState},
 		},
 		{
 			name:   "still stopped: nothing more to record",
-			before: State{"uid-train": stoppedState},
+			before: map[string]Recorded{"uid-train": stoppedState},
 			owners: map[string]Owner{"train": {Known: true, Stopped: true}},
 			want:   Change{},
-			after:  State{"uid-train": stoppedState},
+			after:  map[string]Recorded{"uid-train": stoppedState},
 		},
 		{
 			name:      "run again after a stop: Pending, then admitted anew",
-			before:    State{"uid-train": stoppedState},
+			before:    map[string]Recorded{"uid-train": stoppedState},
 			workloads: []scheduler.Workload{job("train", pending, "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("train", scheduler.InsufficientCapacity, 1)}},
 			want:      Change{Records: []Record{waitingRec}},
-			after:     State{"uid-train": recorded(waitingRec, false)},
+			after:     map[string]Recorded{"uid-train": recorded(waitingRec, false)},
 		},
 	})
 }
@@ -364,7 +364,7 @@ func TestS20_Evictions(t *testing.T) {
 		}
 	}
 	// The preemptor waits as before: only the victim is recorded.
-	before := State{"uid-victim": recorded(victimRuns, false), "uid-urgent": recorded(waitingUrgent, false)}
+	before := map[string]Recorded{"uid-victim": recorded(victimRuns, false), "uid-urgent": recorded(waitingUrgent, false)}
 	urgentState := recorded(waitingUrgent, false)
 	evictedKeepsPriority := evictedState
 
@@ -377,7 +377,7 @@ func TestS20_Evictions(t *testing.T) {
 			plan:      evicted(scheduler.Terminate, scheduler.RulePreemption),
 			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", nil, "victim", "Preempted", "S16",
 				"Preempted by ns/urgent under S16 (a higher-priority workload of the same project); 2 GPUs freed; exit code 3006")}},
-			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
+			after: map[string]Recorded{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},
 		{
 			name:      "reclaimed under S17: the history says Reclaimed",
@@ -387,7 +387,7 @@ func TestS20_Evictions(t *testing.T) {
 			plan:      withBorrowed(evicted(scheduler.Terminate, scheduler.RuleReclaim), 1), // holds 2 after, 2 reclaimed, deserves 1
 			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", ptr.To[int64](3), "victim", "Reclaimed", "S17",
 				"Preempted by ns/urgent under S17 (another project reclaiming its deserved quota); 2 GPUs freed; exit code 3006")}},
-			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
+			after: map[string]Recorded{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},
 		{
 			name:      "suspend mode: the same sentence says it keeps its place",
@@ -397,38 +397,38 @@ func TestS20_Evictions(t *testing.T) {
 			plan:      evicted(scheduler.Suspend, scheduler.RulePreemption),
 			want: Change{Records: []Record{evictedRec}, Events: []Event{preemptedBy("urgent", nil, "victim", "Preempted", "S16",
 				"Preempted by ns/urgent under S16 (a higher-priority workload of the same project); 2 GPUs freed; suspended, it keeps its place in the queue")}},
-			after: State{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
+			after: map[string]Recorded{"uid-victim": evictedKeepsPriority, "uid-urgent": urgentState},
 		},
 		{
 			name:      "recreated by its controller, it waits as Preempted (S24) until admitted again",
-			before:    State{"uid-victim": evictedState},
+			before:    map[string]Recorded{"uid-victim": evictedState},
 			workloads: []scheduler.Workload{job("victim", pending, "", "")},
 			plan:      scheduler.Plan{Pending: []scheduler.PendingWorkload{waits("victim", scheduler.InsufficientCapacity, 1)}},
 			want:      Change{Records: []Record{rec("victim", preempted, 2, waiting(scheduler.InsufficientCapacity, 1))}},
-			after:     State{"uid-victim": recorded(rec("victim", preempted, 2, waiting(scheduler.InsufficientCapacity, 1)), true)},
+			after:     map[string]Recorded{"uid-victim": recorded(rec("victim", preempted, 2, waiting(scheduler.InsufficientCapacity, 1)), true)},
 		},
 		{
 			name:      "suspended by the eviction, it is Suspended while it waits",
-			before:    State{"uid-victim": evictedState},
+			before:    map[string]Recorded{"uid-victim": evictedState},
 			workloads: []scheduler.Workload{job("victim", suspended)},
 			want:      Change{Records: []Record{rec("victim", suspended, 0, keepsLow)}},
-			after:     State{"uid-victim": recorded(rec("victim", suspended, 0, keepsLow), true)},
+			after:     map[string]Recorded{"uid-victim": recorded(rec("victim", suspended, 0, keepsLow), true)},
 		},
 		{
 			name:      "admitted again: Running, no longer evicted",
-			before:    State{"uid-victim": recorded(rec("victim", preempted, 2, waiting(scheduler.InsufficientCapacity, 1)), true)},
+			before:    map[string]Recorded{"uid-victim": recorded(rec("victim", preempted, 2, waiting(scheduler.InsufficientCapacity, 1)), true)},
 			workloads: []scheduler.Workload{job("victim", pending, "", "")},
 			plan: scheduler.Plan{Binds: []scheduler.Bind{bind("victim", "n2")},
 				Running: []scheduler.RunningWorkload{runs("victim", 2)}},
 			want: Change{Records: []Record{rec("victim", running, 2, runsOn(now, "a100", 2, "n2"))},
 				Events: []Event{event("victim", "Admitted", "", "Admitted on [n2] in node pool a100 with 2 GPUs.")}},
-			after: State{"uid-victim": recorded(rec("victim", running, 2, runsOn(now, "a100", 2, "n2")), false)},
+			after: map[string]Recorded{"uid-victim": recorded(rec("victim", running, 2, runsOn(now, "a100", 2, "n2")), false)},
 		},
 		{
 			name:   "a bare pod evicted is gone for good: it ends Preempted",
-			before: State{"uid-victim": evictedState},
+			before: map[string]Recorded{"uid-victim": evictedState},
 			want:   Change{Finished: map[string]scheduler.Phase{"uid-victim": preempted}},
-			after:  State{},
+			after:  map[string]Recorded{},
 		},
 	})
 }
