@@ -78,6 +78,10 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	}
 	var samples []sample
 	cpu := cb.readCPU() // what each process used while the submissions were timed
+	var counters map[string]float64
+	if system == systemArbiter {
+		counters = arbiterCounters(cb.ctx, cb.arbiter.url)
+	}
 	for i := 0; i < peerSamples; i++ {
 		name := fmt.Sprintf("%s-mine-%d", prefix, i)
 		submitted := time.Now()
@@ -104,6 +108,10 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 	}
 	submittedAll := time.Since(start)
 	submissionsCPU := cb.readCPU().since(cpu)
+	activity := ""
+	if system == systemArbiter {
+		activity = "; " + arbiterActivity(counters, arbiterCounters(cb.ctx, cb.arbiter.url))
+	}
 	latency := func(s sample) time.Duration { return s.started.Sub(s.submitted) }
 	latencies := make([]time.Duration, len(samples))
 	for i, s := range samples {
@@ -145,9 +153,9 @@ func (cb *clusterBench) peerRound(dyn dynamic.Interface, trace *kueueTrace, pc p
 		cleaned = cb.cleanRound(dyn, kueue, peerJobs{fillNS, fillPrefix + "-fill", pc.fill}, peerJobs{submitNS, prefix + "-mine", peerSamples})
 		trace.forget()
 	}
-	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s (%s); %s",
+	b.Logf("%s, %s: %d fill Jobs (new: %t) Running after %s, their pods ready in the Jobs after %s%s; %d submissions in %s (%s%s); %s",
 		pc.name, systemName[system], pc.fill, fresh, running.Round(time.Millisecond), ready.Round(time.Millisecond), settled,
-		peerSamples, (submittedAll - filled).Round(time.Millisecond), submissionsCPU, cleaned)
+		peerSamples, (submittedAll - filled).Round(time.Millisecond), submissionsCPU, activity, cleaned)
 	cb.lagPercentile() // drop the round's per-pod samples
 	return latencies
 }
