@@ -64,15 +64,11 @@ type Cache struct {
 	// preemptor's place while its victims terminate, a resumed workload's while its pods are
 	// made. Each snapshot carries them; Settle ends them (inflight.go).
 	reserved map[string]reservation
-	// seenAt is when a cycle first saw each workload (Settle stamps those arrived since the
-	// last), and evictedAt when Arbiter last evicted it: it waits since the later (S19's
-	// WaitingSince). Entries go with their workload and its owner (forgetWaiting).
-	seenAt    map[string]time.Time
-	arrived   []types.UID
-	evictedAt map[string]time.Time
-	// boundAt remembers when Arbiter bound a workload, as its start time until the pods report
-	// one; an entry goes with its workload.
-	boundAt map[string]time.Time
+	// times are when a cycle first saw each workload, when Arbiter last evicted it and when
+	// it bound it (workloadTimes), by workload UID; arrived are the workloads built since the
+	// last Settle, which stamps their first sighting.
+	times   map[types.UID]*workloadTimes
+	arrived []types.UID
 
 	// The incremental index (grouping.go). members are the grouped pods of each workload;
 	// byController the grouped pods of each direct controller (to regroup them when an owner
@@ -140,9 +136,7 @@ func NewCache(schedulerName string) *Cache {
 		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
 		reserved:      map[string]reservation{},
-		evictedAt:     map[string]time.Time{},
-		seenAt:        map[string]time.Time{},
-		boundAt:       map[string]time.Time{},
+		times:         map[types.UID]*workloadTimes{},
 		members:       map[types.UID]map[types.UID]*podEntry{},
 		byController:  map[types.UID]map[types.UID]*podEntry{},
 		awaiting:      map[types.UID]map[types.UID]*podEntry{},

@@ -24,6 +24,9 @@ import (
 type builtWorkload struct {
 	w    scheduler.Workload
 	meta *WorkloadMeta
+	// times are the workload's entry of Cache.times, nil while it has none: a snapshot reads
+	// them here rather than looking each workload up by UID every cycle.
+	times *workloadTimes
 }
 
 // settingsIndex is what grouping needs of the settings, derived once per settings value.
@@ -307,7 +310,7 @@ func (c *Cache) build(key types.UID) {
 	switch {
 	case b == nil && old != nil:
 		delete(c.built, key)
-		delete(c.boundAt, string(key))
+		c.clearTimes(key, func(t *workloadTimes) { t.bound = time.Time{} })
 		if c.owners[key] == nil {
 			// Kept while its owner is: a Job whose evicted pods are gone has no pods until its
 			// controller makes new ones, and still waits since it was evicted.
@@ -315,6 +318,7 @@ func (c *Cache) build(key types.UID) {
 		}
 		c.reorder(old, -1)
 	case b != nil:
+		b.times = c.times[key]
 		c.built[key] = b
 		if old == nil {
 			c.reorder(b, +1)

@@ -29,7 +29,7 @@ func (c *Cache) Assume(pod types.UID, node string, now time.Time) (created time.
 	if e := c.pods[pod]; e != nil {
 		created = e.created
 		if b := c.built[e.workload]; b != nil && b.w.Phase != scheduler.PhaseRunning {
-			c.boundAt[string(e.workload)] = now // it starts (again, after an eviction) now
+			c.timesOf(e.workload).bound = now // it starts (again, after an eviction) now
 		}
 		e.pod.NodeName = node
 		c.touch(e)
@@ -56,7 +56,7 @@ func (c *Cache) Forget(pod types.UID) {
 func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 	c.mu.Lock()
 	c.evicting[victim] = preemptor
-	c.evictedAt[victim] = now
+	c.timesOf(types.UID(victim)).evicted = now
 	c.mu.Unlock()
 }
 
@@ -101,8 +101,8 @@ func (c *Cache) Reserve(r scheduler.Reservation, now time.Time) {
 // MarkBound records when Arbiter bound a workload's pods.
 func (c *Cache) MarkBound(workload string, at time.Time) {
 	c.mu.Lock()
-	if _, ok := c.boundAt[workload]; !ok && c.built[types.UID(workload)] != nil {
-		c.boundAt[workload] = at
+	if b := c.built[types.UID(workload)]; b != nil && (b.times == nil || b.times.bound.IsZero()) {
+		c.timesOf(types.UID(workload)).bound = at
 	}
 	delete(c.nominated, workload)
 	c.mu.Unlock()
@@ -154,10 +154,8 @@ func (c *Cache) Settle(now time.Time) {
 	}
 	c.settleReservations(now)
 	for _, key := range c.arrived {
-		if _, ok := c.built[key]; ok {
-			if _, seen := c.seenAt[string(key)]; !seen {
-				c.seenAt[string(key)] = now
-			}
+		if b := c.built[key]; b != nil && (b.times == nil || b.times.seen.IsZero()) {
+			c.timesOf(key).seen = now
 		}
 	}
 	c.arrived = c.arrived[:0]
@@ -197,11 +195,46 @@ func (c *Cache) settleReservations(now time.Time) {
 // workload, nominated, is bound in the next cycle unless its pods are still being made.
 const reservationTTL = 2 * nominationTTL
 
-// forgetWaiting drops what says since when a workload waits (seenAt, evictedAt): it and its
+// forgetWaiting drops what says since when a workload waits (seen, evicted): it and its
 // owner are gone.
 func (c *Cache) forgetWaiting(key types.UID) {
-	delete(c.seenAt, string(key))
-	delete(c.evictedAt, string(key))
+	c.clearTimes(key, func(t *workloadTimes) { t.seen, t.evicted = time.Time{}, time.Time{} })
+}
+
+// workloadTimes are the times the cache keeps of a workload across its rebuilds, each zero
+// while not known: when a cycle first saw it and when Arbiter last evicted it (it waits since
+// the later: S19's WaitingSince), kept while it or its owner is; and when Arbiter bound it (its
+// start time until its pods report one), kept while it is.
+type workloadTimes struct {
+	seen, evicted, bound time.Time
+}
+
+// timesOf is key's entry of Cache.times, made if it has none (and given to its built workload).
+func (c *Cache) timesOf(key types.UID) *workloadTimes {
+	t := c.times[key]
+	if t == nil {
+		t = &workloadTimes{}
+		c.times[key] = t
+		if b := c.built[key]; b != nil {
+			b.times = t
+		}
+	}
+	return t
+}
+
+// clearTimes clears some of key's times, and drops its entry once none is left.
+func (c *Cache) clearTimes(key types.UID, drop func(*workloadTimes)) {
+	t := c.times[key]
+	if t == nil {
+		return
+	}
+	drop(t)
+	if *t == (workloadTimes{}) {
+		delete(c.times, key)
+		if b := c.built[key]; b != nil && b.times == t {
+			b.times = nil
+		}
+	}
 }
 
 // allBound reports whether a workload is built and every pod of it is on a node.

@@ -56,6 +56,9 @@ func (c *Cache) UpsertNode(n *corev1.Node) {
 	sn := schedulingNode(n)
 	c.mu.Lock()
 	old, known := c.nodes[n.Name]
+	if known {
+		sn.Name = old.Name // the string pods' node names are made to share (UpsertPod)
+	}
 	changed := !known || !sameNode(old, sn)
 	if changed {
 		c.nodes[n.Name] = sn
@@ -118,6 +121,13 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		} else {
 			e.pod.NodeName = a.node
 		}
+	}
+	// The pod's node name shares its node's string: each cycle looks every bound pod's node up
+	// by name, and with thousands of pods each name of its own was a cache miss or two per
+	// lookup (the hash reads it, the comparison reads it again); a few hundred shared names
+	// stay in the processor's cache, and equal strings at one address compare at once.
+	if n, ok := c.nodes[e.pod.NodeName]; ok {
+		e.pod.NodeName = n.Name
 	}
 	old := c.pods[p.UID]
 	if old != nil {

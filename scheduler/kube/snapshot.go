@@ -141,22 +141,22 @@ func (c *Cache) Snapshot(now time.Time) *View {
 		w := &snap.Workloads[i]
 		*w = b.w
 		v.meta[i] = b.meta
+		var t workloadTimes // zero: none kept
+		if b.times != nil {
+			t = *b.times
+		}
 		// It waits since a cycle first saw it, or Arbiter last evicted it (queue times are
 		// Kubernetes timestamps, to the second: too coarse to tell what started before).
-		w.WaitingSince = c.seenAt[w.UID]
-		if at, ok := c.evictedAt[w.UID]; ok && at.After(w.WaitingSince) {
-			w.WaitingSince = at
+		w.WaitingSince = t.seen
+		if t.evicted.After(w.WaitingSince) {
+			w.WaitingSince = t.evicted
 		}
 		// A pod's start time is to the second too; Arbiter's bind, just before it, is exact.
-		if at, ok := c.boundAt[w.UID]; ok && w.Phase == scheduler.PhaseRunning && at.After(w.StartedAt) {
-			w.StartedAt = at
+		if w.Phase == scheduler.PhaseRunning && t.bound.After(w.StartedAt) {
+			w.StartedAt = t.bound
 		}
 		if w.Phase == scheduler.PhaseRunning && w.StartedAt.IsZero() {
-			if at, ok := c.boundAt[w.UID]; ok {
-				w.StartedAt = at
-			} else {
-				w.StartedAt = now
-			}
+			w.StartedAt = now // Arbiter did not bind it, and no pod says when it started
 		}
 	}
 

@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// A workload waits since a cycle first saw it, or since Arbiter last evicted it (seenAt,
-// evictedAt): S19 spares work that started after its preemptor began to wait. A new leader
+// A workload waits since a cycle first saw it, or since Arbiter last evicted it (its seen and
+// evicted times, inflight.go): S19 spares work that started after its preemptor began to wait. A new leader
 // would see every waiting workload for the first time at its first cycle, after any victim
 // started, and evict what its predecessor spared. So each term begins by seeding those times
 // from the workload records (server/waiting_seed.go), through the methods below.
@@ -52,10 +52,10 @@ func (c *Cache) SeedWaiting(since map[string]time.Time, now time.Time) int {
 		if at.After(now) {
 			at = now
 		}
-		if have, ok := c.seenAt[uid]; ok && !at.Before(have) {
+		if b.times != nil && !b.times.seen.IsZero() && !at.Before(b.times.seen) {
 			continue
 		}
-		c.seenAt[uid] = at
+		c.timesOf(types.UID(uid)).seen = at
 		seeded++
 	}
 	return seeded
