@@ -53,24 +53,40 @@ func (c *cycle) carveQueues() {
 	}
 }
 
+// findWorkloads sets each UID of want (a few: preemptors, reservations) to the index of its
+// workload, -1 when there is none, in one pass over the workloads. A workload's replicas beyond
+// its minimum are a part of it, not a workload (S26), and are not found. Cycles with evictions
+// in flight used to make a map of every workload's UID for the few they looked up.
+func (c *cycle) findWorkloads(want map[string]int32) {
+	if len(want) == 0 {
+		return
+	}
+	for uid := range want {
+		want[uid] = -1
+	}
+	for wi := range c.wls {
+		ws := &c.wls[wi]
+		if _, ok := want[ws.w.UID]; ok && !c.isExtra(ws) {
+			want[ws.w.UID] = int32(wi)
+		}
+	}
+}
+
 // markWaitingForEvictions finds preemptors whose victims still hold their nodes (S19).
 func (c *cycle) markWaitingForEvictions() {
-	var byUID map[string]int32
+	var victims []int32
+	preemptors := map[string]int32{}
 	for vi := range c.wls {
+		if v := &c.wls[vi]; v.terminating && v.w.PreemptedBy != "" {
+			victims = append(victims, int32(vi))
+			preemptors[v.w.PreemptedBy] = -1
+		}
+	}
+	c.findWorkloads(preemptors)
+	for _, vi := range victims {
 		v := &c.wls[vi]
-		if !v.terminating || v.w.PreemptedBy == "" {
-			continue
-		}
-		if byUID == nil {
-			byUID = make(map[string]int32, len(c.wls))
-			for wi := range c.wls {
-				if !c.isExtra(&c.wls[wi]) { // replicas beyond a minimum evict nobody (S26)
-					byUID[c.wls[wi].w.UID] = int32(wi)
-				}
-			}
-		}
-		wi, ok := byUID[v.w.PreemptedBy]
-		if !ok {
+		wi := preemptors[v.w.PreemptedBy]
+		if wi < 0 {
 			continue
 		}
 		ws := &c.wls[wi]

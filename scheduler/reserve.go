@@ -43,21 +43,22 @@ func (c *cycle) loadReservations(s *Snapshot, nodeIdx map[string]int32) {
 	if len(s.Reservations) == 0 {
 		return
 	}
-	byUID := make(map[string]int32, len(c.wls))
+	reserved := make(map[string]int32, len(s.Reservations))
+	for i := range s.Reservations {
+		reserved[s.Reservations[i].Workload] = -1
+	}
+	c.findWorkloads(reserved)
 	victims := map[string][]int32{} // by the preemptor's UID
 	for wi := range c.wls {
-		ws := &c.wls[wi]
-		if !c.isExtra(ws) { // replicas beyond a minimum are a part, not the workload (S26)
-			byUID[ws.w.UID] = int32(wi)
-		}
-		if ws.terminating && ws.w.PreemptedBy != "" {
+		if ws := &c.wls[wi]; ws.terminating && ws.w.PreemptedBy != "" {
 			victims[ws.w.PreemptedBy] = append(victims[ws.w.PreemptedBy], int32(wi))
 		}
 	}
 	c.reservationOf = map[int32]int32{}
 	for i := range s.Reservations {
 		r := &s.Reservations[i]
-		wi, present := byUID[r.Workload]
+		wi := reserved[r.Workload]
+		present := wi >= 0
 		if present && c.wls[wi].pendingPods == 0 {
 			continue // all its pods are bound: the reservation has done its work
 		}
