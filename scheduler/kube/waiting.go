@@ -7,10 +7,11 @@ import (
 )
 
 // A workload waits since a cycle first saw it, or since Arbiter last evicted it (its seen and
-// evicted times, inflight.go): S19 spares work that started after its preemptor began to wait. A new leader
-// would see every waiting workload for the first time at its first cycle, after any victim
-// started, and evict what its predecessor spared. So each term begins by seeding those times
-// from the workload records (server/waiting_seed.go), through the methods below.
+// evicted times, inflight.go): S19 spares work that started after its preemptor began to
+// wait. A new leader would see every waiting workload for the first time at its first cycle,
+// after any victim started, and evict what its predecessor spared. So each term begins by
+// seeding those times from the workload records (server/waiting_seed.go), through the methods
+// below.
 
 // WaitingWorkloads lists the workloads that wait now: some pod of theirs is not on a node
 // (pending, or one its suspended owner's template will make). Bounded by the cache's workloads.
