@@ -75,9 +75,12 @@ func (c *cycle) findWorkloads(want map[string]int32) {
 // markWaitingForEvictions finds preemptors whose victims still hold their nodes (S19).
 func (c *cycle) markWaitingForEvictions() {
 	var victims []int32
-	preemptors := map[string]int32{}
+	var preemptors map[string]int32 // made with the first victim: most cycles have none
 	for vi := range c.wls {
 		if v := &c.wls[vi]; v.terminating && v.w.PreemptedBy != "" {
+			if preemptors == nil {
+				preemptors = map[string]int32{}
+			}
 			victims = append(victims, int32(vi))
 			preemptors[v.w.PreemptedBy] = -1
 		}

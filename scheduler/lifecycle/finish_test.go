@@ -12,30 +12,13 @@ import (
 	"github.com/arbiterhq/arbiter/scheduler"
 )
 
-// cycleOf is a cycle whose snapshot holds ws (sorted here) and whose plan runs each of them,
-// with rebuilt named as in lifecycleCase (nil: all of the snapshot's) and owners by name.
+// cycleOf is cycleWith with a plan that runs each of ws.
 func cycleOf(ws []scheduler.Workload, rebuilt []string, owners map[string]Owner) Cycle {
-	ws = slices.Clone(ws)
-	slices.SortFunc(ws, func(a, b scheduler.Workload) int { return strings.Compare(a.UID, b.UID) })
 	plan := scheduler.Plan{}
 	for _, w := range ws {
 		plan.Running = append(plan.Running, runs(w.Name, 1))
 	}
-	uids := make([]string, len(rebuilt))
-	for i, n := range rebuilt {
-		uids[i] = "uid-" + n
-	}
-	if rebuilt == nil {
-		for _, w := range ws {
-			uids = append(uids, w.UID)
-		}
-	}
-	return Cycle{At: now, Plan: &plan, Rebuilt: uids,
-		Snapshot: &scheduler.Snapshot{Now: now, Workloads: ws,
-			WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch", Category: "Train"}},
-			Projects:      []scheduler.Project{{Name: "vision", ID: "id-of-vision", Department: "research"}}},
-		Owner: func(uid string) Owner { return owners[strings.TrimPrefix(uid, "uid-")] },
-	}
+	return cycleWith(ws, &plan, rebuilt, owners)
 }
 
 // A workload that leaves the snapshot is named among the rebuilt only in the cycle it leaves;

@@ -333,8 +333,8 @@ func (s *State) Observe(c Cycle) Change {
 // cycle was not observed, or the state was filled otherwise), every record is looked at.
 // A workload whose owner stopped it is not finished: it is recorded Suspended, once.
 func (s *State) finish(inSnapshot int, rebuilt []string, workload func(string) *scheduler.Workload, owner func(string) Owner) (map[string]scheduler.Phase, []string) {
-	for uid := range s.absent {
-		if _, ok := s.recorded[uid]; !ok || workload(uid) != nil {
+	for uid := range s.absent { // records leave only below, and their absence with them
+		if workload(uid) != nil {
 			delete(s.absent, uid)
 		}
 	}

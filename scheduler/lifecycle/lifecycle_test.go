@@ -125,32 +125,11 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws := slices.Clone(tc.workloads)
-			slices.SortFunc(ws, func(a, b scheduler.Workload) int { return strings.Compare(a.UID, b.UID) })
-			rebuilt := tc.rebuilt
-			if rebuilt == nil {
-				for _, w := range ws {
-					rebuilt = append(rebuilt, w.UID)
-				}
-			} else {
-				for i, n := range rebuilt {
-					rebuilt[i] = "uid-" + n
-				}
-			}
 			s := NewState()
 			for uid, r := range tc.before {
 				s.recorded[uid] = r
 			}
-			c := Cycle{
-				At: now, Plan: &tc.plan, Rebuilt: rebuilt,
-				Snapshot: &scheduler.Snapshot{
-					Now: now, Workloads: ws,
-					WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch", Category: "Train"}},
-					Projects:      []scheduler.Project{{Name: "vision", ID: "id-of-vision", Department: "research"}},
-				},
-				Owner: func(uid string) Owner { return tc.owners[strings.TrimPrefix(uid, "uid-")] },
-			}
-			got := s.Observe(c)
+			got := s.Observe(cycleWith(tc.workloads, &tc.plan, tc.rebuilt, tc.owners))
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("what to record (-want +got):\n%s", diff)
 			}
@@ -158,6 +137,29 @@ func runLifecycleCases(t *testing.T, cases []lifecycleCase) {
 				t.Errorf("state after the cycle (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// cycleWith is a cycle whose snapshot holds ws (sorted here) in project vision, with the plan,
+// the rebuilt workloads by name (nil: all of the snapshot's) and the owners of workloads gone
+// from the snapshot by name.
+func cycleWith(ws []scheduler.Workload, plan *scheduler.Plan, rebuilt []string, owners map[string]Owner) Cycle {
+	ws = slices.Clone(ws)
+	slices.SortFunc(ws, func(a, b scheduler.Workload) int { return strings.Compare(a.UID, b.UID) })
+	uids := make([]string, 0, max(len(rebuilt), len(ws)))
+	for _, n := range rebuilt {
+		uids = append(uids, "uid-"+n)
+	}
+	if rebuilt == nil {
+		for _, w := range ws {
+			uids = append(uids, w.UID)
+		}
+	}
+	return Cycle{At: now, Plan: plan, Rebuilt: uids,
+		Snapshot: &scheduler.Snapshot{Now: now, Workloads: ws,
+			WorkloadTypes: []scheduler.WorkloadType{{Name: "Job", Group: "batch", Category: "Train"}},
+			Projects:      []scheduler.Project{{Name: "vision", ID: "id-of-vision", Department: "research"}}},
+		Owner: func(uid string) Owner { return owners[strings.TrimPrefix(uid, "uid-")] },
 	}
 }
 
