@@ -293,6 +293,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	factory.Start(ctx.Done())
+	// An informer has synced once its store holds the first list; its handlers get those
+	// objects afterwards, from a buffer. Wait until the cache has them too: a first cycle
+	// taken earlier sees part of the cluster (with a backlog of 10,000 pods, 1,315 of them),
+	// and after a failover, pods running on nodes it does not know of yet. A handler has
+	// synced only once its informer has, so this waits for the informers as well.
+	s.ownersMu.Lock()
+	handlers := append([]cache.InformerSynced{podReg.HasSynced, nodeReg.HasSynced}, s.ownersSynced...)
+	s.ownersMu.Unlock()
+	if !waitSynced(ctx, handlers...) {
+		return fmt.Errorf("kube: the cache did not receive the informers' first lists: %w", ctx.Err())
+	}
+	// The informers without a handler the cache waits on (PriorityClasses,
+	// CustomResourceDefinitions): long synced by now, their small lists are checked at once.
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return fmt.Errorf("kube: informer for %v did not sync", typ)
@@ -306,16 +319,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return fmt.Errorf("kube: informer for %v did not sync", gvr)
 			}
 		}
-	}
-	// An informer has synced once its store holds the first list; its handlers get those
-	// objects afterwards, from a buffer. Wait until the cache has them too: a first cycle
-	// taken earlier sees part of the cluster (with a backlog of 10,000 pods, 1,315 of them),
-	// and after a failover, pods running on nodes it does not know of yet.
-	s.ownersMu.Lock()
-	handlers := append([]cache.InformerSynced{podReg.HasSynced, nodeReg.HasSynced}, s.ownersSynced...)
-	s.ownersMu.Unlock()
-	if !cache.WaitForCacheSync(ctx.Done(), handlers...) {
-		return fmt.Errorf("kube: the cache did not receive the informers' first lists: %w", ctx.Err())
 	}
 	close(s.synced)
 	s.syncPriorityClasses(ctx)
