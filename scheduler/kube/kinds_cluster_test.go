@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
@@ -30,6 +33,7 @@ import (
 // suspended).
 type kindsCluster struct {
 	ctx    context.Context
+	config *rest.Config
 	client kubernetes.Interface
 	dyn    dynamic.Interface
 	sched  *Scheduler
@@ -73,7 +77,7 @@ func startKindsCluster(t *testing.T) *kindsCluster {
 			t.Errorf("the scheduler ended with %v", err)
 		}
 	})
-	k := &kindsCluster{ctx: ctx, client: cluster.Client(), dyn: dyn, sched: s}
+	k := &kindsCluster{ctx: ctx, config: cluster.RESTConfig(), client: cluster.Client(), dyn: dyn, sched: s}
 	if _, err := k.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -248,4 +252,43 @@ func TestS20_KindsOnTheLocalControlPlane(t *testing.T) {
 			})
 		}
 	})
+
+	// A scheduler starting now finds the kinds installed before it from one discovery, not a
+	// request for each kind's group and version.
+	t.Run("a start asks discovery once for every kind", func(t *testing.T) {
+		var requests atomic.Int32
+		cfg := rest.CopyConfig(k.config)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				requests.Add(1)
+				return rt.RoundTrip(r)
+			})
+		})
+		s, err := New(Options{SchedulerName: "arbiter", Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := s.servedAtStart()
+		asked := requests.Load()
+		want := map[schema.GroupVersionResource]bool{
+			{Group: "batch", Version: "v1", Resource: "jobs"}:                                true,
+			{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}:                  true,
+			{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}:             true,
+			{Group: "ray.io", Version: "v1", Resource: "rayclusters"}:                        true,
+			{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}:                       false, // not in the definition installed
+			{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}: false, // not installed
+		}
+		for _, kind := range watchedOwners {
+			served(kind.GVR)
+		}
+		for gvr, w := range want {
+			if got := served(gvr); got != w {
+				t.Errorf("served(%s) = %v, want %v", gvr, got, w)
+			}
+		}
+		if n := requests.Load(); n != asked || asked > 3 {
+			t.Errorf("discovery made %d requests, and looking up every watched kind %d more; want at most 3 in all (the API server's aggregated discovery: /api and /apis)", asked, n-asked)
+		}
+	})
 }
+

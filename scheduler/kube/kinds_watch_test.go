@@ -49,7 +49,7 @@ func TestS4_EachServedKindIsWatched(t *testing.T) {
 				metadata: metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), 0),
 				dynamic:  dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
 			}
-			if err := s.watchOwners(ctx, f); err != nil {
+			if err := s.watchOwners(ctx, f, s.servedAtStart()); err != nil {
 				t.Fatal(err)
 			}
 			ref := controllerRef(obj.GetAPIVersion(), obj.GetKind(), obj.GetName(), string(obj.GetUID()))

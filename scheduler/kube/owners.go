@@ -6,11 +6,13 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -24,11 +26,10 @@ type ownerFactories struct {
 	dynamic  dynamicinformer.DynamicSharedInformerFactory
 }
 
-// watchOwners starts informers for the owner kinds the API server serves, and watches
-// CustomResourceDefinitions so that kinds installed later (a Kubeflow operator, say) are
-// watched from then on.
-func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
-	served := s.servesResource
+// watchOwners starts informers for the owner kinds the API server serves (served: what
+// discovery said at the start), and watches CustomResourceDefinitions so that kinds installed
+// later (a Kubeflow operator, say) are watched from then on.
+func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories, served func(schema.GroupVersionResource) bool) error {
 	start := func(k ownerKind) {
 		s.ownersMu.Lock()
 		defer s.ownersMu.Unlock()
@@ -64,8 +65,8 @@ func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories) error {
 	}
 	crds := f.metadata.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
 	_, err := crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
-		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, served, start) },
+		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, s.servesResource, start) },
+		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, s.servesResource, start) },
 	})
 	if err != nil {
 		return err
@@ -112,6 +113,37 @@ func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(sche
 				time.Sleep(200 * time.Millisecond)
 			}
 		}()
+	}
+}
+
+// servedAtStart asks discovery once for every resource the API server serves, and returns
+// what it said: the start looks up about twenty kinds, and asked one group and version at a
+// time, a request each, one after the other, they took 70–100 ms on a local API server busy
+// with the first lists, and would take a round trip each to a remote one. A group whose
+// discovery failed is asked again on its own (servesResource).
+func (s *Scheduler) servedAtStart() func(schema.GroupVersionResource) bool {
+	_, lists, err := s.client.Discovery().ServerGroupsAndResources()
+	served := map[schema.GroupVersionResource]bool{}
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			served[gv.WithResource(r.Name)] = true
+		}
+	}
+	var failed map[schema.GroupVersion]error
+	if groups := (*discovery.ErrGroupDiscoveryFailed)(nil); errors.As(err, &groups) {
+		failed = groups.Groups
+	} else if err != nil {
+		return s.servesResource // nothing usable: ask for each kind
+	}
+	return func(gvr schema.GroupVersionResource) bool {
+		if _, ok := failed[gvr.GroupVersion()]; ok {
+			return s.servesResource(gvr)
+		}
+		return served[gvr]
 	}
 }
 

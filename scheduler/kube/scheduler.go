@@ -286,10 +286,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		metadata: metadatainformer.NewSharedInformerFactoryWithOptions(s.metadata, 0, metadatainformer.WithTransform(dropManagedFields)),
 		dynamic:  dynamicinformer.NewDynamicSharedInformerFactory(s.dynamic, 0),
 	}
-	if err := s.watchOwners(ctx, owners); err != nil {
+	served := s.servedAtStart()
+	if err := s.watchOwners(ctx, owners, served); err != nil {
 		return err
 	}
-	if err := s.watchTopologies(ctx, owners.dynamic, owners.metadata); err != nil {
+	if err := s.watchTopologies(ctx, owners.dynamic, owners.metadata, served); err != nil {
 		return err
 	}
 	factory.Start(ctx.Done())

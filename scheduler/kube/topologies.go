@@ -169,21 +169,22 @@ func (ct *clusterTopologies) merged(own []scheduler.Topology) []scheduler.Topolo
 	return out
 }
 
-// watchTopologies watches the Topology kinds the API server serves, and those whose
-// definitions are installed later (through the definitions' informer of f).
-func (s *Scheduler) watchTopologies(ctx context.Context, dyn dynamicinformer.DynamicSharedInformerFactory, meta metadatainformer.SharedInformerFactory) error {
+// watchTopologies watches the Topology kinds the API server serves (served: what discovery
+// said at the start), and those whose definitions are installed later (through the
+// definitions' informer of f).
+func (s *Scheduler) watchTopologies(ctx context.Context, dyn dynamicinformer.DynamicSharedInformerFactory, meta metadatainformer.SharedInformerFactory, served func(schema.GroupVersionResource) bool) error {
 	s.cache.topologies.log = s.log
 	var mu sync.Mutex
 	watched := map[string]bool{}
-	// start watches kind at the first version discovery says is served, once.
-	start := func(kind topologyKind) bool {
+	// start watches kind at the first version served says is served, once.
+	start := func(kind topologyKind, served func(schema.GroupVersionResource) bool) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if watched[kind.Source] {
 			return true
 		}
 		for _, v := range kind.Versions {
-			if !s.servesResource(kind.gvr(v)) {
+			if !served(kind.gvr(v)) {
 				continue
 			}
 			inf := dyn.ForResource(kind.gvr(v)).Informer()
@@ -202,7 +203,7 @@ func (s *Scheduler) watchTopologies(ctx context.Context, dyn dynamicinformer.Dyn
 		return false
 	}
 	for _, k := range topologySources {
-		start(k)
+		start(k, served)
 	}
 	crds := meta.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
 	_, err := crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -218,7 +219,7 @@ func (s *Scheduler) watchTopologies(ctx context.Context, dyn dynamicinformer.Dyn
 				// The definition may not be served yet; poll discovery briefly off the event
 				// goroutine, as for owner kinds.
 				go func() {
-					for i := 0; i < 50 && ctx.Err() == nil && !start(k); i++ {
+					for i := 0; i < 50 && ctx.Err() == nil && !start(k, s.servesResource); i++ {
 						time.Sleep(200 * time.Millisecond)
 					}
 				}()
