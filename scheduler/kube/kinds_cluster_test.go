@@ -291,4 +291,3 @@ func TestS20_KindsOnTheLocalControlPlane(t *testing.T) {
 		}
 	})
 }
-
