@@ -80,14 +80,28 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 		department[p.Name], projectID[p.Name] = p.Department, p.ID
 	}
 	boundPods := map[types.UID][]*podEntry{} // by controller: a Job's pods are its own
+	succeeded, unfinished := map[types.UID]int32{}, map[types.UID]bool{}
 	for _, e := range c.pods {
-		if e.ours && e.pod.NodeName != "" && e.controller != nil {
+		if !e.ours || e.controller == nil {
+			continue
+		}
+		if e.pod.NodeName != "" {
 			boundPods[e.controller.UID] = append(boundPods[e.controller.UID], e)
+		}
+		switch e.phase {
+		case corev1.PodSucceeded:
+			succeeded[e.controller.UID]++
+		case corev1.PodFailed:
+		default:
+			unfinished[e.controller.UID] = true
 		}
 	}
 	var out []FinishedWorkload
 	for _, o := range c.owners {
-		if !o.Finished || o.Template == nil || o.Template.Spec.SchedulerName != c.schedulerName {
+		if o.Template == nil || o.Template.Spec.SchedulerName != c.schedulerName {
+			continue
+		}
+		if !o.Finished && !endedByItsPods(o, succeeded[o.UID], unfinished[o.UID]) {
 			continue
 		}
 		if o.Controller != nil && o.Controller.Kind != "CronJob" {
@@ -132,6 +146,23 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 	}
 	slices.SortFunc(out, func(a, b FinishedWorkload) int { return strings.Compare(a.UID, b.UID) })
 	return out
+}
+
+// endedByItsPods reports whether a Job the Job controller has not marked finished yet has
+// ended all the same: none of its pods runs or waits, and as many succeeded as it needs
+// (its completions, else one). The controller marks such a Job complete a moment after its
+// last pod ends; a leader that takes over in that moment finds the workload neither running
+// (no pod of it is active, so no cycle sees it) nor finished, and without this it would
+// never be recorded.
+func endedByItsPods(o *owner, succeeded int32, unfinished bool) bool {
+	if o.Kind != "Job" || o.Suspended || unfinished || succeeded == 0 {
+		return false
+	}
+	need := int32(1)
+	if o.Gang.Completions != nil {
+		need = *o.Gang.Completions
+	}
+	return succeeded >= need
 }
 
 // boundPod is a pod of Arbiter's the API server has bound.

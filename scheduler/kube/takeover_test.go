@@ -67,3 +67,43 @@ func TestFinishedWorkloadsAreTheClustersAccount(t *testing.T) {
 		t.Errorf("finished workloads (-want +got):\n%s", diff)
 	}
 }
+
+// TestFinishedWorkloadsIncludeJobsWhosePodsEndedFirst: the Job controller marks a Job
+// complete a moment after its last pod succeeded. A new leader taking over in that moment
+// counts the Job finished when none of its pods runs or waits and as many succeeded as it
+// needs; one that still needs a pod, and one whose pod still runs, are not finished.
+func TestFinishedWorkloadsIncludeJobsWhosePodsEndedFirst(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(&Settings{
+		Projects:         []scheduler.Project{{Name: "vision", Department: "research"}},
+		NamespaceProject: map[string]string{"ns": "vision"},
+	})
+	started := metav1.NewTime(t0.Add(time.Minute))
+	pod := func(job, name string, phase corev1.PodPhase) {
+		ref := controllerRef("batch/v1", "Job", job, "uid-"+job)
+		p := gpuPod(name, "uid-"+name, 1, &ref)
+		p.Spec.NodeName, p.Status.Phase, p.Status.StartTime = "n1", phase, &started
+		c.UpsertPod(p)
+	}
+	c.UpsertOwner(ownerFromJob(objects.Job("ended", "ns").UID("uid-ended").Created(t0).Obj()))
+	pod("ended", "ended-a", corev1.PodSucceeded)
+	c.UpsertOwner(ownerFromJob(objects.Job("needs-more", "ns").UID("uid-needs-more").Created(t0).Pods(2).Obj()))
+	pod("needs-more", "needs-more-a", corev1.PodSucceeded)
+	c.UpsertOwner(ownerFromJob(objects.Job("runs", "ns").UID("uid-runs").Created(t0).Obj()))
+	pod("runs", "runs-a", corev1.PodFailed)
+	pod("runs", "runs-b", corev1.PodRunning)
+
+	got := c.finishedWorkloads()
+	if len(got) != 1 || got[0].Name != "ended" {
+		t.Fatalf("finished workloads %v, want the Job whose only pod succeeded", got)
+	}
+	if got[0].FinishedAt.IsZero() || got[0].Failed {
+		t.Errorf("finished at %s, failed %v; want a time, and not failed", got[0].FinishedAt, got[0].Failed)
+	}
+	want := FinishedWorkload{UID: "uid-ended", Namespace: "ns", Name: "ended", Kind: "Job", Group: "batch", Type: "Job",
+		Project: "vision", Department: "research", Gang: 1, RequestedGPUs: 1, Nodes: []string{"n1"},
+		QueuedAt: t0, StartedAt: started.Time, FinishedAt: got[0].FinishedAt}
+	if diff := cmp.Diff(want, got[0]); diff != "" {
+		t.Errorf("the ended Job's record (-want +got):\n%s", diff)
+	}
+}
