@@ -65,8 +65,8 @@ func (s *Scheduler) watchOwners(ctx context.Context, f ownerFactories, served fu
 	}
 	crds := f.metadata.ForResource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Informer()
 	_, err := crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, s.servesResource, start) },
-		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, s.servesResource, start) },
+		AddFunc:    func(obj any) { s.maybeWatchCRD(ctx, obj, start) },
+		UpdateFunc: func(_, obj any) { s.maybeWatchCRD(ctx, obj, start) },
 	})
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func ownerEvents[T metav1.Object](c *Cache, convert func(T) *owner) cache.Resour
 	}
 }
 
-func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(schema.GroupVersionResource) bool, start func(ownerKind)) {
+func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, start func(ownerKind)) {
 	crd, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
@@ -106,7 +106,7 @@ func (s *Scheduler) maybeWatchCRD(ctx context.Context, obj any, served func(sche
 		// The CRD may not be established yet; poll discovery briefly off the event goroutine.
 		go func() {
 			for i := 0; i < 50 && ctx.Err() == nil; i++ {
-				if served(k.GVR) {
+				if s.servesResource(k.GVR) {
 					start(k)
 					return
 				}

@@ -88,12 +88,10 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 		if e.pod.NodeName != "" {
 			boundPods[e.controller.UID] = append(boundPods[e.controller.UID], e)
 		}
-		switch e.phase {
-		case corev1.PodSucceeded:
-			succeeded[e.controller.UID]++
-		case corev1.PodFailed:
-		default:
+		if e.active {
 			unfinished[e.controller.UID] = true
+		} else if e.phase == corev1.PodSucceeded {
+			succeeded[e.controller.UID]++
 		}
 	}
 	var out []FinishedWorkload
