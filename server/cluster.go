@@ -152,6 +152,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 			beforeFirstCycle(ctx, sched, st, func() bool { return true }, c.UsageInterval, log)
 			run.tookOver.Store(true)
 			sched.StartedLeading()
+			recordFinishedAfterFirstCycle(ctx, rec.firstWritten, sched.FinishedWorkloads, st, func() bool { return true }, log)
 		}()
 		go leading(ctx)
 	}
@@ -184,6 +185,7 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 				run.lead.ready.Store(true)
 				m.SetLeader(true)
 				sched.StartedLeading()
+				go recordFinishedAfterFirstCycle(term, rec.firstWritten, sched.FinishedWorkloads, st, run.lead.fresh, log)
 			}, func() {
 				m.SetLeader(false)
 				records.Store(nil)

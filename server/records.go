@@ -49,6 +49,13 @@ type recorder struct {
 	stopped   map[string]bool // stopped by their owner since the last write
 	estimates map[string]store.WorkloadEstimate
 	wake      chan struct{}
+	// observed is set once a cycle has been observed (under mu, with its change merged);
+	// firstWritten is closed by the first write that follows it, or by the first flush that
+	// finds it had nothing to write: what the term's first cycle saw is in the store by then
+	// (recordFinishedAfterFirstCycle waits for it).
+	observed     bool
+	firstWritten chan struct{}
+	firstOnce    sync.Once
 
 	// sent is each waiting workload's start estimate as last queued to be written in this term
 	// (estimates.go); a new term's recorder starts without, so it writes every estimate once.
@@ -60,7 +67,7 @@ func newRecorder(ctx context.Context, st *store.Store, log *slog.Logger) (*recor
 	r := &recorder{
 		st: st, log: log, lifecycle: lifecycle.NewState(), pending: map[string]store.WorkloadRecord{},
 		finished: map[string]store.Finish{}, stopped: map[string]bool{}, estimates: map[string]store.WorkloadEstimate{},
-		wake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), firstWritten: make(chan struct{}),
 	}
 	// Workloads recorded as unfinished before this start: if the cluster no longer shows
 	// them after the first cycle, they ended while Arbiter was not running.
@@ -112,6 +119,7 @@ func (r *recorder) flush(ctx context.Context) {
 		return
 	}
 	r.mu.Lock()
+	observed := r.observed
 	records := make([]store.WorkloadRecord, 0, len(r.pending))
 	for _, rec := range r.pending {
 		records = append(records, rec)
@@ -125,6 +133,7 @@ func (r *recorder) flush(ctx context.Context) {
 	r.estimates = map[string]store.WorkloadEstimate{}
 	r.mu.Unlock()
 	if len(records)+len(events)+len(finished)+len(stopped)+len(estimates) == 0 {
+		r.written(observed)
 		return
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
@@ -147,6 +156,9 @@ func (r *recorder) flush(ctx context.Context) {
 		if err = r.st.RecordEstimates(ctx, estimates); err != nil {
 			records, events, finished, stopped = nil, nil, nil, nil
 		}
+	}
+	if err == nil {
+		r.written(observed)
 	}
 	if err != nil {
 		r.log.Warn("workload records not written; will retry", "records", len(records), "events", len(events), "err", err)
@@ -175,6 +187,14 @@ func (r *recorder) flush(ctx context.Context) {
 	}
 }
 
+// written closes firstWritten once a flush that followed an observed cycle has written
+// everything it took (observed: a cycle had been observed when it took it).
+func (r *recorder) written(observed bool) {
+	if observed {
+		r.firstOnce.Do(func() { close(r.firstWritten) })
+	}
+}
+
 func (r *recorder) signal() {
 	select {
 	case r.wake <- struct{}{}:
@@ -193,7 +213,20 @@ func (r *recorder) observe(res *kube.Result) {
 				Stopped: known && !finished && r.ownerStopped != nil && r.ownerStopped(uid)}
 		},
 	})
+	r.take(ch)
+}
+
+// take merges one cycle's change into the pending batch and wakes the writer. A cycle that
+// changes nothing still counts as observed: the first one's flush closes firstWritten.
+func (r *recorder) take(ch lifecycle.Change) {
 	if ch.Empty() {
+		r.mu.Lock()
+		first := !r.observed
+		r.observed = true
+		r.mu.Unlock()
+		if first {
+			r.signal() // a flush with nothing to write closes firstWritten
+		}
 		return
 	}
 	r.merge(ch)
@@ -205,6 +238,7 @@ func (r *recorder) merge(ch lifecycle.Change) {
 	r.forgetEstimates(ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.observed = true
 	for _, rec := range ch.Records {
 		r.pending[rec.UID] = storeRecord(rec)
 		delete(r.stopped, rec.UID) // run again since: the record supersedes the stop

@@ -65,6 +65,36 @@ func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may 
 	}
 }
 
+// recordFinishedAfterFirstCycle closes the window between the takeover and the term's first
+// cycle: a Job whose last pod ended after the takeover read the cluster and before that cycle
+// was neither finished for the one nor running for the other, and its record, if the leader
+// before never wrote one, was never written. Once what the first cycle saw is written
+// (written closes), it reads the finished workloads again and records those still without a
+// record; the store leaves recorded ones alone. What it cannot write in time it tries again,
+// as the takeover does.
+func recordFinishedAfterFirstCycle(term context.Context, written <-chan struct{}, finished func() []kube.FinishedWorkload,
+	st *store.Store, may func() bool, log *slog.Logger) {
+	select {
+	case <-term.Done():
+		return
+	case <-written:
+	}
+	attempt := func(ctx context.Context) error {
+		n, err := recordFinished(ctx, finished(), st, may)
+		if n > 0 {
+			log.Info("recorded workloads that finished between the takeover and the first cycle", "workloads", n)
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(term, takeoverDeadline)
+	err := attempt(ctx)
+	cancel()
+	if err != nil {
+		log.Warn("recording what finished before the first cycle: not all done; trying again in the background", "retry_every", takeoverRetry, "err", err)
+		keepTakingOver(term, takeoverRetry, attempt, may, log)
+	}
+}
+
 // takeoverRetry is how often a takeover that could not finish tries again.
 const takeoverRetry = 10 * time.Second
 
