@@ -99,7 +99,9 @@ func (r *recorder) run(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
-		r.flush(ctx)
+		if !r.flush(ctx) {
+			continue // nothing was written: the next change goes at once
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -108,7 +110,10 @@ func (r *recorder) run(ctx context.Context) {
 	}
 }
 
-func (r *recorder) flush(ctx context.Context) {
+// flush writes the pending batch, keeping it to try again if the store refuses it. It reports
+// whether it sent anything (or found this replica not acting): then the next write waits out
+// the interval.
+func (r *recorder) flush(ctx context.Context) bool {
 	if r.acting != nil && !r.acting() {
 		r.mu.Lock()
 		waiting := len(r.pending)+len(r.events)+len(r.finished)+len(r.stopped)+len(r.estimates) > 0
@@ -116,7 +121,7 @@ func (r *recorder) flush(ctx context.Context) {
 		if waiting {
 			r.signal() // try again after run's pause
 		}
-		return
+		return true
 	}
 	r.mu.Lock()
 	observed := r.observed
@@ -134,7 +139,7 @@ func (r *recorder) flush(ctx context.Context) {
 	r.mu.Unlock()
 	if len(records)+len(events)+len(finished)+len(stopped)+len(estimates) == 0 {
 		r.written(observed)
-		return
+		return false
 	}
 	err := r.st.RecordWorkloads(ctx, records, events)
 	if err == nil {
@@ -185,6 +190,7 @@ func (r *recorder) flush(ctx context.Context) {
 		r.mu.Unlock()
 		r.signal()
 	}
+	return true
 }
 
 // written closes firstWritten once a flush that followed an observed cycle has written

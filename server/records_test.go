@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbiterhq/arbiter/internal/testkit/poll"
 	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/lifecycle"
@@ -105,4 +106,34 @@ func TestOneWorkloadCannotStopTheRecorder(t *testing.T) {
 	if len(r.pending)+len(r.events) != 0 {
 		t.Errorf("%d records and %d events kept to be sent again", len(r.pending), len(r.events))
 	}
+}
+
+// A cycle that changes nothing writes nothing, and so does not make the next change wait out
+// the interval: with an hour between writes, the first cycle of a term on an empty cluster
+// (which still marks the term's first records written) must not hold the first Job's record
+// back for an hour.
+func TestRecorderNothingToWriteStartsNoInterval(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.interval = time.Hour
+	go r.run(ctx)
+	r.take(lifecycle.Change{}) // the term's first cycle, on an empty cluster
+	select {
+	case <-r.firstWritten:
+	case <-ctx.Done():
+		t.Fatal("the first cycle, with nothing to write, never counted as written")
+	}
+	now := time.Now()
+	r.take(lifecycle.Change{Records: []lifecycle.Record{{UID: "uid-1", Namespace: "ns", Name: "job-1", Kind: "Job",
+		Phase: scheduler.PhaseRunning, QueuedAt: now, StartedAt: &now}}})
+	poll.UntilNil(t, "the first Job's record is written", 10*time.Second, func() error {
+		_, err := st.WorkloadRecord(ctx, "uid-1")
+		return err
+	})
 }
