@@ -15,17 +15,25 @@ import (
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// A leader whose renewal is late for a moment writes its records once it is fresh again:
-// the batch waits, it is not dropped.
-func TestRecorderKeepsItsBatchWhileNotActing(t *testing.T) {
-	t.Parallel()
+// recorderOnNewDatabase is a recorder on a database of its own, and the context its test runs
+// under (a minute).
+func recorderOnNewDatabase(t *testing.T) (*recorder, *store.Store, context.Context) {
+	t.Helper()
 	st := store.New(testdb.New(t))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, st, ctx
+}
+
+// A leader whose renewal is late for a moment writes its records once it is fresh again:
+// the batch waits, it is not dropped.
+func TestRecorderKeepsItsBatchWhileNotActing(t *testing.T) {
+	t.Parallel()
+	r, st, ctx := recorderOnNewDatabase(t)
 	acting := false
 	r.acting = func() bool { return acting }
 	now := time.Now()
@@ -46,13 +54,7 @@ func TestRecorderKeepsItsBatchWhileNotActing(t *testing.T) {
 // record of the later cycle supersedes the stop of the earlier one in the same batch.
 func TestRecorderStopThenRunAgainInOneBatch(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, st, ctx := recorderOnNewDatabase(t)
 	now := time.Now()
 	running := lifecycle.Record{UID: "uid-1", Namespace: "ns", Name: "job-1", Kind: "Job", Phase: scheduler.PhaseRunning, QueuedAt: now, StartedAt: &now}
 	r.merge(lifecycle.Change{Records: []lifecycle.Record{running}})
@@ -77,13 +79,7 @@ func TestRecorderStopThenRunAgainInOneBatch(t *testing.T) {
 // index; a NUL) does not stop the recording of the others, and is not sent again forever.
 func TestOneWorkloadCannotStopTheRecorder(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, st, ctx := recorderOnNewDatabase(t)
 	now := time.Now()
 	rec := func(uid string) lifecycle.Record {
 		return lifecycle.Record{UID: uid, Namespace: "ns", Name: uid, Kind: "Job", Phase: scheduler.PhasePending, QueuedAt: now}
@@ -114,13 +110,7 @@ func TestOneWorkloadCannotStopTheRecorder(t *testing.T) {
 // back for an hour.
 func TestRecorderNothingToWriteStartsNoInterval(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	r, err := newRecorder(ctx, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, st, ctx := recorderOnNewDatabase(t)
 	r.interval = time.Hour
 	go r.run(ctx)
 	r.take(lifecycle.Change{}) // the term's first cycle, on an empty cluster

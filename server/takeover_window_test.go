@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,11 +9,9 @@ import (
 	"time"
 
 	"github.com/arbiterhq/arbiter/internal/testkit/poll"
-	"github.com/arbiterhq/arbiter/internal/testkit/testdb"
 	"github.com/arbiterhq/arbiter/scheduler"
 	"github.com/arbiterhq/arbiter/scheduler/kube"
 	"github.com/arbiterhq/arbiter/scheduler/lifecycle"
-	"github.com/arbiterhq/arbiter/store"
 )
 
 // A Job bound by a leader that stopped before recording it, whose last pod ends after the next
@@ -27,14 +24,8 @@ func TestFinishedBetweenTakeoverAndFirstCycleIsRecorded(t *testing.T) {
 	for _, firstCycle := range []string{"records a running workload", "changes nothing"} {
 		t.Run(firstCycle, func(t *testing.T) {
 			t.Parallel()
-			st := store.New(testdb.New(t))
-			term, end := context.WithTimeout(context.Background(), time.Minute)
-			defer end()
+			r, st, term := recorderOnNewDatabase(t)
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			r, err := newRecorder(term, st, log)
-			if err != nil {
-				t.Fatal(err)
-			}
 			r.interval = 10 * time.Millisecond
 			go r.run(term)
 			may := func() bool { return true }
