@@ -25,6 +25,9 @@ type podEntry struct {
 	controller *metav1.OwnerReference
 	created    time.Time
 	started    time.Time
+	// ended is when a pod that succeeded or failed ended: the last of its containers'
+	// terminations (zero while it runs, or when no container says)
+	ended time.Time
 	// phase and containers are what the API answers of the pod (PodMeta): its status.phase
 	// and its containers' names and images.
 	phase      corev1.PodPhase
@@ -105,6 +108,13 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 	}
 	if p.Status.StartTime != nil {
 		e.started = p.Status.StartTime.Time
+	}
+	if !e.active {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(e.ended) {
+				e.ended = t.FinishedAt.Time
+			}
+		}
 	}
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {

@@ -57,10 +57,12 @@ type FinishedWorkload struct {
 	StartedAt                           time.Time // zero: none of its pods was ever bound
 }
 
-// FinishedWorkloads lists the finished Jobs whose pod template names Arbiter's scheduler,
-// sorted by UID: the workloads that can have run and ended between one leader's last record
-// and the next leader's first cycle. A Job stays in the cluster, and so in the cache, after it
-// finishes, until it is deleted (its ttlSecondsAfterFinished, or a person).
+// FinishedWorkloads lists the finished Jobs whose pod template names Arbiter's scheduler, and
+// the finished bare pods Arbiter bound, sorted by UID: the workloads that can have run and
+// ended between one leader's last record and the next leader's first cycle. A Job stays in the
+// cluster, and so in the cache, after it finishes, until it is deleted (its
+// ttlSecondsAfterFinished, or a person); a pod that succeeded or failed, until it is deleted
+// (by a person, or the pod garbage collector past its threshold of ended pods).
 func (s *Scheduler) FinishedWorkloads() []FinishedWorkload {
 	s.cache.SetSettings(s.settings.Load()) // types and projects resolve as in a cycle
 	return s.cache.finishedWorkloads()
@@ -81,8 +83,17 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 	}
 	boundPods := map[types.UID][]*podEntry{} // by controller: a Job's pods are its own
 	succeeded, unfinished := map[types.UID]int32{}, map[types.UID]bool{}
+	var out []FinishedWorkload
 	for _, e := range c.pods {
-		if !e.ours || e.controller == nil {
+		if !e.ours {
+			continue
+		}
+		if e.controller == nil {
+			if !e.active && e.pod.NodeName != "" {
+				w := c.finishedBarePod(e)
+				w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
+				out = append(out, w)
+			}
 			continue
 		}
 		if e.pod.NodeName != "" {
@@ -94,7 +105,6 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 			succeeded[e.controller.UID]++
 		}
 	}
-	var out []FinishedWorkload
 	for _, o := range c.owners {
 		if o.Template == nil || o.Template.Spec.SchedulerName != c.schedulerName {
 			continue
@@ -144,6 +154,28 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 	}
 	slices.SortFunc(out, func(a, b FinishedWorkload) int { return strings.Compare(a.UID, b.UID) })
 	return out
+}
+
+// finishedBarePod is the finished workload of a bare pod Arbiter bound that succeeded or
+// failed: its own workload (S4), one pod, queued when created, started when it started (else
+// when it was bound), finished when its last container ended (else now).
+func (c *Cache) finishedBarePod(e *podEntry) FinishedWorkload {
+	x := &c.index
+	top, _, _ := c.topOwner(e)
+	w := FinishedWorkload{
+		UID: e.pod.UID, Namespace: e.pod.Namespace, Name: e.pod.Name, Kind: "Pod",
+		Type:    workloadType(top, x.typeByKind, x.typeBySlug),
+		Project: projectOf(top.Labels, e.pod.Labels, e.pod.Namespace, x.settings.NamespaceProject, x.projects),
+		Failed:  e.phase == corev1.PodFailed, Gang: 1, RequestedGPUs: int(e.pod.Requests.GPUs),
+		Nodes: []string{e.pod.NodeName}, QueuedAt: e.created, StartedAt: e.started, FinishedAt: e.ended,
+	}
+	if w.StartedAt.IsZero() {
+		w.StartedAt = e.bound
+	}
+	if w.FinishedAt.IsZero() {
+		w.FinishedAt = time.Now()
+	}
+	return w
 }
 
 // endedByItsPods reports whether a Job the Job controller has not marked finished yet has

@@ -107,3 +107,47 @@ func TestFinishedWorkloadsIncludeJobsWhosePodsEndedFirst(t *testing.T) {
 		t.Errorf("the ended Job's record (-want +got):\n%s", diff)
 	}
 }
+
+// TestFinishedWorkloadsIncludeBarePodsArbiterBound: a pod without a controller is its own
+// workload (S4), and one that succeeded or failed stays in the cluster until it is deleted: a
+// takeover lists those Arbiter bound, finished when their last container ended. One that
+// runs, one never bound and another scheduler's are not listed.
+func TestFinishedWorkloadsIncludeBarePodsArbiterBound(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(&Settings{
+		WorkloadTypes:    []scheduler.WorkloadType{{Name: "Pod", Category: "Train"}},
+		Projects:         []scheduler.Project{{Name: "vision", Department: "research", ID: "id-vision"}},
+		NamespaceProject: map[string]string{"ns": "vision"},
+	})
+	started := metav1.NewTime(t0.Add(time.Minute))
+	pod := func(name string, phase corev1.PodPhase, node, schedulerName string, endedAt ...time.Time) {
+		p := gpuPod(name, "uid-"+name, 2, nil)
+		p.Spec.NodeName, p.Status.Phase = node, phase
+		if schedulerName != "" {
+			p.Spec.SchedulerName = schedulerName
+		}
+		if node != "" {
+			p.Status.StartTime = &started
+		}
+		for _, at := range endedAt {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(at)}}})
+		}
+		c.UpsertPod(p)
+	}
+	pod("done", corev1.PodSucceeded, "n1", "", t0.Add(4*time.Minute), t0.Add(5*time.Minute))
+	pod("crashed", corev1.PodFailed, "n2", "", t0.Add(3*time.Minute))
+	pod("runs", corev1.PodRunning, "n1", "")
+	pod("never-bound", corev1.PodFailed, "", "")
+	pod("not-ours", corev1.PodSucceeded, "n1", "default-scheduler", t0.Add(2*time.Minute))
+
+	bare := func(name string, failed bool, node string, ended time.Time) FinishedWorkload {
+		return FinishedWorkload{UID: "uid-" + name, Namespace: "ns", Name: name, Kind: "Pod", Type: "Pod", Category: "Train",
+			Project: "vision", Department: "research", ProjectID: "id-vision", Failed: failed, Gang: 1, RequestedGPUs: 2,
+			Nodes: []string{node}, QueuedAt: t0.Add(time.Minute), StartedAt: started.Time, FinishedAt: ended}
+	}
+	want := []FinishedWorkload{bare("crashed", true, "n2", t0.Add(3*time.Minute)), bare("done", false, "n1", t0.Add(5*time.Minute))}
+	if diff := cmp.Diff(want, c.finishedWorkloads(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("finished workloads (-want +got):\n%s", diff)
+	}
+}

@@ -13,15 +13,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
 	"github.com/arbiterhq/arbiter/store"
 )
 
 // TestFailover_NewLeaderRecordsWhatTheOldOneDidNot: a leader binds two Jobs and dies before it
 // writes their records (its --record-interval holds them back after a first write) and before their Scheduled
 // events reach the API server (deleted here, as if it died between the bind and the event);
-// one Job finishes before the standby takes over. The new leader records both from the
-// cluster: the finished one as Completed with the cluster's start and completion times, the
-// running one as Running, and each bound pod gets one Scheduled event at the time it was bound.
+// one Job, and a bare pod, finish before the standby takes over. The new leader records all
+// three from the cluster: the finished ones as Completed with the cluster's start and end
+// times, the running one as Running, and each bound pod gets one Scheduled event at the time
+// it was bound.
 func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 8)
@@ -33,9 +35,12 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 
 	short := e.job(jobSpec{name: "short", namespace: ns, runSeconds: "2"})
 	long := e.job(jobSpec{name: "long", namespace: ns})
-	e.eventually("replica a binds both Jobs and says so", time.Minute, func() bool {
+	solo := gpuPod(e, "solo", ns, nil, func(p *corev1.Pod) {
+		p.Annotations = map[string]string{devcluster.AnnotationRunSeconds: "2"}
+	})
+	e.eventually("replica a binds both Jobs and the bare pod and says so", time.Minute, func() bool {
 		by, _ := e.scheduledBy(ns)
-		return len(by["a"]) == 2
+		return len(by["a"]) == 3
 	})
 	a.signal(t, syscall.SIGKILL)
 	<-a.exit
@@ -50,7 +55,12 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 		done = j
 		return err == nil && j.Status.CompletionTime != nil
 	})
-	for _, uid := range []string{string(short.UID), string(long.UID)} {
+	e.eventually("the bare pod succeeds", time.Minute, func() bool {
+		p, err := e.client.CoreV1().Pods(ns).Get(e.ctx, "solo", metav1.GetOptions{})
+		solo = p
+		return err == nil && p.Status.Phase == corev1.PodSucceeded
+	})
+	for _, uid := range []string{string(short.UID), string(long.UID), string(solo.UID)} {
 		if _, err := e.store.WorkloadRecord(e.ctx, uid); err == nil {
 			t.Fatalf("replica a wrote the record of %s before it died: the test would check nothing", uid)
 		}
@@ -91,12 +101,26 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if diff := cmp.Diff([]string{"Queued", "Admitted", "Completed"}, e.history(string(short.UID))); diff != "" {
 		t.Errorf("the finished Job's history (-want +got):\n%s", diff)
 	}
+	e.eventually("the new leader records the bare pod that finished before it took over", 30*time.Second, func() bool {
+		s, err := e.store.WorkloadRecord(e.ctx, string(solo.UID))
+		return err == nil && s.FinishedAt != nil
+	})
+	soloRec, err := e.store.WorkloadRecord(e.ctx, string(solo.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	soloEnded := solo.Status.ContainerStatuses[0].State.Terminated.FinishedAt.Time
+	got = recorded{soloRec.Phase, soloRec.ProjectName, soloRec.ProjectID, soloRec.RequestedGPUs, soloRec.AllocatedGPUs, soloRec.QueuedAt, soloRec.StartedAt, soloRec.FinishedAt}
+	want = recorded{"Completed", ns, &project.ID, 1, 0, solo.CreationTimestamp.Time, &solo.Status.StartTime.Time, &soloEnded}
+	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
+		t.Errorf("the finished bare pod's record (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff([]string{"Queued", "Admitted"}, e.history(string(long.UID))); diff != "" {
 		t.Errorf("the running Job's history (-want +got):\n%s", diff)
 	}
 
 	e.eventually("every bound pod has its Scheduled event again", 30*time.Second, func() bool {
-		return len(e.scheduledEvents(ns)) >= 2
+		return len(e.scheduledEvents(ns)) >= 3
 	})
 	type scheduled struct {
 		Pod, By string
@@ -106,10 +130,8 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	for _, ev := range e.scheduledEvents(ns) {
 		evs = append(evs, scheduled{ev.InvolvedObject.Name, ev.ReportingInstance, ev.FirstTimestamp.Time})
 	}
-	wantEvs := []scheduled{{longPod.Name, "b", boundAt(longPod)}, {shortPod.Name, "b", boundAt(shortPod)}}
-	if longPod.Name > shortPod.Name {
-		wantEvs[0], wantEvs[1] = wantEvs[1], wantEvs[0]
-	}
+	wantEvs := []scheduled{{longPod.Name, "b", boundAt(longPod)}, {shortPod.Name, "b", boundAt(shortPod)}, {solo.Name, "b", boundAt(*solo)}}
+	slices.SortFunc(wantEvs, func(a, b scheduled) int { return strings.Compare(a.Pod, b.Pod) })
 	if diff := cmp.Diff(wantEvs, evs, timesEqual); diff != "" {
 		t.Errorf("Scheduled events after the takeover (-want +got):\n%s", diff)
 	}

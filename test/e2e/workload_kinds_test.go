@@ -112,7 +112,9 @@ func TestS1_PriorityClassesAreKeptInSync(t *testing.T) {
 	}
 }
 
-func gpuPod(e *env, name, namespace string, owner *metav1.OwnerReference) *corev1.Pod {
+// gpuPod creates a one-GPU pod of Arbiter's under owner (nil: a bare pod); edits change it
+// before it is created (an annotation for the cluster's kwok stages).
+func gpuPod(e *env, name, namespace string, owner *metav1.OwnerReference, edits ...func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
@@ -125,6 +127,9 @@ func gpuPod(e *env, name, namespace string, owner *metav1.OwnerReference) *corev
 	}
 	if owner != nil {
 		p.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	for _, edit := range edits {
+		edit(p)
 	}
 	created, err := e.client.CoreV1().Pods(namespace).Create(e.ctx, p, metav1.CreateOptions{})
 	if err != nil {
