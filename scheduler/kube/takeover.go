@@ -81,7 +81,7 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 	for _, p := range x.settings.Projects {
 		department[p.Name], projectID[p.Name] = p.Department, p.ID
 	}
-	boundPods := map[types.UID][]*podEntry{} // by controller: a Job's pods are its own
+	boundPods := map[types.UID][]*podEntry{} // by top owner (a JobSet's pods are its Jobs')
 	succeeded, unfinished := map[types.UID]int32{}, map[types.UID]bool{}
 	var out []FinishedWorkload
 	for _, e := range c.pods {
@@ -97,7 +97,8 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 			continue
 		}
 		if e.pod.NodeName != "" {
-			boundPods[e.controller.UID] = append(boundPods[e.controller.UID], e)
+			top, _, _ := c.topOwner(e)
+			boundPods[top.UID] = append(boundPods[top.UID], e)
 		}
 		if e.active {
 			unfinished[e.controller.UID] = true
@@ -106,28 +107,22 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 		}
 	}
 	for _, o := range c.owners {
-		if o.Template == nil || o.Template.Spec.SchedulerName != c.schedulerName {
-			continue
+		roles := c.rolesOf(o)
+		if !c.ours(roles) {
+			continue // every pod template names this scheduler, or the workload is not Arbiter's
 		}
 		if !o.Finished && !endedByItsPods(o, succeeded[o.UID], unfinished[o.UID]) {
 			continue
 		}
 		if o.Controller != nil && o.Controller.Kind != "CronJob" {
-			continue // a workload is its top owner (topOwner): this Job is part of another
+			continue // a workload is its top owner (topOwner): this one is part of another
 		}
-		count := int32(1)
-		if o.Gang.Parallelism != nil {
-			count = *o.Gang.Parallelism
-		}
-		if o.Gang.Completions != nil {
-			count = min(count, *o.Gang.Completions)
-		}
-		template := schedulingPod(&corev1.Pod{ObjectMeta: o.Template.ObjectMeta, Spec: o.Template.Spec})
+		gang, gpus := finishedSize(o, roles)
 		w := FinishedWorkload{
 			UID: string(o.UID), Namespace: o.Namespace, Name: o.Name, Kind: o.Kind, Group: o.Group,
 			Type: workloadType(o, x.typeByKind, x.typeBySlug), Submitter: o.Annotations[scheduler.AnnotationSubmitter],
-			Project: projectOf(o.Labels, o.Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects),
-			Failed:  o.Failed, Gang: int(count), RequestedGPUs: int(count) * int(template.Requests.GPUs),
+			Project: projectOf(o.Labels, roles[0].Template.Labels, o.Namespace, x.settings.NamespaceProject, x.projects),
+			Failed:  o.Failed, Gang: gang, RequestedGPUs: gpus,
 			QueuedAt: queuedAt(o, o.Created), FinishedAt: o.Ended,
 		}
 		w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
@@ -154,6 +149,28 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 	}
 	slices.SortFunc(out, func(a, b FinishedWorkload) int { return strings.Compare(a.UID, b.UID) })
 	return out
+}
+
+// finishedSize is a finished top owner's gang and the GPUs it asked for: a Job's pods at once
+// (its parallelism, at most its completions), a custom resource's the sum of its roles' (a
+// PyTorchJob's master and workers, a JobSet's replicated jobs).
+func finishedSize(o *owner, roles []podRole) (pods, gpus int) {
+	if o.Kind == "Job" && o.Group == "batch" {
+		count := int32(1)
+		if o.Gang.Parallelism != nil {
+			count = *o.Gang.Parallelism
+		}
+		if o.Gang.Completions != nil {
+			count = min(count, *o.Gang.Completions)
+		}
+		roles = []podRole{{Template: roles[0].Template, Count: count}}
+	}
+	for _, r := range roles {
+		template := schedulingPod(&corev1.Pod{ObjectMeta: r.Template.ObjectMeta, Spec: r.Template.Spec})
+		pods += int(r.Count)
+		gpus += int(r.Count) * int(template.Requests.GPUs)
+	}
+	return pods, gpus
 }
 
 // finishedBarePod is the finished workload of a bare pod Arbiter bound that succeeded or

@@ -151,3 +151,51 @@ func TestFinishedWorkloadsIncludeBarePodsArbiterBound(t *testing.T) {
 		t.Errorf("finished workloads (-want +got):\n%s", diff)
 	}
 }
+
+// TestFinishedWorkloadsIncludeCustomResourcesWithAnOutcome: a PyTorchJob whose Succeeded
+// condition is true is a finished workload as a Job is, its gang and GPUs the sum of its roles,
+// its nodes and start its pods'; one still running, and one whose templates name another
+// scheduler, are not listed.
+func TestFinishedWorkloadsIncludeCustomResourcesWithAnOutcome(t *testing.T) {
+	c := NewCache("arbiter")
+	c.SetSettings(&Settings{
+		WorkloadTypes:    []scheduler.WorkloadType{{Name: "PyTorchJob", Group: "kubeflow.org", Category: "Train"}},
+		Projects:         []scheduler.Project{{Name: "nlp", Department: "research"}},
+		NamespaceProject: map[string]string{"ns": "nlp"},
+	})
+	ended := t0.Add(10 * time.Minute)
+	pytorchJob := func(name, schedulerName string, succeeded bool) {
+		template := map[string]any{"spec": map[string]any{"schedulerName": schedulerName, "containers": []any{
+			map[string]any{"name": "c", "resources": map[string]any{"requests": map[string]any{"nvidia.com/gpu": "2"}}}}}}
+		u := ownerObj("kubeflow.org/v1", "PyTorchJob", name, "uid-"+name, nil, map[string]any{"pytorchReplicaSpecs": map[string]any{
+			"Master": map[string]any{"replicas": int64(1), "template": template},
+			"Worker": map[string]any{"replicas": int64(2), "template": template},
+		}})
+		if succeeded {
+			u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Succeeded", "status": "True",
+				"lastTransitionTime": ended.Format(time.RFC3339)}}}
+		}
+		c.UpsertOwner(ownerFrom(u))
+	}
+	started := metav1.NewTime(t0.Add(time.Minute))
+	pod := func(owner, name, node string, phase corev1.PodPhase) {
+		ref := controllerRef("kubeflow.org/v1", "PyTorchJob", owner, "uid-"+owner)
+		p := gpuPod(name, "uid-"+name, 2, &ref)
+		p.Spec.NodeName, p.Status.Phase, p.Status.StartTime = node, phase, &started
+		c.UpsertPod(p)
+	}
+	pytorchJob("done", "arbiter", true)
+	pod("done", "done-master-0", "n1", corev1.PodSucceeded)
+	pod("done", "done-worker-0", "n1", corev1.PodSucceeded)
+	pod("done", "done-worker-1", "n2", corev1.PodSucceeded)
+	pytorchJob("runs", "arbiter", false)
+	pod("runs", "runs-master-0", "n1", corev1.PodRunning)
+	pytorchJob("not-ours", "default-scheduler", true)
+
+	want := []FinishedWorkload{{UID: "uid-done", Namespace: "ns", Name: "done", Kind: "PyTorchJob", Group: "kubeflow.org",
+		Type: "PyTorchJob", Category: "Train", Project: "nlp", Department: "research", Gang: 3, RequestedGPUs: 6,
+		Nodes: []string{"n1", "n2"}, QueuedAt: t0, StartedAt: started.Time, FinishedAt: ended}}
+	if diff := cmp.Diff(want, c.finishedWorkloads(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("finished workloads (-want +got):\n%s", diff)
+	}
+}
