@@ -44,7 +44,7 @@ func waitClosed(ctx context.Context, ch <-chan struct{}, notYet string) error {
 	}
 }
 
-// FinishedWorkload is a finished Job of Arbiter's, as the cluster shows it.
+// FinishedWorkload is a finished workload of Arbiter's, as the cluster shows it.
 type FinishedWorkload struct {
 	UID, Namespace, Name, Kind, Group   string
 	Type, Category, Project, Department string
@@ -57,12 +57,14 @@ type FinishedWorkload struct {
 	StartedAt                           time.Time // zero: none of its pods was ever bound
 }
 
-// FinishedWorkloads lists the finished Jobs whose pod template names Arbiter's scheduler, and
-// the finished bare pods Arbiter bound, sorted by UID: the workloads that can have run and
-// ended between one leader's last record and the next leader's first cycle. A Job stays in the
+// FinishedWorkloads lists the finished top owners whose pod templates name Arbiter's
+// scheduler (Jobs; custom resources whose status says they finished, readOutcome) and the
+// finished bare pods Arbiter bound, sorted by UID: the workloads that can have run and ended
+// between one leader's last record and the next leader's first cycle. A Job stays in the
 // cluster, and so in the cache, after it finishes, until it is deleted (its
-// ttlSecondsAfterFinished, or a person); a pod that succeeded or failed, until it is deleted
-// (by a person, or the pod garbage collector past its threshold of ended pods).
+// ttlSecondsAfterFinished, or a person), as a finished custom resource does; a pod that
+// succeeded or failed, until it is deleted (by a person, or the pod garbage collector past its
+// threshold of ended pods).
 func (s *Scheduler) FinishedWorkloads() []FinishedWorkload {
 	s.cache.SetSettings(s.settings.Load()) // types and projects resolve as in a cycle
 	return s.cache.finishedWorkloads()
