@@ -149,10 +149,10 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 				return // the process ends
 			}
 			records.Store(rec)
-			beforeFirstCycle(ctx, sched, st, func() bool { return true }, c.UsageInterval, log)
+			taken := beforeFirstCycle(ctx, sched, st, func() bool { return true }, c.UsageInterval, log)
 			run.tookOver.Store(true)
 			sched.StartedLeading()
-			recordFinishedAfterFirstCycle(ctx, rec.firstWritten, sched.FinishedWorkloads, st, func() bool { return true }, log)
+			recordFinishedAfterFirstCycle(ctx, rec.firstWritten, sched.FinishedWorkloads, taken, st, func() bool { return true }, log)
 		}()
 		go leading(ctx)
 	}
@@ -179,13 +179,13 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 					return
 				}
 				// Before the term's first cycle: none of its binds can race the reconciliation.
-				beforeFirstCycle(term, sched, st, run.lead.fresh, c.UsageInterval, log)
+				taken := beforeFirstCycle(term, sched, st, run.lead.fresh, c.UsageInterval, log)
 				records.Store(rec)
 				go leading(term)
 				run.lead.ready.Store(true)
 				m.SetLeader(true)
 				sched.StartedLeading()
-				go recordFinishedAfterFirstCycle(term, rec.firstWritten, sched.FinishedWorkloads, st, run.lead.fresh, log)
+				go recordFinishedAfterFirstCycle(term, rec.firstWritten, sched.FinishedWorkloads, taken, st, run.lead.fresh, log)
 			}, func() {
 				m.SetLeader(false)
 				records.Store(nil)
@@ -217,16 +217,19 @@ func startScheduler(ctx context.Context, c Config, cfg *rest.Config, listing *ku
 // waiting times, which read only the database and so need not wait for them (one after the
 // other, the seeding's reads delayed a start's first bind by a third of a second on a loaded
 // machine); the waiting times are seeded once the lists are in.
-func beforeFirstCycle(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, usageInterval time.Duration, log *slog.Logger) {
+//
+// It returns the finished workloads the takeover read (takeOver).
+func beforeFirstCycle(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, usageInterval time.Duration, log *slog.Logger) map[string]bool {
 	seeded := make(chan struct{})
 	go func() {
 		defer close(seeded)
 		seedUsage(term, st, sched, usageInterval, log)
 	}()
 	waiting := readWaiting(term, st)
-	takeOver(term, sched, st, may, log)        // waits for the informers' first lists
-	seedWaiting(term, st, waiting, sched, log) // seeds the waiting workloads those lists gave
+	taken := takeOver(term, sched, st, may, log) // waits for the informers' first lists
+	seedWaiting(term, st, waiting, sched, log)   // seeds the waiting workloads those lists gave
 	<-seeded
+	return taken
 }
 
 // recorderForTerm starts a term's recorder from the database's records, trying again while

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,13 +42,24 @@ const (
 // answer in time — a frozen predecessor may hold a workload's row locked — or an API server
 // that did not) it tries again in the background until done or the term ends
 // (keepTakingOver): the writes are idempotent, so a retry beside the term's cycles is safe.
-func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, log *slog.Logger) {
+//
+// It returns the UIDs of the finished workloads its first read found (nil if the term ended
+// first): the read after the term's first cycle skips them (recordFinishedAfterFirstCycle).
+func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may func() bool, log *slog.Logger) map[string]bool {
 	if err := sched.WaitSynced(term); err != nil {
-		return // the term (or the process) ended first
+		return nil // the term (or the process) ended first
 	}
 	began := time.Now()
+	var read map[string]bool
 	reconcile := func(ctx context.Context) (recorded, events int, err error) {
-		recorded, errFinished := recordFinished(ctx, sched.FinishedWorkloads(), st, may)
+		finished := sched.FinishedWorkloads()
+		if read == nil {
+			read = make(map[string]bool, len(finished))
+			for _, w := range finished {
+				read[w.UID] = true
+			}
+		}
+		recorded, errFinished := recordFinished(ctx, finished, st, may)
 		events, errEvents := sched.RestoreScheduledEvents(ctx, began.Add(-scheduledEventLookback), may)
 		return recorded, events, errors.Join(errFinished, errEvents)
 	}
@@ -63,6 +75,7 @@ func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may 
 			return err
 		}, may, log)
 	}
+	return read
 }
 
 // recordFinishedAfterFirstCycle closes the window between the takeover and the term's first
@@ -70,17 +83,19 @@ func takeOver(term context.Context, sched *kube.Scheduler, st *store.Store, may 
 // was neither finished for the one nor running for the other, and its record, if the leader
 // before never wrote one, was never written. Once what the first cycle saw is written
 // (written closes), it reads the finished workloads again and records those still without a
-// record; the store leaves recorded ones alone. What it cannot write in time it tries again,
-// as the takeover does.
+// record, but for those the takeover read (taken: the takeover records them, or tries again
+// until it has), so that a cluster's finished Jobs are not all sent twice a term; the store
+// leaves recorded ones alone. What it cannot write in time it tries again, as the takeover does.
 func recordFinishedAfterFirstCycle(term context.Context, written <-chan struct{}, finished func() []kube.FinishedWorkload,
-	st *store.Store, may func() bool, log *slog.Logger) {
+	taken map[string]bool, st *store.Store, may func() bool, log *slog.Logger) {
 	select {
 	case <-term.Done():
 		return
 	case <-written:
 	}
 	attempt := func(ctx context.Context) error {
-		n, err := recordFinished(ctx, finished(), st, may)
+		since := slices.DeleteFunc(finished(), func(w kube.FinishedWorkload) bool { return taken[w.UID] })
+		n, err := recordFinished(ctx, since, st, may)
 		if n > 0 {
 			log.Info("recorded workloads that finished between the takeover and the first cycle", "workloads", n)
 		}

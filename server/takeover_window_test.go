@@ -38,7 +38,7 @@ func TestFinishedBetweenTakeoverAndFirstCycleIsRecorded(t *testing.T) {
 			if n, err := recordFinished(term, read(), st, may); err != nil || n != 0 {
 				t.Fatalf("the takeover recorded %d, %v; want nothing finished yet", n, err)
 			}
-			go recordFinishedAfterFirstCycle(term, r.firstWritten, read, st, may, log)
+			go recordFinishedAfterFirstCycle(term, r.firstWritten, read, map[string]bool{}, st, may, log)
 			ended := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 			finished.Store(&[]kube.FinishedWorkload{{UID: "uid-window", Namespace: "ns", Name: "feed", Kind: "Job", Group: "batch",
 				Gang: 1, RequestedGPUs: 1, QueuedAt: ended.Add(-time.Minute), StartedAt: ended.Add(-30 * time.Second), FinishedAt: ended}})

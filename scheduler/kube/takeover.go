@@ -92,9 +92,7 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 		}
 		if e.controller == nil {
 			if !e.active && e.pod.NodeName != "" {
-				w := c.finishedBarePod(e)
-				w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
-				out = append(out, w)
+				out = append(out, c.finishedBarePod(e))
 			}
 			continue
 		}
@@ -127,27 +125,26 @@ func (c *Cache) finishedWorkloads() []FinishedWorkload {
 			Failed:  o.Failed, Gang: gang, RequestedGPUs: gpus,
 			QueuedAt: queuedAt(o, o.Created), FinishedAt: o.Ended,
 		}
-		w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
 		for _, e := range boundPods[o.UID] {
 			if !slices.Contains(w.Nodes, e.pod.NodeName) {
 				w.Nodes = append(w.Nodes, e.pod.NodeName)
 			}
-			at := e.started // as a running workload's start (groupWorkload), else its bind
-			if at.IsZero() {
-				at = e.bound
-			}
-			if !at.IsZero() && (w.StartedAt.IsZero() || at.Before(w.StartedAt)) {
+			if at := e.startedOrBound(); !at.IsZero() && (w.StartedAt.IsZero() || at.Before(w.StartedAt)) {
 				w.StartedAt = at
 			}
 		}
 		if w.StartedAt.IsZero() && o.Gang.Succeeded > 0 {
 			w.StartedAt = o.Started // its pods are gone, but some ran: the Job's start
 		}
-		if w.FinishedAt.IsZero() {
-			w.FinishedAt = time.Now()
-		}
 		slices.Sort(w.Nodes)
 		out = append(out, w)
+	}
+	for i := range out {
+		w := &out[i]
+		w.Category, w.Department, w.ProjectID = category[w.Type], department[w.Project], projectID[w.Project]
+		if w.FinishedAt.IsZero() {
+			w.FinishedAt = time.Now() // no end known: when it was noticed
+		}
 	}
 	slices.SortFunc(out, func(a, b FinishedWorkload) int { return strings.Compare(a.UID, b.UID) })
 	return out
@@ -177,7 +174,7 @@ func finishedSize(o *owner, roles []podRole) (pods, gpus int) {
 
 // finishedBarePod is the finished workload of a bare pod Arbiter bound that succeeded or
 // failed: its own workload (S4), one pod, queued when created, started when it started (else
-// when it was bound), finished when its last container ended (else now).
+// when it was bound), finished when its last container ended (zero when none says).
 func (c *Cache) finishedBarePod(e *podEntry) FinishedWorkload {
 	x := &c.index
 	top, _, _ := c.topOwner(e)
@@ -186,15 +183,18 @@ func (c *Cache) finishedBarePod(e *podEntry) FinishedWorkload {
 		Type:    workloadType(top, x.typeByKind, x.typeBySlug),
 		Project: projectOf(top.Labels, e.pod.Labels, e.pod.Namespace, x.settings.NamespaceProject, x.projects),
 		Failed:  e.phase == corev1.PodFailed, Gang: 1, RequestedGPUs: int(e.pod.Requests.GPUs),
-		Nodes: []string{e.pod.NodeName}, QueuedAt: e.created, StartedAt: e.started, FinishedAt: e.ended,
-	}
-	if w.StartedAt.IsZero() {
-		w.StartedAt = e.bound
-	}
-	if w.FinishedAt.IsZero() {
-		w.FinishedAt = time.Now()
+		Nodes: []string{e.pod.NodeName}, QueuedAt: e.created, StartedAt: e.startedOrBound(), FinishedAt: e.ended,
 	}
 	return w
+}
+
+// startedOrBound is when a pod started, as a running workload's start (groupWorkload), else
+// when the API server bound it.
+func (e *podEntry) startedOrBound() time.Time {
+	if e.started.IsZero() {
+		return e.bound
+	}
+	return e.started
 }
 
 // endedByItsPods reports whether a Job the Job controller has not marked finished yet has

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/arbiterhq/arbiter/internal/dev/devcluster"
-	"github.com/arbiterhq/arbiter/store"
 )
 
 // TestFailover_NewLeaderRecordsAFinishedPyTorchJob: a leader binds a PyTorchJob's master and
@@ -20,12 +19,7 @@ import (
 // Completed, a gang of 3 with its 3 GPUs, finished when the operator said it succeeded.
 func TestFailover_NewLeaderRecordsAFinishedPyTorchJob(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1, 8)
-	e.a.stop() // newEnv's in-process Arbiter; the replicas below replace it
-	ns := e.project("unrecorded-kinds", 3, store.PolicyUpdate{})
-	a := e.startReplica("a", "--record-interval=1h")
-	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
-	e.holdBackRecords()
+	e, ns, a := leaderHoldingRecords(t, "unrecorded-kinds", 3)
 
 	template := fmt.Sprintf(`{metadata: {annotations: {%s: "2"}}, spec: {schedulerName: %s, containers: [%s]}}`,
 		devcluster.AnnotationRunSeconds, e.sched, gpuContainer("pytorch"))
@@ -73,14 +67,14 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	type recorded struct {
+	type summary struct {
 		Phase, Kind     string
 		Gang, Requested int
 		Finished        time.Time
 		Started         bool
 	}
-	got := recorded{rec.Phase, rec.Kind, rec.Gang, rec.RequestedGPUs, *rec.FinishedAt, rec.StartedAt != nil}
-	want := recorded{"Completed", "PyTorchJob", 3, 3, succeededAt, true}
+	got := summary{rec.Phase, rec.Kind, rec.Gang, rec.RequestedGPUs, *rec.FinishedAt, rec.StartedAt != nil}
+	want := summary{"Completed", "PyTorchJob", 3, 3, succeededAt, true}
 	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
 		t.Errorf("the finished PyTorchJob's record (-want +got):\n%s", diff)
 	}

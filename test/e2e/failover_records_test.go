@@ -26,12 +26,7 @@ import (
 // it was bound.
 func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1, 8)
-	e.a.stop() // newEnv's in-process Arbiter; the replicas below replace it
-	ns := e.project("unrecorded", 6, store.PolicyUpdate{})
-	a := e.startReplica("a", "--record-interval=1h")
-	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
-	e.holdBackRecords()
+	e, ns, a := leaderHoldingRecords(t, "unrecorded", 6)
 
 	short := e.job(jobSpec{name: "short", namespace: ns, runSeconds: "2"})
 	long := e.job(jobSpec{name: "long", namespace: ns})
@@ -86,14 +81,7 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type recorded struct {
-		Phase, Project       string
-		ProjectID            *uuid.UUID // a workload belongs to its project by id
-		Requested, Allocated int
-		Queued               time.Time
-		Started, Finished    *time.Time
-	}
-	got := recorded{rec.Phase, rec.ProjectName, rec.ProjectID, rec.RequestedGPUs, rec.AllocatedGPUs, rec.QueuedAt, rec.StartedAt, rec.FinishedAt}
+	got := recordedOf(rec)
 	want := recorded{"Completed", ns, &project.ID, 1, 0, done.CreationTimestamp.Time, &shortPod.Status.StartTime.Time, &done.Status.CompletionTime.Time}
 	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
 		t.Errorf("the finished Job's record (-want +got):\n%s", diff)
@@ -110,7 +98,7 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	soloEnded := solo.Status.ContainerStatuses[0].State.Terminated.FinishedAt.Time
-	got = recorded{soloRec.Phase, soloRec.ProjectName, soloRec.ProjectID, soloRec.RequestedGPUs, soloRec.AllocatedGPUs, soloRec.QueuedAt, soloRec.StartedAt, soloRec.FinishedAt}
+	got = recordedOf(soloRec)
 	want = recorded{"Completed", ns, &project.ID, 1, 0, solo.CreationTimestamp.Time, &solo.Status.StartTime.Time, &soloEnded}
 	if diff := cmp.Diff(want, got, timesEqual); diff != "" {
 		t.Errorf("the finished bare pod's record (-want +got):\n%s", diff)
@@ -138,6 +126,33 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if hasLine(b.logText(), "bind failed") {
 		t.Errorf("replica b bound a pod replica a had bound")
 	}
+}
+
+// leaderHoldingRecords starts an environment whose only Arbiter is replica a, leading with
+// --record-interval=1h and past its first write (holdBackRecords), and a project of gpus GPUs
+// in its namespace ns: what a binds after this waits an hour for its record.
+func leaderHoldingRecords(t *testing.T, project string, gpus int) (*env, string, *replica) {
+	t.Helper()
+	e := newEnv(t, 1, 8)
+	e.a.stop() // newEnv's in-process Arbiter; the replicas below replace it
+	ns := e.project(project, gpus, store.PolicyUpdate{})
+	a := e.startReplica("a", "--record-interval=1h")
+	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
+	e.holdBackRecords()
+	return e, ns, a
+}
+
+// recorded is what the failover tests compare of a workload record.
+type recorded struct {
+	Phase, Project       string
+	ProjectID            *uuid.UUID // a workload belongs to its project by id
+	Requested, Allocated int
+	Queued               time.Time
+	Started, Finished    *time.Time
+}
+
+func recordedOf(r store.WorkloadRecord) recorded {
+	return recorded{r.Phase, r.ProjectName, r.ProjectID, r.RequestedGPUs, r.AllocatedGPUs, r.QueuedAt, r.StartedAt, r.FinishedAt}
 }
 
 // holdBackRecords makes the leading replica, started with --record-interval=1h, write once:
@@ -183,12 +198,7 @@ func boundAt(p corev1.Pod) time.Time {
 // has nothing to reconcile; here the recorder would otherwise hold them for an hour.
 func TestFailover_GracefulStopWritesPendingRecords(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, 1, 8)
-	e.a.stop()
-	ns := e.project("graceful", 6, store.PolicyUpdate{})
-	a := e.startReplica("a", "--record-interval=1h")
-	e.eventually("replica a leads", time.Minute, func() bool { return e.leaseHolder() == "a" })
-	e.holdBackRecords()
+	e, ns, a := leaderHoldingRecords(t, "graceful", 6)
 	job := e.job(jobSpec{name: "train", namespace: ns})
 	e.eventually("replica a binds the Job", time.Minute, func() bool {
 		by, _ := e.scheduledBy(ns)
