@@ -337,6 +337,12 @@ func ariaSort(cols ...SortLink) string {
 // just begun to wait, and the next pass estimates it (server/estimates.go).
 const NoEstimateYetBasis = "No estimate yet: the scheduler estimates every few seconds."
 
+// hasEstimate says whether the Queue cell shows an estimate under the position.
+func hasEstimate(w Workload) bool {
+	text := EstimateText(w)
+	return text != "" && text != "–"
+}
+
 // EstimateText is a waiting workload's estimated start as the console shows it: the time
 // (UTC), "estimating" for one the next pass estimates, "unknown" when it cannot be told, a
 // dash when the workload does not wait.

@@ -126,6 +126,10 @@ func readsAt(t *testing.T, ctx context.Context, href string, width int64) {
 		if (o === 'visible') return false;
 		return !((o === 'auto' || o === 'scroll') && window.innerWidth < 900);
 	}).map(el => (el.id || el.className || el.tagName) + ': ' + el.scrollWidth + ' > ' + el.clientWidth + ' (' + getComputedStyle(el).overflowX + ')')`)
+	// The Workloads table is the console's main view: at every width each of a row's facts
+	// is in sight without scrolling it sideways (a narrow window shows each row as a card).
+	check("the Workloads table scrolls sideways", `[...document.querySelectorAll('#workloads-results')]
+		.filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.scrollWidth + ' > ' + el.clientWidth)`)
 	// A cell may end beyond the main column's right edge only inside a box that scrolls.
 	check("table cells beyond the page's right edge", `(() => {
 		const edge = document.querySelector('main').getBoundingClientRect().right;
