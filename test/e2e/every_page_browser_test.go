@@ -151,6 +151,19 @@ func readsAt(t *testing.T, ctx context.Context, href string, width int64) {
 		c.remove();
 		return s.offsetWidth + 1 < want ? (s.name || s.getAttribute('aria-label')) + ': ' + s.offsetWidth + ' < ' + want : '';
 	}).filter(Boolean)`)
+	// An empty input's placeholder ("no limit") reads whole: its text, in the input's own font,
+	// fits inside the input's padding, less a number input's spin buttons (Chromium keeps their
+	// 15 px for them, shown or not).
+	check("placeholders cut off", `(() => {
+		const ctx = document.createElement('canvas').getContext('2d');
+		return [...document.querySelectorAll('main input[placeholder]')].filter(el => el.offsetParent && !el.value).map(el => {
+			const cs = getComputedStyle(el);
+			ctx.font = cs.font;
+			const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - (el.type === 'number' ? 15 : 0);
+			const need = ctx.measureText(el.placeholder).width;
+			return need > room + 0.5 ? (el.name || el.getAttribute('aria-label')) + ' "' + el.placeholder + '": ' + Math.ceil(need) + ' > ' + Math.floor(room) : '';
+		}).filter(Boolean);
+	})()`)
 	check("controls without a label", `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
 		.filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
 		.map(el => el.outerHTML.slice(0, 120))`)
