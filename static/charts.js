@@ -202,8 +202,12 @@
         var recorded = body.charts.some(function (c) {
           return c.series.some(function (s) { return s.values.some(function (v) { return v !== null; }); });
         });
-        status.textContent = body.charts.length === 0 ? "No node pool has recorded usage yet." :
-          recorded ? "" : "Nothing was recorded in this period.";
+        var empty = body.emptyPools || [];
+        var emptyWords = empty.length === 0 ? "" : (empty.length === 1 ? "Node pool " + empty[0] + " has" :
+          "Node pools " + empty.slice(0, -1).join(", ") + " and " + empty[empty.length - 1] + " have") +
+          " had no GPUs and held no work in this period.";
+        status.textContent = body.charts.length === 0 && empty.length === 0 ? "No node pool has recorded usage yet." :
+          ((body.charts.length === 0 || recorded ? "" : "Nothing was recorded in this period. ") + emptyWords).trim();
         section.setAttribute("data-fetch-ms", (fetched - start).toFixed(1));
         section.setAttribute("data-render-ms", (performance.now() - fetched).toFixed(1));
         section.setAttribute("data-ready", "true");

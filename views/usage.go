@@ -55,6 +55,9 @@ type UsageCharts struct {
 	Range  string       `json:"range"`
 	By     string       `json:"by,omitempty"` // the Overview's grouping: "department" or "project"
 	Charts []UsageChart `json:"charts"`
+	// EmptyPools are the Overview's node pools that had no GPUs and held no work in the
+	// period: a sentence names them instead of a chart with nothing in it.
+	EmptyPools []string `json:"emptyPools,omitempty"`
 }
 
 // UsageChartsPanel is where a page puts its charts: the JSON they load, the CSV of the same

@@ -101,6 +101,11 @@ func (c column) add(i int, v float64) {
 	*c[i] += v
 }
 
+// anyAbove0 says whether some bucket holds more than nothing.
+func (c column) anyAbove0() bool {
+	return slices.ContainsFunc(c, func(v *float64) bool { return v != nil && *v > 0 })
+}
+
 // rounded keeps two decimals: GPUs averaged over a bucket need no more, and the JSON stays small.
 func (c column) rounded() []*float64 {
 	for _, v := range c {
@@ -208,6 +213,10 @@ func poolUsageCharts(p usagePeriod, by string, points []store.UsagePoint, capaci
 	out := views.UsageCharts{Range: p.Range, By: by}
 	for _, pool := range slices.Sorted(maps.Keys(capCols)) {
 		stacks := slices.Collect(maps.Values(perPool[pool]))
+		if !capCols[pool].anyAbove0() && !slices.ContainsFunc(stacks, func(s *stack) bool { return s.total > 0 }) {
+			out.EmptyPools = append(out.EmptyPools, pool)
+			continue
+		}
 		// the most GPU-hours at the bottom of the stack, then by name: a stable order
 		slices.SortFunc(stacks, func(a, b *stack) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.label, b.label)) })
 		if rest, ok := others[pool]; ok && by == "project" {

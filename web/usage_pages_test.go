@@ -149,6 +149,39 @@ func TestUsageChartsShowOnlyTheProjectsTheCallerMayRead(t *testing.T) {
 	}
 }
 
+// TestUsageChartsNameAPoolThatHadNoGPUsInsteadOfDrawingIt: a node pool recorded with no GPUs
+// and no work in the period (Run:ai's "default" pool of a cluster whose nodes are all in other
+// pools) gets no chart, which would be an empty frame, but is named among the empty pools; a
+// pool that had GPUs keeps its chart, idle or not.
+func TestUsageChartsNameAPoolThatHadNoGPUsInsteadOfDrawingIt(t *testing.T) {
+	t.Parallel()
+	o := newUsageOrg(t)
+	now := time.Now().UTC().Truncate(10 * time.Minute)
+	for at := now.Add(-2 * time.Hour); at.Before(now); at = at.Add(10 * time.Minute) {
+		sample := store.UsageSample{At: at, Interval: 10 * time.Minute, Pools: []store.PoolUsage{
+			{NodePool: "spare", CapacityGPUs: 0}, {NodePool: "idle", CapacityGPUs: 8}}}
+		if _, err := o.st.RecordUsageSample(context.Background(), sample); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"/console/usage/pools?by=project", "/console/usage/pools?by=department&range=7d"} {
+		var charts views.UsageCharts
+		if err := json.Unmarshal(get(t, o.srv, path).body, &charts); err != nil {
+			t.Fatal(err)
+		}
+		var drawn []string
+		for _, c := range charts.Charts {
+			drawn = append(drawn, c.ID)
+		}
+		if diff := cmp.Diff([]string{"usage-pool-default", "usage-pool-idle"}, drawn); diff != "" {
+			t.Errorf("%s: charts (-want +got):\n%s", path, diff)
+		}
+		if diff := cmp.Diff([]string{"spare"}, charts.EmptyPools); diff != "" {
+			t.Errorf("%s: empty pools (-want +got):\n%s", path, diff)
+		}
+	}
+}
+
 // TestUsageChartsRefuseABadRangeGroupingOrFormatNamingTheField: 400 in JSON (the charts' and
 // the API's) with a sentence naming the parameter, never a 500.
 func TestUsageChartsRefuseABadRangeGroupingOrFormatNamingTheField(t *testing.T) {
