@@ -178,14 +178,13 @@ func finishedSize(o *owner, roles []podRole) (pods, gpus int) {
 func (c *Cache) finishedBarePod(e *podEntry) FinishedWorkload {
 	x := &c.index
 	top, _, _ := c.topOwner(e)
-	w := FinishedWorkload{
+	return FinishedWorkload{
 		UID: e.pod.UID, Namespace: e.pod.Namespace, Name: e.pod.Name, Kind: "Pod",
 		Type:    workloadType(top, x.typeByKind, x.typeBySlug),
 		Project: projectOf(top.Labels, e.pod.Labels, e.pod.Namespace, x.settings.NamespaceProject, x.projects),
 		Failed:  e.phase == corev1.PodFailed, Gang: 1, RequestedGPUs: int(e.pod.Requests.GPUs),
 		Nodes: []string{e.pod.NodeName}, QueuedAt: e.created, StartedAt: e.startedOrBound(), FinishedAt: e.ended,
 	}
-	return w
 }
 
 // startedOrBound is when a pod started, as a running workload's start (groupWorkload), else

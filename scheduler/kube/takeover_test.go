@@ -147,7 +147,7 @@ func TestFinishedWorkloadsIncludeBarePodsArbiterBound(t *testing.T) {
 			Nodes: []string{node}, QueuedAt: t0.Add(time.Minute), StartedAt: started.Time, FinishedAt: ended}
 	}
 	want := []FinishedWorkload{bare("crashed", true, "n2", t0.Add(3*time.Minute)), bare("done", false, "n1", t0.Add(5*time.Minute))}
-	if diff := cmp.Diff(want, c.finishedWorkloads(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+	if diff := cmp.Diff(want, c.finishedWorkloads(), sameInstant); diff != "" {
 		t.Errorf("finished workloads (-want +got):\n%s", diff)
 	}
 }
@@ -195,7 +195,11 @@ func TestFinishedWorkloadsIncludeCustomResourcesWithAnOutcome(t *testing.T) {
 	want := []FinishedWorkload{{UID: "uid-done", Namespace: "ns", Name: "done", Kind: "PyTorchJob", Group: "kubeflow.org",
 		Type: "PyTorchJob", Category: "Train", Project: "nlp", Department: "research", Gang: 3, RequestedGPUs: 6,
 		Nodes: []string{"n1", "n2"}, QueuedAt: t0, StartedAt: started.Time, FinishedAt: ended}}
-	if diff := cmp.Diff(want, c.finishedWorkloads(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+	if diff := cmp.Diff(want, c.finishedWorkloads(), sameInstant); diff != "" {
 		t.Errorf("finished workloads (-want +got):\n%s", diff)
 	}
 }
+
+// sameInstant compares times as instants, whatever their location or monotonic reading (the
+// cache keeps metav1 times, which carry neither as the tests' times do).
+var sameInstant = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })

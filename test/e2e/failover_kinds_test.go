@@ -59,14 +59,7 @@ spec:
 
 	e.startReplica("b")
 	e.eventually("replica b leads", time.Minute, func() bool { return e.leaseHolder() == "b" })
-	e.eventually("the new leader records the PyTorchJob that finished before it took over", time.Minute, func() bool {
-		r, err := e.store.WorkloadRecord(e.ctx, string(job.GetUID()))
-		return err == nil && r.FinishedAt != nil
-	})
-	rec, err := e.store.WorkloadRecord(e.ctx, string(job.GetUID()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := e.finishedRecord("the PyTorchJob that finished before the new leader took over", string(job.GetUID()), time.Minute)
 	type summary struct {
 		Phase, Kind     string
 		Gang, Requested int

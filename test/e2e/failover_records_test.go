@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/google/uuid"
 	"slices"
 	"strings"
 	"syscall"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,14 +69,7 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 		l, err := e.store.WorkloadRecord(e.ctx, string(long.UID))
 		return err == nil && l.Phase == "Running"
 	})
-	e.eventually("the new leader records the Job that finished before it took over", 30*time.Second, func() bool {
-		s, err := e.store.WorkloadRecord(e.ctx, string(short.UID))
-		return err == nil && s.FinishedAt != nil
-	})
-	rec, err := e.store.WorkloadRecord(e.ctx, string(short.UID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := e.finishedRecord("the Job that finished before the new leader took over", string(short.UID), 30*time.Second)
 	project, err := e.store.ProjectNamed(e.ctx, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -89,14 +82,7 @@ func TestFailover_NewLeaderRecordsWhatTheOldOneDidNot(t *testing.T) {
 	if diff := cmp.Diff([]string{"Queued", "Admitted", "Completed"}, e.history(string(short.UID))); diff != "" {
 		t.Errorf("the finished Job's history (-want +got):\n%s", diff)
 	}
-	e.eventually("the new leader records the bare pod that finished before it took over", 30*time.Second, func() bool {
-		s, err := e.store.WorkloadRecord(e.ctx, string(solo.UID))
-		return err == nil && s.FinishedAt != nil
-	})
-	soloRec, err := e.store.WorkloadRecord(e.ctx, string(solo.UID))
-	if err != nil {
-		t.Fatal(err)
-	}
+	soloRec := e.finishedRecord("the bare pod that finished before the new leader took over", string(solo.UID), 30*time.Second)
 	soloEnded := solo.Status.ContainerStatuses[0].State.Terminated.FinishedAt.Time
 	got = recordedOf(soloRec)
 	want = recorded{"Completed", ns, &project.ID, 1, 0, solo.CreationTimestamp.Time, &solo.Status.StartTime.Time, &soloEnded}
@@ -153,6 +139,19 @@ type recorded struct {
 
 func recordedOf(r store.WorkloadRecord) recorded {
 	return recorded{r.Phase, r.ProjectName, r.ProjectID, r.RequestedGPUs, r.AllocatedGPUs, r.QueuedAt, r.StartedAt, r.FinishedAt}
+}
+
+// finishedRecord waits up to within for the record of workload uid (what) to say it finished,
+// and answers it.
+func (e *env) finishedRecord(what, uid string, within time.Duration) store.WorkloadRecord {
+	e.t.Helper()
+	var rec store.WorkloadRecord
+	e.eventually("the leader records "+what, within, func() bool {
+		r, err := e.store.WorkloadRecord(e.ctx, uid)
+		rec = r
+		return err == nil && r.FinishedAt != nil
+	})
+	return rec
 }
 
 // holdBackRecords makes the leading replica, started with --record-interval=1h, write once:
