@@ -125,7 +125,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				s.log.Warn("resume failed", "workload", r.Namespace+"/"+r.Name, "err", err)
 				return nil
 			}
-			s.cache.Nominate(r.Workload, now)
+			s.cache.Resumed(r.Workload, now)
 			s.event(m.Owner, corev1.EventTypeNormal, EventResumed, fmt.Sprintf("Resumed by Arbiter in node pool %s with %d GPUs", r.NodePool, r.GPUs))
 			return nil
 		})

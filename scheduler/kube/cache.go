@@ -60,6 +60,10 @@ type Cache struct {
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
 	nominated map[string]time.Time
+	// resuming are workloads Arbiter resumed whose owners the watch still shows suspended by
+	// it, and when (Cache.Resumed): one entry per owner, until the watch confirms the resume,
+	// the owner is deleted or resumeTTL passes.
+	resuming map[types.UID]time.Time
 	// reserved is capacity set aside for workloads that cannot take it at once (S19): a
 	// preemptor's place while its victims terminate, a resumed workload's while its pods are
 	// made. Each snapshot carries them; Settle ends them (inflight.go).
@@ -135,6 +139,7 @@ func NewCache(schedulerName string) *Cache {
 		evicting:      map[string]string{},
 		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
+		resuming:      map[types.UID]time.Time{},
 		reserved:      map[string]reservation{},
 		times:         map[types.UID]*workloadTimes{},
 		members:       map[types.UID]map[types.UID]*podEntry{},

@@ -291,13 +291,13 @@ func (c *Cache) sortLists() {
 }
 
 // build makes the workload keyed by a top owner's UID from its pods, or from its owner's
-// template when Arbiter suspended it or it is a new Job whose pods are foreseen
-// (foreseen_pods.go); a key with none of these is dropped.
+// template when Arbiter suspended it (and has not just resumed it: Cache.Resumed) or it is a
+// new Job whose pods are foreseen (foreseen_pods.go); a key with none of these is dropped.
 func (c *Cache) build(key types.UID) {
 	b := c.groupWorkload(key)
 	if o := c.owners[key]; b == nil && o != nil {
 		switch {
-		case arbiterSuspended(o) && c.ours(c.rolesOf(o)):
+		case arbiterSuspended(o) && c.resuming[key].IsZero() && c.ours(c.rolesOf(o)):
 			b = c.suspendedWorkload(o)
 		case c.foreseesPodsOf(o):
 			b = c.foreseenWorkload(o)

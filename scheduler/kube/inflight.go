@@ -75,12 +75,34 @@ func (c *Cache) MarkEvictingPods(victim, preemptor string, pods []types.UID) {
 // nominationTTL bounds how long a nomination waits for its workload's pods to appear.
 const nominationTTL = 30 * time.Second
 
+// resumeTTL bounds how long a resume waits for the watch to say so (see Cache.Resumed).
+const resumeTTL = 30 * time.Second
+
 // Nominate makes a workload first in line for the capacity set aside for it (a resumed
 // workload whose controller is recreating its pods).
 func (c *Cache) Nominate(workload string, now time.Time) {
 	c.mu.Lock()
 	c.nominated[workload] = now
 	c.mu.Unlock()
+}
+
+// Resumed records that a workload Arbiter suspended was resumed: its resume call succeeded.
+// It is nominated (its pods, when they come, are tried first), and until the watch brings the
+// resume back (UpsertOwner) the cache builds nothing from its suspended template: the cycles in
+// between read the owner as still suspended, and resumed it again (a second Resumed event and
+// history entry). Absent, it is as it will be once the watch says so, its reservation holding
+// its place. A resume not confirmed within resumeTTL is dropped and the workload read as
+// suspended again (Settle).
+func (c *Cache) Resumed(workload string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nominated[workload] = now
+	key := types.UID(workload)
+	if o := c.owners[key]; o != nil && arbiterSuspended(o) {
+		c.resuming[key] = now
+		c.dirty[key] = struct{}{}
+		c.refresh()
+	}
 }
 
 // reservation is a plan's reservation and when it was last needed: made, or its workload
@@ -153,6 +175,13 @@ func (c *Cache) Settle(now time.Time) {
 		}
 	}
 	c.settleReservations(now)
+	for key, since := range c.resuming {
+		if now.Sub(since) > resumeTTL {
+			delete(c.resuming, key)
+			c.dirty[key] = struct{}{}
+		}
+	}
+	c.refresh()
 	for _, key := range c.arrived {
 		if b := c.built[key]; b != nil && (b.times == nil || b.times.seen.IsZero()) {
 			c.timesOf(key).seen = now

@@ -244,3 +244,49 @@ func TestAssumeTellsWhenEachPodWasCreated(t *testing.T) {
 		t.Errorf("creation times (-want +got):\n%s", d)
 	}
 }
+
+// TestS20_AResumedWorkloadIsResumedOnce: a resumed Job is not resumed again by the cycles
+// before the watch brings its resume back (the Job still reads suspended there); it is absent
+// from them, as it is once the watch says so and until its pods come. A resume the watch never
+// confirms within resumeTTL is undone in the cache, and the workload is resumed again.
+func TestS20_AResumedWorkloadIsResumedOnce(t *testing.T) {
+	settings := foreseeSettings()
+	suspended := gpuJob("victim", 2, 1, nil)
+	suspended.UID = "victim-uid"
+	yes := true
+	suspended.Spec.Suspend = &yes
+	suspended.Annotations = map[string]string{AnnotationSuspendedBy: "arbiter"}
+	c := NewCache("arbiter")
+	c.UpsertNode(gpuNode("n1", 4))
+	c.UpsertOwner(ownerFromJob(suspended))
+	resumes := func(at time.Time) []string {
+		var uids []string
+		for _, r := range cycleView(c, at, settings).Snapshot.Plan().Resumes {
+			uids = append(uids, r.Workload)
+		}
+		return uids
+	}
+
+	if d := cmp.Diff([]string{"victim-uid"}, resumes(t0)); d != "" {
+		t.Fatalf("the first cycle's resumes (-want +got):\n%s", d)
+	}
+	c.Resumed("victim-uid", t0) // its patch succeeded; the watch has not brought it back yet
+	if got := resumes(t0.Add(time.Second)); len(got) != 0 {
+		t.Errorf("the next cycle, before the watch, resumes %v again", got)
+	}
+
+	// The watch never brings it: after resumeTTL the cache reads the Job as suspended again.
+	if d := cmp.Diff([]string{"victim-uid"}, resumes(t0.Add(resumeTTL+time.Second))); d != "" {
+		t.Errorf("resumeTTL after an unconfirmed resume (-want +got):\n%s", d)
+	}
+
+	// The watch brings a resume back: the Job runs its own course from there.
+	at := t0.Add(resumeTTL + 2*time.Second)
+	c.Resumed("victim-uid", at)
+	resumed := suspended.DeepCopy()
+	resumed.Spec.Suspend, resumed.Annotations = nil, nil
+	c.UpsertOwner(ownerFromJob(resumed))
+	if got := resumes(at.Add(resumeTTL + time.Second)); len(got) != 0 {
+		t.Errorf("a Job resumed and seen so is resumed again: %v", got)
+	}
+}

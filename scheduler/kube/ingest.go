@@ -233,6 +233,9 @@ func (c *Cache) UpsertOwner(o *owner) {
 	old := c.owners[o.UID]
 	c.owners[o.UID] = o
 	c.indexOwnedByPod(old, o)
+	if !arbiterSuspended(o) {
+		delete(c.resuming, o.UID) // the resume is confirmed, or someone else decides now
+	}
 	delete(c.departed, o.UID)
 	decides := false
 	if old == nil || !sameOwnerDecision(old, o) {
@@ -273,6 +276,7 @@ func (c *Cache) DeleteOwner(uid types.UID) {
 	c.mu.Lock()
 	old := c.owners[uid]
 	delete(c.owners, uid)
+	delete(c.resuming, uid)
 	c.indexOwnedByPod(old, nil)
 	if old != nil && old.Controller != nil {
 		c.keepDeparted(uid, old.Controller)
