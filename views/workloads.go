@@ -183,8 +183,11 @@ type BulkForm struct {
 
 // WorkloadRow is one workload of the Workloads page with the changes the caller may make.
 type WorkloadRow struct {
-	Workload       Workload
-	Age            string
+	Workload Workload
+	Age      string
+	// Start is the Queue cell's estimated start: how soon ("in 25m", "due now"), else
+	// EstimateText's word; the time itself is in its title (EstimateTitle).
+	Start          string
 	SelectColumn   bool   // the page has the bulk form's checkbox column
 	Controls       bool   // selects are shown (enabled, or disabled with the sentence why)
 	Locked         string // why neither priority nor preemptibility can change here ("" when they can)
@@ -341,6 +344,14 @@ const NoEstimateYetBasis = "No estimate yet: the scheduler estimates every few s
 func hasEstimate(w Workload) bool {
 	text := EstimateText(w)
 	return text != "" && text != "–"
+}
+
+// EstimateTitle is what a Queue cell's estimate says on hover: the time, and what it rests on.
+func EstimateTitle(w Workload) string {
+	if w.EstimatedStartAt == nil {
+		return w.EstimateBasis
+	}
+	return EstimateText(w) + ". " + w.EstimateBasis
 }
 
 // EstimateText is a waiting workload's estimated start as the console shows it: the time

@@ -1856,9 +1856,9 @@ func workloadRow(r WorkloadRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var84 string
-			templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(r.Workload.EstimateBasis)
+			templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(EstimateTitle(r.Workload))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 367, Col: 63}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 367, Col: 64}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 			if templ_7745c5c3_Err != nil {
@@ -1869,9 +1869,9 @@ func workloadRow(r WorkloadRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var85 string
-			templ_7745c5c3_Var85, templ_7745c5c3_Err = templ.JoinStringErrs(EstimateText(r.Workload))
+			templ_7745c5c3_Var85, templ_7745c5c3_Err = templ.JoinStringErrs(r.Start)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 367, Col: 92}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/workloads.templ`, Line: 367, Col: 76}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var85))
 			if templ_7745c5c3_Err != nil {

@@ -229,6 +229,7 @@ func (h *workloadRecords) rowMaker(c echo.Context, prios []store.Priority) func(
 	now := time.Now()
 	return func(r store.WorkloadRecord) (views.WorkloadRow, error) {
 		row := views.WorkloadRow{Workload: h.withEstimate(workloadView(r, now), r), Age: age(now.Sub(r.QueuedAt)), CSRFToken: csrf, SelectColumn: canChange}
+		row.Start = startIn(row.Workload, now)
 		if !canChange || r.FinishedAt != nil {
 			return row, nil
 		}
@@ -257,6 +258,21 @@ func age(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 	}
+}
+
+// startIn is a waiting workload's estimated start as the Workloads table shows it: how soon,
+// in the Age column's units ("in 25m"), "due now" once the time has come while it still
+// waits, else what EstimateText says ("estimating", "unknown"). The table refreshes every 5 s,
+// and the time itself would take three lines of the narrow Queue column.
+func startIn(w views.Workload, now time.Time) string {
+	if w.EstimatedStartAt == nil {
+		return views.EstimateText(w)
+	}
+	d := w.EstimatedStartAt.Sub(now)
+	if d <= 0 {
+		return "due now"
+	}
+	return "in " + age(d)
 }
 
 // workloadForm reads a change from a form: a priority name and/or a preemptibility; an empty

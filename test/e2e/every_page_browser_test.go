@@ -26,8 +26,14 @@ func TestBrowserEveryPageReadsAt1280And800(t *testing.T) {
 	ns := e.project("pages", 2, store.PolicyUpdate{})
 	fixed := e.project("fixed", 2, store.PolicyUpdate{AllowPriorityChange: opt(false)})
 	e.job(jobSpec{name: "runs", namespace: ns, pods: 2, labels: labels("low", "preemptible")})
-	e.job(jobSpec{name: "fixed-one", namespace: fixed, labels: labels("low", "preemptible")})
+	e.job(jobSpec{name: "fixed-one", namespace: fixed, deadline: 3600, labels: labels("low", "preemptible")})
 	e.eventually("runs runs", 2*time.Minute, func() bool { return e.running(ns, "runs") == 2 && e.running(fixed, "fixed-one") == 1 })
+	// Waits for fixed-one's GPU until its deadline: the Queue cell has an estimated start.
+	next := e.job(jobSpec{name: "fixed-next", namespace: fixed, gpus: 2, labels: labels("low", "preemptible")})
+	e.eventually("fixed-next has an estimated start", 2*time.Minute, func() bool {
+		r, err := e.store.WorkloadRecord(e.ctx, string(next.UID))
+		return err == nil && r.EstimatedStartAt != nil
+	})
 	waits := e.job(jobSpec{name: "waits", namespace: ns, gpus: 8, labels: labels("high", "non-preemptible")})
 	e.eventually("waits is recorded as waiting", 2*time.Minute, func() bool {
 		r, err := e.store.WorkloadRecord(e.ctx, string(waits.UID))
@@ -130,6 +136,13 @@ func readsAt(t *testing.T, ctx context.Context, href string, width int64) {
 	// is in sight without scrolling it sideways (a narrow window shows each row as a card).
 	check("the Workloads table scrolls sideways", `[...document.querySelectorAll('#workloads-results')]
 		.filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.scrollWidth + ' > ' + el.clientWidth)`)
+	// A waiting workload's estimated start reads on one line: over three ("Nov 28 / 11:10 /
+	// UTC") it made each waiting row of the table four lines tall.
+	check("estimated starts over more than one line", `[...document.querySelectorAll('#workloads-results .estimate')].filter(el => {
+		const r = document.createRange();
+		r.selectNodeContents(el);
+		return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1;
+	}).map(el => el.textContent.trim())`)
 	// A cell may end beyond the main column's right edge only inside a box that scrolls.
 	check("table cells beyond the page's right edge", `(() => {
 		const edge = document.querySelector('main').getBoundingClientRect().right;
