@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -35,7 +36,9 @@ const (
 // apply carries out a plan: evictions and resumes first (they free and claim capacity; the
 // cycle waits for them), then binds and pending reasons, handed to the worker pool. All API
 // calls run with bounded concurrency; a failed call is logged and rolled back in the cache so a
-// later cycle decides afresh.
+// later cycle decides afresh, and an eviction or resume none of whose calls took effect is
+// taken out of the plan, which the records then do not tell (a refused resume was recorded as
+// Resumed at every cycle that tried it).
 func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View) {
 	if !s.acting() {
 		return // the lease went while deciding: the next leader decides afresh
@@ -49,6 +52,10 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	defer cancel()
 	g, gctx := errgroup.WithContext(phaseCtx)
 	g.SetLimit(s.workers)
+	// What took effect, by index in the plan's lists: the rest is taken out of the plan once
+	// the calls are done, so that the records tell only what the API server carried out.
+	evicted := make([]atomic.Bool, len(plan.Evictions))
+	resumed := make([]atomic.Bool, len(plan.Resumes))
 	for i := range plan.Evictions {
 		ev := plan.Evictions[i]
 		m := meta(ev.Workload)
@@ -70,38 +77,52 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			by = preemptor.Namespace + "/" + preemptor.Name
 		}
 		msg := ev.Sentence(by)
-		s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
-		if pm != nil {
-			s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
+		// Told once, when the first of its calls has gone through; a call refused or failed
+		// takes the victim's marks back, so that the next cycle decides afresh (its
+		// preemptor waited for evictions that never came).
+		var tell, unmark sync.Once
+		took := func(suspended bool) {
+			tell.Do(func() {
+				evicted[i].Store(true)
+				s.event(m.Owner, corev1.EventTypeWarning, EventPreempted, msg)
+				if pm != nil {
+					s.event(pm.Owner, corev1.EventTypeNormal, EventPreempting, fmt.Sprintf("Evicting %s/%s under %s to make room", ev.Namespace, ev.Name, ev.Rule))
+				}
+				s.opts.Observer.Evicted(ev.Rule, suspended)
+			})
 		}
+		failed := func() { unmark.Do(func() { s.cache.Unmark(ev.Workload, slices.Collect(maps.Keys(only))) }) }
 		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare && len(only) == 0 {
 			g.Go(func() error {
 				if !s.acting() {
+					failed()
 					return nil
 				}
 				if err := s.setSuspended(gctx, m.Owner, true); err != nil {
 					s.log.Warn("suspend failed", "workload", m.Owner.Namespace+"/"+m.Owner.Name, "err", err)
+					failed()
 					return nil
 				}
-				s.opts.Observer.Evicted(ev.Rule, true)
+				took(true)
 				return nil
 			})
 			continue
 		}
-		var evicted sync.Once // the workload counts once, when the first of its pods goes
 		for _, p := range m.Pods {
 			if p.NodeName == "" || p.Terminating || len(only) > 0 && !only[p.UID] {
 				continue
 			}
 			g.Go(func() error {
 				if !s.acting() {
+					failed()
 					return nil
 				}
 				if err := s.evictPod(gctx, p, msg); err != nil {
 					s.log.Warn("eviction failed", "pod", p.Namespace+"/"+p.Name, "err", err)
+					failed()
 					return nil
 				}
-				evicted.Do(func() { s.opts.Observer.Evicted(ev.Rule, false) })
+				took(false)
 				return nil
 			})
 		}
@@ -112,7 +133,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 	for _, r := range plan.Reservations {
 		s.cache.Reserve(r, now)
 	}
-	for _, r := range plan.Resumes {
+	for i, r := range plan.Resumes {
 		m := meta(r.Workload)
 		if m == nil {
 			continue
@@ -123,14 +144,17 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}
 			if err := s.setSuspended(gctx, m.Owner, false); err != nil {
 				s.log.Warn("resume failed", "workload", r.Namespace+"/"+r.Name, "err", err)
-				return nil
+				return nil // still suspended in the cache: a later cycle resumes it again
 			}
+			resumed[i].Store(true)
 			s.cache.Resumed(r.Workload, now)
 			s.event(m.Owner, corev1.EventTypeNormal, EventResumed, fmt.Sprintf("Resumed by Arbiter in node pool %s with %d GPUs", r.NodePool, r.GPUs))
 			return nil
 		})
 	}
 	_ = g.Wait()
+	plan.Evictions = tookEffect(plan.Evictions, evicted)
+	plan.Resumes = tookEffect(plan.Resumes, resumed)
 
 	// Binds are assumed in the cache and sent by the worker pool without holding up the next
 	// cycle: it already counts them, and pods that arrive meanwhile need not wait for this
@@ -360,3 +384,14 @@ func (s *Scheduler) dispatch(ctx context.Context, task func(context.Context)) {
 // pendingRefresh is how often a pod already told why it waits is told again when only the
 // sentence changed (S23).
 const pendingRefresh = 30 * time.Second
+
+// tookEffect keeps, in place, the entries of list whose calls took effect.
+func tookEffect[T any](list []T, took []atomic.Bool) []T {
+	kept := list[:0]
+	for i := range list {
+		if took[i].Load() {
+			kept = append(kept, list[i])
+		}
+	}
+	return kept
+}

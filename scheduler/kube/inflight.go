@@ -60,6 +60,21 @@ func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 	c.mu.Unlock()
 }
 
+// Unmark takes back the marks of an eviction the API server refused, or that failed: the
+// victim (or those of its pods, S26) still holds its resources, so its preemptor is not to
+// wait for it; the next cycle decides afresh. It asks for no cycle: a refusal that lasts is
+// tried again at the loop's interval, not in a loop of its own.
+func (c *Cache) Unmark(victim string, pods []types.UID) {
+	c.mu.Lock()
+	if len(pods) == 0 {
+		delete(c.evicting, victim)
+	}
+	for _, p := range pods {
+		delete(c.evictingPods, p)
+	}
+	c.mu.Unlock()
+}
+
 type podEviction struct{ workload, preemptor string }
 
 // MarkEvictingPods records that some of victim's pods, replicas beyond its minimum, are
