@@ -8,6 +8,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
@@ -44,21 +45,11 @@ func TestS19_ARefusedEvictionIsTriedAgainNotRecorded(t *testing.T) {
 	if n := e.running(ns, "victim"); n != 2 {
 		t.Errorf("%d of the victim's pods run while their deletion is refused, want 2", n)
 	}
-	if h := e.history(string(victim.UID)); countOf(h, "Preempted") != 0 {
-		t.Errorf("the victim's history %v tells a preemption the API server refused", h)
-	}
-	if hasEvent(e.events(ns, "victim"), "Preempted: ") {
-		t.Errorf("a Preempted event for a refused eviction: %s", fmtEvents(e.events(ns, "victim")))
-	}
+	e.untold(ns, victim, "Preempted")
 
 	lift()
 	e.eventually("the urgent Job runs once the eviction may go", time.Minute, func() bool { return e.running(ns, "urgent") == 1 })
-	e.eventually("the history tells the preemption", 10*time.Second, func() bool {
-		return countOf(e.history(string(victim.UID)), "Preempted") > 0
-	})
-	if h := e.history(string(victim.UID)); countOf(h, "Preempted") != 1 {
-		t.Errorf("the victim's history %v, want one Preempted", h)
-	}
+	e.toldOnce(victim, "Preempted")
 }
 
 // TestS20_ARefusedResumeIsTriedAgainNotRecorded: in suspend mode, while the API server refuses
@@ -90,20 +81,34 @@ func TestS20_ARefusedResumeIsTriedAgainNotRecorded(t *testing.T) {
 	e.eventually("Arbiter tries the resume again after it is refused", 2*time.Minute, func() bool {
 		return e.refusals("resume") >= before+2
 	})
-	if h := e.history(string(victim.UID)); countOf(h, "Resumed") != 0 {
-		t.Errorf("the victim's history %v tells a resume the API server refused", h)
-	}
-	if hasEvent(e.events(ns, "victim"), "Resumed: ") {
-		t.Errorf("a Resumed event for a refused resume: %s", fmtEvents(e.events(ns, "victim")))
-	}
+	e.untold(ns, victim, "Resumed")
 
 	lift()
 	e.eventually("the victim runs again once it may be resumed", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
-	e.eventually("the history tells the resume", 10*time.Second, func() bool {
-		return countOf(e.history(string(victim.UID)), "Resumed") > 0
+	e.toldOnce(victim, "Resumed")
+	e.toldOnce(victim, "Preempted")
+}
+
+// untold fails the test if a Job's history or its events tell kind (a Preempted or
+// Resumed the API server refused).
+func (e *env) untold(ns string, job *batchv1.Job, kind string) {
+	e.t.Helper()
+	if h := e.history(string(job.UID)); countOf(h, kind) != 0 {
+		e.t.Errorf("the history of %s %v tells %s, which the API server refused", job.Name, h, kind)
+	}
+	if events := e.events(ns, job.Name); hasEvent(events, kind+": ") {
+		e.t.Errorf("a %s event the API server refused: %s", kind, fmtEvents(events))
+	}
+}
+
+// toldOnce waits until a Job's history tells kind, and fails the test if it tells it twice.
+func (e *env) toldOnce(job *batchv1.Job, kind string) {
+	e.t.Helper()
+	e.eventually("the history of "+job.Name+" tells "+kind, 10*time.Second, func() bool {
+		return countOf(e.history(string(job.UID)), kind) > 0
 	})
-	if h := e.history(string(victim.UID)); countOf(h, "Preempted") != 1 || countOf(h, "Resumed") != 1 {
-		t.Errorf("the victim's history %v, want one Preempted and one Resumed", h)
+	if h := e.history(string(job.UID)); countOf(h, kind) != 1 {
+		e.t.Errorf("the history of %s %v, want one %s", job.Name, h, kind)
 	}
 }
 
