@@ -170,6 +170,11 @@ func (h *workloadRecords) renderWorkloadsPage(c echo.Context, status int, bulk b
 	}
 	for i := range m.Columns { // the page's own path, also when answering the bulk form's POST
 		m.Columns[i].Href = pathTo(c, routenames.Workloads) + m.Columns[i].Href[strings.Index(m.Columns[i].Href, "?"):]
+		if m.Columns[i].Field == "createdAt" {
+			// The column shows ages: creation time ascending lists the largest first, so the
+			// arrow and aria-sort say descending (the link toggles as before).
+			m.Columns[i].Desc = !m.Columns[i].Desc
+		}
 	}
 	tab := cloneValues(params)
 	tab.Del("offset")

@@ -472,3 +472,26 @@ func TestBulkChangeLandsOnTheWorkloadsView(t *testing.T) {
 		}
 	}
 }
+
+// The Age header's arrow and aria-sort tell the order of the ages the column shows: sorted by
+// creation time ascending (the default), the oldest, largest age comes first, so descending.
+func TestTheAgeHeaderSaysTheOrderOfTheAges(t *testing.T) {
+	t.Parallel()
+	f := newWorkloadAPI(t, &fakeLabeler{})
+	admin := tokenOf(f.srv)
+	for _, tc := range []struct{ query, ariaSort, arrow string }{
+		{"", "descending", "▾"},
+		{"?sortBy=createdAt&sortOrder=desc", "ascending", "▴"},
+	} {
+		doc := page(t, f.srv, admin, "/workloads"+tc.query, 200)
+		th := findNode(doc, func(n *html.Node) bool {
+			return n.Type == html.ElementNode && n.Data == "th" && strings.HasPrefix(strings.TrimSpace(textOf(n)), "Age")
+		})
+		if th == nil {
+			t.Fatalf("/workloads%s has no Age header", tc.query)
+		}
+		if got := attr(th, "aria-sort"); got != tc.ariaSort || !strings.Contains(textOf(th), tc.arrow) {
+			t.Errorf("/workloads%s: the Age header reads %q, aria-sort %q; want %s and %q", tc.query, strings.TrimSpace(textOf(th)), got, tc.arrow, tc.ariaSort)
+		}
+	}
+}
