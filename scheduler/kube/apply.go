@@ -177,7 +177,7 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}, metav1.CreateOptions{})
 			s.firstBound()
 			if err != nil {
-				s.cache.Forget(types.UID(b.Pod.UID))
+				s.cache.BindFailed(types.UID(b.Pod.UID), s.clock())
 				s.log.Warn("bind failed", "pod", b.Pod.Namespace+"/"+b.Pod.Name, "node", b.Node, "err", err)
 				s.event(pod, corev1.EventTypeWarning, EventFailedToBind, "Binding to "+b.Node+" failed: "+err.Error())
 				return

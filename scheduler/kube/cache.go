@@ -60,6 +60,9 @@ type Cache struct {
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
 	nominated map[string]time.Time
+	// bindBackoff holds back the pods whose bind failed (BindFailed), by pod UID: an entry
+	// lasts until its pod is bound or deleted.
+	bindBackoff map[types.UID]bindBackoff
 	// resuming are workloads Arbiter resumed whose owners the watch still shows suspended by
 	// it, and when (Cache.Resumed): one entry per owner, until the watch confirms the resume,
 	// the owner is deleted or resumeTTL passes.
@@ -140,6 +143,7 @@ func NewCache(schedulerName string) *Cache {
 		evictingPods:  map[types.UID]podEviction{},
 		nominated:     map[string]time.Time{},
 		resuming:      map[types.UID]time.Time{},
+		bindBackoff:   map[types.UID]bindBackoff{},
 		reserved:      map[string]reservation{},
 		times:         map[types.UID]*workloadTimes{},
 		members:       map[types.UID]map[types.UID]*podEntry{},

@@ -52,6 +52,69 @@ func (c *Cache) Forget(pod types.UID) {
 	c.notify()
 }
 
+// bindBackoffFirst and bindBackoffMost bound how long a pod whose bind failed is held back
+// (BindFailed): a delay doubling from the first to the most, kube-scheduler's
+// podInitialBackoffSeconds and podMaxBackoffSeconds.
+const (
+	bindBackoffFirst = time.Second
+	bindBackoffMost  = 10 * time.Second
+)
+
+// bindBackoff is how long a pod is held back after its last failed bind, and until when.
+type bindBackoff struct {
+	delay time.Duration
+	until time.Time
+}
+
+// BindFailed rolls back an assumed bind the API server refused, or that failed, and holds the
+// pod back: its workload is left out of the snapshots (holdBack) until the delay has passed,
+// a delay doubling with each failure up to bindBackoffMost. Tried again at once, a refused
+// bind made a loop of its own (the rollback asks for a cycle, which bound it again): 118 binds
+// a second for one pod, each refused.
+func (c *Cache) BindFailed(pod types.UID, now time.Time) {
+	c.mu.Lock()
+	b := c.bindBackoff[pod]
+	b.delay = min(max(2*b.delay, bindBackoffFirst), bindBackoffMost)
+	b.until = now.Add(b.delay)
+	c.bindBackoff[pod] = b
+	c.mu.Unlock()
+	c.Forget(pod)
+}
+
+// holdBack leaves out of a view the workloads a pod of which is held back after a failed bind
+// (BindFailed) and none of whose pods is bound: they hold nothing, and are tried again once
+// the delay has passed (the loop's interval brings a cycle). One with pods bound stays, since
+// what they hold must be counted. The caller holds c.mu.
+func (c *Cache) holdBack(v *View, now time.Time) {
+	held := map[string]bool{}
+	for pod, b := range c.bindBackoff {
+		if e := c.pods[pod]; e != nil && e.workload != "" && now.Before(b.until) {
+			held[string(e.workload)] = true
+		}
+	}
+	if len(held) == 0 {
+		return
+	}
+	ws, n := v.Snapshot.Workloads, 0
+	for i := range ws {
+		if held[ws[i].UID] && !anyBound(&ws[i]) {
+			continue
+		}
+		ws[n], v.meta[n] = ws[i], v.meta[i]
+		n++
+	}
+	v.Snapshot.Workloads, v.meta = ws[:n], v.meta[:n]
+}
+
+func anyBound(w *scheduler.Workload) bool {
+	for i := range w.Pods {
+		if w.Pods[i].NodeName != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // MarkEvicting records that victim is being evicted for preemptor, at now.
 func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 	c.mu.Lock()

@@ -125,6 +125,9 @@ func (c *Cache) UpsertPod(p *corev1.Pod) {
 		}
 	}
 	c.mu.Lock()
+	if p.Spec.NodeName != "" {
+		delete(c.bindBackoff, p.UID)
+	}
 	if a, ok := c.assumed[p.UID]; ok {
 		if e.pod.NodeName != "" || e.pod.Terminating {
 			delete(c.assumed, p.UID) // the API server has caught up
@@ -198,6 +201,7 @@ func (c *Cache) DeletePod(uid types.UID) {
 	}
 	delete(c.pods, uid)
 	delete(c.assumed, uid)
+	delete(c.bindBackoff, uid)
 	if e != nil {
 		c.regroupOwnedBy(uid)
 	}

@@ -160,6 +160,10 @@ func (c *Cache) Snapshot(now time.Time) *View {
 		}
 	}
 
+	if len(c.bindBackoff) > 0 {
+		c.holdBack(v, now)
+	}
+
 	// Evictions in flight (S19): a victim still holding resources (still Running) shows its
 	// preemptor; a nominated workload not yet running is tried first.
 	for victim, preemptor := range c.evicting {

@@ -9,13 +9,14 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/arbiterhq/arbiter/internal/metrics/exposition"
 	"github.com/arbiterhq/arbiter/store"
 )
 
-// These tests have the API server refuse Arbiter's eviction or resume (a
+// These tests have the API server refuse Arbiter's eviction, resume or bind (a
 // ValidatingAdmissionPolicy, as an admission webhook or a policy engine of the cluster's may):
 // what was refused is neither told in the workload's history or Kubernetes events nor taken
 // as done, and once the refusal is lifted the next cycle does it, once.
@@ -87,6 +88,42 @@ func TestS20_ARefusedResumeIsTriedAgainNotRecorded(t *testing.T) {
 	e.eventually("the victim runs again once it may be resumed", time.Minute, func() bool { return e.running(ns, "victim") == 2 })
 	e.toldOnce(victim, "Resumed")
 	e.toldOnce(victim, "Preempted")
+}
+
+// TestS22_ARefusedBindIsTriedAgainAfterABackoff: while the API server refuses a pod's bind,
+// Arbiter tries it again after a delay that doubles from a second to ten (kube-scheduler's
+// backoff), not at every cycle its own failure brought (more than a hundred a second); once
+// it may, the pod is bound and its workload admitted once.
+func TestS22_ARefusedBindIsTriedAgainAfterABackoff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1, 2)
+	ns := e.project("refused-bind", 2, store.PolicyUpdate{})
+	// A pod no scheduler takes: binding it to no node, dry, is what the probe tries.
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+		Spec: corev1.PodSpec{SchedulerName: "nobody", Containers: []corev1.Container{{Name: "c", Image: "probe"}}}}
+	if _, err := e.client.CoreV1().Pods(ns).Create(e.ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lift := e.refuse("binds", ns, admissionv1.Create, "", "pods/binding", "false", func(ctx context.Context) error {
+		return e.client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+			Target: corev1.ObjectReference{Kind: "Node", Name: "nowhere"}}, metav1.CreateOptions{DryRun: dryRun})
+	})
+	before := e.refusals("binds")
+	job := e.job(jobSpec{name: "refused", namespace: ns, labels: labels("low", "preemptible")})
+	e.eventually("Arbiter tries the bind again after it is refused", time.Minute, func() bool {
+		return e.refusals("binds") >= before+2
+	})
+	// Held back 2, 4, 8 and then 10 s after each refusal, the pod can be tried at most four
+	// times in the next ten seconds, however fast the machine (a slower one tries less).
+	from := e.refusals("binds")
+	time.Sleep(10 * time.Second)
+	if n := e.refusals("binds") - from; n > 4 {
+		t.Errorf("%v binds refused in 10 s: a refused bind is tried again at every cycle, not after a backoff", n)
+	}
+
+	lift()
+	e.eventually("the pod is bound once its bind may go", time.Minute, func() bool { return e.running(ns, "refused") == 1 })
+	e.toldOnce(job, "Admitted")
 }
 
 // untold fails the test if a Job's history or its events tell kind (a Preempted or
