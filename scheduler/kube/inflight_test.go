@@ -323,7 +323,7 @@ func TestS22_AFailedBindHoldsItsPodBack(t *testing.T) {
 	c.UpsertPod(gpuPod("alone", "a1", 1, nil)) // (evicted and made again, say)
 	c.Assume("a1", "n1", at)
 	c.BindFailed("a1", at)
-	if present(at.Add(time.Second - time.Millisecond)) || !present(at.Add(time.Second)) {
+	if present(at.Add(time.Second-time.Millisecond)) || !present(at.Add(time.Second)) {
 		t.Errorf("after a bind the delay starts again from a second")
 	}
 
