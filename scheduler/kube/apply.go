@@ -78,8 +78,9 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 		}
 		msg := ev.Sentence(by)
 		// Told once, when the first of its calls has gone through; a call refused or failed
-		// takes the victim's marks back, so that the next cycle decides afresh (its
-		// preemptor waited for evictions that never came).
+		// takes the victim's marks back (its preemptor waited for evictions that never came)
+		// and holds the preemptor back for a while (backoff.go), after which a cycle decides
+		// afresh.
 		var tell, unmark sync.Once
 		took := func(suspended bool) {
 			tell.Do(func() {
@@ -91,7 +92,12 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 				s.opts.Observer.Evicted(ev.Rule, suspended)
 			})
 		}
-		failed := func() { unmark.Do(func() { s.cache.Unmark(ev.Workload, slices.Collect(maps.Keys(only))) }) }
+		failed := func() {
+			unmark.Do(func() {
+				s.cache.Unmark(ev.Workload, slices.Collect(maps.Keys(only)))
+				s.cache.HoldBack(ev.Preemptor, now)
+			})
+		}
 		if ev.Mode == scheduler.Suspend && m.Suspendable && !m.Bare && len(only) == 0 {
 			g.Go(func() error {
 				if !s.acting() {
@@ -144,7 +150,8 @@ func (s *Scheduler) apply(ctx context.Context, plan *scheduler.Plan, view *View)
 			}
 			if err := s.setSuspended(gctx, m.Owner, false); err != nil {
 				s.log.Warn("resume failed", "workload", r.Namespace+"/"+r.Name, "err", err)
-				return nil // still suspended in the cache: a later cycle resumes it again
+				s.cache.HoldBack(r.Workload, now) // still suspended: resumed again after a while
+				return nil
 			}
 			resumed[i].Store(true)
 			s.cache.Resumed(r.Workload, now)

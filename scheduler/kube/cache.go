@@ -60,9 +60,11 @@ type Cache struct {
 	// (S19), so the capacity freed or set aside for them is theirs. An entry lasts until the
 	// workload runs, or nominationTTL passes (its pods never came).
 	nominated map[string]time.Time
-	// bindBackoff holds back the pods whose bind failed (BindFailed), by pod UID: an entry
-	// lasts until its pod is bound or deleted.
-	bindBackoff map[types.UID]bindBackoff
+	// bindBackoff holds back the pods whose bind failed (BindFailed), by pod UID, and
+	// workloadBackoff the workloads an eviction or a resume failed for (HoldBack), by
+	// workload UID (backoff.go says how long each entry lasts).
+	bindBackoff     map[types.UID]backoff
+	workloadBackoff map[string]backoff
 	// resuming are workloads Arbiter resumed whose owners the watch still shows suspended by
 	// it, and when (Cache.Resumed): one entry per owner, until the watch confirms the resume,
 	// the owner is deleted or resumeTTL passes.
@@ -134,28 +136,29 @@ func (c *Cache) clock() time.Time {
 // NewCache returns an empty cache for pods whose spec.schedulerName is schedulerName.
 func NewCache(schedulerName string) *Cache {
 	c := &Cache{
-		schedulerName: schedulerName,
-		nodes:         map[string]scheduler.Node{},
-		pods:          map[types.UID]*podEntry{},
-		owners:        map[types.UID]*owner{},
-		assumed:       map[types.UID]assumedBind{},
-		evicting:      map[string]string{},
-		evictingPods:  map[types.UID]podEviction{},
-		nominated:     map[string]time.Time{},
-		resuming:      map[types.UID]time.Time{},
-		bindBackoff:   map[types.UID]bindBackoff{},
-		reserved:      map[string]reservation{},
-		times:         map[types.UID]*workloadTimes{},
-		members:       map[types.UID]map[types.UID]*podEntry{},
-		byController:  map[types.UID]map[types.UID]*podEntry{},
-		awaiting:      map[types.UID]map[types.UID]*podEntry{},
-		departed:      map[types.UID]*metav1.OwnerReference{},
-		built:         map[types.UID]*builtWorkload{},
-		dirty:         map[types.UID]struct{}{},
-		trainJobSets:  map[types.UID]types.UID{},
-		ownedByPod:    map[types.UID]map[types.UID]struct{}{},
-		occupied:      map[string]scheduler.Resources{},
-		changed:       make(chan struct{}, 1),
+		schedulerName:   schedulerName,
+		nodes:           map[string]scheduler.Node{},
+		pods:            map[types.UID]*podEntry{},
+		owners:          map[types.UID]*owner{},
+		assumed:         map[types.UID]assumedBind{},
+		evicting:        map[string]string{},
+		evictingPods:    map[types.UID]podEviction{},
+		nominated:       map[string]time.Time{},
+		resuming:        map[types.UID]time.Time{},
+		bindBackoff:     map[types.UID]backoff{},
+		workloadBackoff: map[string]backoff{},
+		reserved:        map[string]reservation{},
+		times:           map[types.UID]*workloadTimes{},
+		members:         map[types.UID]map[types.UID]*podEntry{},
+		byController:    map[types.UID]map[types.UID]*podEntry{},
+		awaiting:        map[types.UID]map[types.UID]*podEntry{},
+		departed:        map[types.UID]*metav1.OwnerReference{},
+		built:           map[types.UID]*builtWorkload{},
+		dirty:           map[types.UID]struct{}{},
+		trainJobSets:    map[types.UID]types.UID{},
+		ownedByPod:      map[types.UID]map[types.UID]struct{}{},
+		occupied:        map[string]scheduler.Resources{},
+		changed:         make(chan struct{}, 1),
 	}
 	c.indexSettings(&Settings{})
 	c.refresh()

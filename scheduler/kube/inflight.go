@@ -52,69 +52,6 @@ func (c *Cache) Forget(pod types.UID) {
 	c.notify()
 }
 
-// bindBackoffFirst and bindBackoffMost bound how long a pod whose bind failed is held back
-// (BindFailed): a delay doubling from the first to the most, kube-scheduler's
-// podInitialBackoffSeconds and podMaxBackoffSeconds.
-const (
-	bindBackoffFirst = time.Second
-	bindBackoffMost  = 10 * time.Second
-)
-
-// bindBackoff is how long a pod is held back after its last failed bind, and until when.
-type bindBackoff struct {
-	delay time.Duration
-	until time.Time
-}
-
-// BindFailed rolls back an assumed bind the API server refused, or that failed, and holds the
-// pod back: its workload is left out of the snapshots (holdBack) until the delay has passed,
-// a delay doubling with each failure up to bindBackoffMost. Tried again at once, a refused
-// bind made a loop of its own (the rollback asks for a cycle, which bound it again): 118 binds
-// a second for one pod, each refused.
-func (c *Cache) BindFailed(pod types.UID, now time.Time) {
-	c.mu.Lock()
-	b := c.bindBackoff[pod]
-	b.delay = min(max(2*b.delay, bindBackoffFirst), bindBackoffMost)
-	b.until = now.Add(b.delay)
-	c.bindBackoff[pod] = b
-	c.mu.Unlock()
-	c.Forget(pod)
-}
-
-// holdBack leaves out of a view the workloads a pod of which is held back after a failed bind
-// (BindFailed) and none of whose pods is bound: they hold nothing, and are tried again once
-// the delay has passed (the loop's interval brings a cycle). One with pods bound stays, since
-// what they hold must be counted. The caller holds c.mu.
-func (c *Cache) holdBack(v *View, now time.Time) {
-	held := map[string]bool{}
-	for pod, b := range c.bindBackoff {
-		if e := c.pods[pod]; e != nil && e.workload != "" && now.Before(b.until) {
-			held[string(e.workload)] = true
-		}
-	}
-	if len(held) == 0 {
-		return
-	}
-	ws, n := v.Snapshot.Workloads, 0
-	for i := range ws {
-		if held[ws[i].UID] && !anyBound(&ws[i]) {
-			continue
-		}
-		ws[n], v.meta[n] = ws[i], v.meta[i]
-		n++
-	}
-	v.Snapshot.Workloads, v.meta = ws[:n], v.meta[:n]
-}
-
-func anyBound(w *scheduler.Workload) bool {
-	for i := range w.Pods {
-		if w.Pods[i].NodeName != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // MarkEvicting records that victim is being evicted for preemptor, at now.
 func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 	c.mu.Lock()
@@ -125,8 +62,7 @@ func (c *Cache) MarkEvicting(victim, preemptor string, now time.Time) {
 
 // Unmark takes back the marks of an eviction the API server refused, or that failed: the
 // victim (or those of its pods, S26) still holds its resources, so its preemptor is not to
-// wait for it; the next cycle decides afresh. It asks for no cycle: a refusal that lasts is
-// tried again at the loop's interval, not in a loop of its own.
+// wait for it. It asks for no cycle: the preemptor is held back meanwhile (HoldBack).
 func (c *Cache) Unmark(victim string, pods []types.UID) {
 	c.mu.Lock()
 	if len(pods) == 0 {
@@ -175,6 +111,7 @@ func (c *Cache) Resumed(workload string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nominated[workload] = now
+	delete(c.workloadBackoff, workload)
 	key := types.UID(workload)
 	if o := c.owners[key]; o != nil && arbiterSuspended(o) {
 		c.resuming[key] = now
@@ -205,6 +142,7 @@ func (c *Cache) MarkBound(workload string, at time.Time) {
 		c.timesOf(types.UID(workload)).bound = at
 	}
 	delete(c.nominated, workload)
+	delete(c.workloadBackoff, workload)
 	c.mu.Unlock()
 }
 
@@ -253,6 +191,7 @@ func (c *Cache) Settle(now time.Time) {
 		}
 	}
 	c.settleReservations(now)
+	c.settleBackoffs(now)
 	for key, since := range c.resuming {
 		if now.Sub(since) > resumeTTL {
 			delete(c.resuming, key)

@@ -160,7 +160,7 @@ func (c *Cache) Snapshot(now time.Time) *View {
 		}
 	}
 
-	if len(c.bindBackoff) > 0 {
+	if len(c.bindBackoff)+len(c.workloadBackoff) > 0 {
 		c.holdBack(v, now)
 	}
 

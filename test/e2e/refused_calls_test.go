@@ -23,8 +23,8 @@ import (
 
 // TestS19_ARefusedEvictionIsTriedAgainNotRecorded: while the API server refuses to delete
 // the victim's pods, the victim keeps running, its history says no Preempted and no Preempted
-// event is sent, and Arbiter tries again; once it may, the victim is evicted once and the
-// preemptor runs.
+// event is sent, and Arbiter tries again after a backoff (as for a bind); once it may, the
+// victim is evicted once and the preemptor runs.
 func TestS19_ARefusedEvictionIsTriedAgainNotRecorded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 2)
@@ -43,6 +43,13 @@ func TestS19_ARefusedEvictionIsTriedAgainNotRecorded(t *testing.T) {
 	e.eventually("Arbiter tries the eviction again after it is refused", time.Minute, func() bool {
 		return e.refusals("victim-pods") >= before+4 // each try deletes two pods
 	})
+	// The preemptor held back 2, 4, 8 and then 10 s after each refusal, its eviction is tried
+	// at most four times in the next ten seconds, however fast the machine.
+	from := e.refusals("victim-pods")
+	time.Sleep(10 * time.Second)
+	if n := e.refusals("victim-pods") - from; n > 2*4 {
+		t.Errorf("%v deletions refused in 10 s: a refused eviction is tried again at every cycle, not after a backoff", n)
+	}
 	if n := e.running(ns, "victim"); n != 2 {
 		t.Errorf("%d of the victim's pods run while their deletion is refused, want 2", n)
 	}
@@ -55,7 +62,8 @@ func TestS19_ARefusedEvictionIsTriedAgainNotRecorded(t *testing.T) {
 
 // TestS20_ARefusedResumeIsTriedAgainNotRecorded: in suspend mode, while the API server refuses
 // to resume the suspended victim, it stays suspended, its history says no Resumed and no
-// Resumed event is sent, and Arbiter tries again; once it may, it is resumed once and runs.
+// Resumed event is sent, and Arbiter tries again after a backoff; once it may, it is resumed
+// once and runs.
 func TestS20_ARefusedResumeIsTriedAgainNotRecorded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, 2)
@@ -82,6 +90,13 @@ func TestS20_ARefusedResumeIsTriedAgainNotRecorded(t *testing.T) {
 	e.eventually("Arbiter tries the resume again after it is refused", 2*time.Minute, func() bool {
 		return e.refusals("resume") >= before+2
 	})
+	// Held back 2, 4, 8 and then 10 s after each refusal, the resume is tried at most four
+	// times in the next ten seconds, however fast the machine.
+	from := e.refusals("resume")
+	time.Sleep(10 * time.Second)
+	if n := e.refusals("resume") - from; n > 4 {
+		t.Errorf("%v resumes refused in 10 s: a refused resume is tried again at every cycle, not after a backoff", n)
+	}
 	e.untold(ns, victim, "Resumed")
 
 	lift()
