@@ -309,7 +309,7 @@ func auditLog(m EventHistoryPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\" placeholder=\"2025-01-31T09:00:00Z\"></label> <label>To <input type=\"text\" name=\"end\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\" placeholder=\"2026-01-31T09:00:00Z\" title=\"A time in RFC 3339: UTC with Z, or with its offset\"></label> <label>To <input type=\"text\" name=\"end\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -322,7 +322,7 @@ func auditLog(m EventHistoryPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\" placeholder=\"RFC 3339\"></label> <button type=\"submit\">Apply</button></form><div class=\"table-scroll\"><table class=\"table audit\" id=\"audit-table\" aria-label=\"Audit log\"><colgroup><col class=\"c-time\"> <col class=\"c-subject\"> <col class=\"c-action\"> <col class=\"c-entity\"> <col class=\"c-result\"> <col class=\"c-from\"> <col class=\"c-changes\"></colgroup> <thead><tr><th class=\"th\" scope=\"col\">Time (UTC)</th><th class=\"th\" scope=\"col\">Subject</th><th class=\"th\" scope=\"col\">Action</th><th class=\"th\" scope=\"col\">Entity</th><th class=\"th\" scope=\"col\">Result</th><th class=\"th\" scope=\"col\">From</th><th class=\"th\" scope=\"col\">Changes</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\" placeholder=\"2026-01-31T18:00:00Z\" title=\"A time in RFC 3339: UTC with Z, or with its offset\"></label> <button type=\"submit\">Apply</button></form><div class=\"table-scroll\"><table class=\"table audit\" id=\"audit-table\" aria-label=\"Audit log\"><colgroup><col class=\"c-time\"> <col class=\"c-subject\"> <col class=\"c-action\"> <col class=\"c-entity\"> <col class=\"c-result\"> <col class=\"c-from\"> <col class=\"c-changes\"></colgroup> <thead><tr><th class=\"th\" scope=\"col\">Time (UTC)</th><th class=\"th\" scope=\"col\">Subject</th><th class=\"th\" scope=\"col\">Action</th><th class=\"th\" scope=\"col\">Entity</th><th class=\"th\" scope=\"col\">Result</th><th class=\"th\" scope=\"col\">From</th><th class=\"th\" scope=\"col\">Changes</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
