@@ -19,7 +19,8 @@ import (
 // These tests have the API server refuse Arbiter's eviction, resume or bind (a
 // ValidatingAdmissionPolicy, as an admission webhook or a policy engine of the cluster's may):
 // what was refused is neither told in the workload's history or Kubernetes events nor taken
-// as done, and once the refusal is lifted the next cycle does it, once.
+// as done, it is tried again after a backoff, and once the refusal is lifted it is done, and
+// told, once.
 
 // TestS19_ARefusedEvictionIsTriedAgainNotRecorded: while the API server refuses to delete
 // the victim's pods, the victim keeps running, its history says no Preempted and no Preempted
