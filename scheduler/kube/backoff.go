@@ -12,10 +12,10 @@ import (
 // failed, a workload for which an eviction failed, and a workload whose resume failed. Tried
 // again at once, a refused bind made a loop of its own (the rollback asks for a cycle, which
 // bound it again: 118 binds a second for one pod, each refused), and a refused eviction or
-// resume was tried at every cycle. Each is
-// tried again after a delay doubling from backoffFirst to backoffMost, as kube-scheduler
-// backs off a pod (its podInitialBackoffSeconds and podMaxBackoffSeconds); meanwhile the
-// snapshots leave its workload out (holdBack).
+// resume was tried at every cycle. Each is tried again after a delay doubling from
+// backoffFirst to backoffMost, as kube-scheduler backs off a pod (its
+// podInitialBackoffSeconds and podMaxBackoffSeconds); meanwhile the snapshots leave its
+// workload out (holdBack).
 
 const (
 	backoffFirst = time.Second
@@ -68,9 +68,9 @@ func (c *Cache) settleBackoffs(now time.Time) {
 }
 
 // holdBack leaves out of a view the workloads held back at now — a pod of which waits after a
-// failed bind, or held back by HoldBack — unless a pod of theirs is bound: those hold
-// nothing, and are tried again once the delay has passed (the loop's interval brings a
-// cycle); one with pods bound stays, since what they hold must be counted. The caller holds
+// failed bind, or held back by HoldBack — unless they run (a pod of theirs is bound): those
+// hold nothing, and are tried again once the delay has passed (the loop's interval brings a
+// cycle); one that runs stays, since what its pods hold must be counted. The caller holds
 // c.mu.
 func (c *Cache) holdBack(v *View, now time.Time) {
 	held := map[string]bool{}
@@ -89,20 +89,11 @@ func (c *Cache) holdBack(v *View, now time.Time) {
 	}
 	ws, n := v.Snapshot.Workloads, 0
 	for i := range ws {
-		if held[ws[i].UID] && !anyBound(&ws[i]) {
+		if held[ws[i].UID] && ws[i].Phase != scheduler.PhaseRunning {
 			continue
 		}
 		ws[n], v.meta[n] = ws[i], v.meta[i]
 		n++
 	}
 	v.Snapshot.Workloads, v.meta = ws[:n], v.meta[:n]
-}
-
-func anyBound(w *scheduler.Workload) bool {
-	for i := range w.Pods {
-		if w.Pods[i].NodeName != "" {
-			return true
-		}
-	}
-	return false
 }

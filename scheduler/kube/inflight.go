@@ -192,13 +192,17 @@ func (c *Cache) Settle(now time.Time) {
 	}
 	c.settleReservations(now)
 	c.settleBackoffs(now)
+	lapsed := false
 	for key, since := range c.resuming {
 		if now.Sub(since) > resumeTTL {
 			delete(c.resuming, key)
 			c.dirty[key] = struct{}{}
+			lapsed = true
 		}
 	}
-	c.refresh()
+	if lapsed {
+		c.refresh() // read as suspended again
+	}
 	for _, key := range c.arrived {
 		if b := c.built[key]; b != nil && (b.times == nil || b.times.seen.IsZero()) {
 			c.timesOf(key).seen = now
